@@ -1,0 +1,82 @@
+// Validation of loaded points and the centroid seeds every variant starts from.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "datasets/counter_rng.hpp"
+#include "datasets/dataset.hpp"
+#include "harness/errors.hpp"
+
+namespace mk {
+
+void check_finite(const Dataset& data) {
+  const int64_t count = static_cast<int64_t>(data.values.size());
+  const float* values = data.values.data();
+  int64_t first_bad = std::numeric_limits<int64_t>::max();
+#pragma omp parallel for schedule(static) reduction(min : first_bad)
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(values[i])) first_bad = std::min(first_bad, i);
+  if (first_bad == std::numeric_limits<int64_t>::max()) return;
+  const int n = std::max(data.n, 1);
+  const float bad = values[first_bad];
+  const char* what = std::isnan(bad) ? "NaN" : (bad > 0 ? "Inf" : "-Inf");
+  throw InputError(std::string("dataset contains ") + what + " at row " + std::to_string(first_bad / n) +
+                   ", column " + std::to_string(first_bad % n));
+}
+
+namespace {
+
+// K distinct point indices, drawn by a Fisher-Yates shuffle that only materialises the
+// positions it touches, so drawing 4096 seeds from 32M points costs 4096 steps, not 32M.
+std::vector<int64_t> distinct_sample(int64_t population, int count, uint64_t seed) {
+  CounterRng draw(seed, RandomStream::InitialSample);
+  std::unordered_map<int64_t, int64_t> swapped;  // position -> index now stored there
+  auto at = [&](int64_t position) {
+    auto found = swapped.find(position);
+    return found == swapped.end() ? position : found->second;
+  };
+  std::vector<int64_t> picks(count);
+  for (int j = 0; j < count; ++j) {
+    int64_t other = j + static_cast<int64_t>(draw.below(j, static_cast<uint64_t>(population - j)));
+    int64_t chosen = at(other);
+    swapped[other] = at(j);
+    picks[j] = chosen;
+  }
+  return picks;
+}
+
+}  // namespace
+
+std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitMethod method,
+                                     uint64_t seed) {
+  if (k.kmin < 1 || k.kmax < k.kmin)
+    throw InputError("invalid K range " + k.str() + " for initial centroids");
+  if (data.n < 1 || data.m < 1) throw InputError("cannot pick initial centroids from an empty dataset");
+  if (data.values.size() != static_cast<size_t>(data.m) * data.n)
+    throw InputError("dataset holds " + std::to_string(data.values.size()) + " values but claims " +
+                     std::to_string(data.m) + " x " + std::to_string(data.n));
+  if (k.kmax > data.m)
+    throw InputError("K=" + std::to_string(k.kmax) + " exceeds the number of points M=" +
+                     std::to_string(data.m));
+
+  // Both methods give every K a prefix of one sequence of points, so K and K+1 share their
+  // first K seeds and results across the range are comparable.
+  std::vector<int64_t> order;
+  if (method == InitMethod::RandomSample) order = distinct_sample(data.m, k.kmax, seed);
+
+  const size_t n = static_cast<size_t>(data.n);
+  std::vector<float> centroids(static_cast<size_t>(k.sum()) * n);
+  for (int kk = k.kmin; kk <= k.kmax; ++kk) {
+    float* block = centroids.data() + static_cast<size_t>(k.slot_offset(kk)) * n;
+    for (int c = 0; c < kk; ++c) {
+      int64_t point = method == InitMethod::FirstK ? c : order[c];
+      std::memcpy(block + c * n, data.row(point), n * sizeof(float));
+    }
+  }
+  return centroids;
+}
+
+}  // namespace mk

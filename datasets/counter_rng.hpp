@@ -1,0 +1,49 @@
+#pragma once
+// Counter-based random numbers: every value is a pure function of (seed, stream, index),
+// so OpenMP threads can generate any slice of a dataset in any order and the bytes still do
+// not depend on the thread count or schedule.
+#include <cstdint>
+
+namespace mk {
+
+// SplitMix64's output function: a bijective 64-bit mixer with good avalanche.
+inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Purposes that draw from the same seed get separate streams so their values are not
+// correlated (e.g. the zero mask must not pick the entries whose value happens to be small).
+enum class RandomStream : uint64_t {
+  UniformValue = 1,
+  NormalRadius = 2,
+  NormalAngle = 3,
+  ZeroMask = 4,
+  BlobCentre = 5,
+  BlobAssignment = 6,
+  InitialSample = 7,
+};
+
+class CounterRng {
+ public:
+  CounterRng(uint64_t seed, RandomStream stream)
+      : key_(mix64(seed ^ mix64(static_cast<uint64_t>(stream) * 0x9e3779b97f4a7c15ULL))) {}
+
+  // Equivalent to jumping a SplitMix64 generator straight to position `index`.
+  uint64_t bits(uint64_t index) const { return mix64(key_ + (index + 1) * 0x9e3779b97f4a7c15ULL); }
+
+  // 24 random bits scaled by 2^-24: every result is an exact float in [0, 1).
+  float unit_float(uint64_t index) const { return float(bits(index) >> 40) * 0x1p-24f; }
+  // 53 random bits: a double in [0, 1).
+  double unit_double(uint64_t index) const { return double(bits(index) >> 11) * 0x1p-53; }
+  // Uniform integer in [0, bound) by multiply-high (bias below 2^-32 for bounds < 2^32).
+  uint64_t below(uint64_t index, uint64_t bound) const {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(bits(index)) * bound) >> 64);
+  }
+
+ private:
+  uint64_t key_;
+};
+
+}  // namespace mk

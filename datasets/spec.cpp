@@ -1,0 +1,155 @@
+// --dataset spec parsing: one string names either a generator with its parameters or a
+// file with its loader options.
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "harness/errors.hpp"
+
+namespace mk {
+namespace {
+
+const char kAcceptedForms[] =
+    "accepted forms: uniform[:zeros=F] | blobs[:centers=C,spread=S,box=B,zeros=F] | "
+    "csv:PATH[:header][:label=COL][:cols=I,J,...][:delim=D] | npy:PATH";
+
+std::vector<std::string> split(const std::string& text, const std::string& separators) {
+  std::vector<std::string> parts;
+  std::string current;
+  for (char c : text) {
+    if (separators.find(c) != std::string::npos) {
+      parts.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  parts.push_back(current);
+  return parts;
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+long parse_whole(const std::string& text, const std::string& what, const std::string& spec) {
+  char* end = nullptr;
+  errno = 0;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE)
+    throw InputError("dataset '" + spec + "': " + what + " must be a whole number, got '" + text + "'");
+  return value;
+}
+
+double parse_real(const std::string& text, const std::string& what, const std::string& spec) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(value))
+    throw InputError("dataset '" + spec + "': " + what + " must be a finite number, got '" + text + "'");
+  return value;
+}
+
+Dataset generator_from_spec(const std::string& spec, const std::string& kind, const std::string& settings,
+                            int64_t m, int n, uint64_t seed) {
+  GeneratorSpec generator;
+  generator.kind = kind;
+  generator.m = m;
+  generator.n = n;
+  generator.seed = seed;
+  if (!settings.empty()) {
+    for (const std::string& setting : split(settings, ",:")) {
+      auto equals = setting.find('=');
+      const std::string key = setting.substr(0, equals);
+      const std::string value = equals == std::string::npos ? "" : setting.substr(equals + 1);
+      if (equals == std::string::npos)
+        throw InputError("dataset '" + spec + "': expected key=value, got '" + setting + "'");
+      if (key == "zeros") {
+        generator.zero_fraction = parse_real(value, "zeros", spec);
+      } else if (kind == "blobs" && key == "centers") {
+        generator.centers = static_cast<int>(parse_whole(value, "centers", spec));
+      } else if (kind == "blobs" && key == "spread") {
+        generator.spread = parse_real(value, "spread", spec);
+      } else if (kind == "blobs" && key == "box") {
+        generator.box = parse_real(value, "box", spec);
+      } else {
+        throw InputError("dataset '" + spec + "': unknown " + kind + " setting '" + key + "' (" +
+                         (kind == "blobs" ? "expected centers, spread, box or zeros" : "expected zeros") + ")");
+      }
+    }
+  }
+  if (m < 1 || n < 1)
+    throw InputError("dataset '" + spec + "' is generated and needs M >= 1 points and N >= 1 dimensions (got M=" +
+                     std::to_string(m) + ", N=" + std::to_string(n) + ")");
+  return generate(generator);
+}
+
+char parse_delimiter(const std::string& value, const std::string& spec) {
+  if (value == "tab" || value == "\\t") return '\t';
+  if (value == "space") return ' ';
+  if (value == "colon") return ':';
+  if (value == "semicolon") return ';';
+  if (value == "comma") return ',';
+  if (value.size() == 1 && value != "\"") return value[0];
+  throw InputError("dataset '" + spec + "': delimiter must be one character or tab/space/colon/semicolon/comma, got '" +
+                   value + "'");
+}
+
+Dataset csv_from_spec(const std::string& spec, const std::string& rest) {
+  // Options are peeled off the end so a path that itself contains ':' still works.
+  std::vector<std::string> parts = split(rest, ":");
+  CsvOptions options;
+  bool seen_header = false, seen_label = false, seen_cols = false, seen_delim = false;
+  while (parts.size() > 1) {
+    const std::string& part = parts.back();
+    if (part == "header" && !seen_header) {
+      options.header = seen_header = true;
+    } else if (starts_with(part, "label=") && !seen_label) {
+      options.label_column = static_cast<int>(parse_whole(part.substr(6), "label column", spec));
+      if (options.label_column < 0) throw InputError("dataset '" + spec + "': label column must be >= 0");
+      seen_label = true;
+    } else if (starts_with(part, "cols=") && !seen_cols) {
+      for (const std::string& column : split(part.substr(5), ","))
+        options.columns.push_back(static_cast<int>(parse_whole(column, "column index", spec)));
+      seen_cols = true;
+    } else if (starts_with(part, "delim=") && !seen_delim) {
+      options.delimiter = parse_delimiter(part.substr(6), spec);
+      seen_delim = true;
+    } else {
+      break;
+    }
+    parts.pop_back();
+  }
+  std::string path = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) path += ":" + parts[i];
+  if (path.empty()) throw InputError("dataset '" + spec + "': missing file path (" + kAcceptedForms + ")");
+  return load_csv(path, options);
+}
+
+}  // namespace
+
+Dataset load_dataset_spec(const std::string& spec, int64_t m, int n, uint64_t seed) {
+  const auto colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : spec.substr(colon + 1);
+
+  if (kind == "uniform" || kind == "blobs") return generator_from_spec(spec, kind, rest, m, n, seed);
+
+  Dataset data;
+  if (kind == "csv") {
+    data = csv_from_spec(spec, rest);
+  } else if (kind == "npy") {
+    if (rest.empty()) throw InputError("dataset '" + spec + "': missing file path (" + kAcceptedForms + ")");
+    data = load_npy(rest);
+  } else {
+    throw InputError("unknown dataset '" + spec + "'; " + kAcceptedForms);
+  }
+  if (n > 0 && data.n != n)
+    throw InputError("dimensions do not match: file has " + std::to_string(data.n) + " columns, --dims asked for " +
+                     std::to_string(n));
+  return data;
+}
+
+}  // namespace mk

@@ -1,0 +1,373 @@
+#include "harness/measure.hpp"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "harness/errors.hpp"
+#include "harness/metrics.hpp"
+#include "harness/reference.hpp"
+
+namespace mk {
+
+namespace {
+
+void cuda_check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();
+  throw DeviceError(std::string(what) + ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+}
+
+// SM clock per sample through NVML, loaded with dlopen so the binary has no link
+// dependency on the driver's management library (CI machines have none).
+class SmClockReader {
+ public:
+  static SmClockReader& instance() {
+    static SmClockReader reader;
+    return reader;
+  }
+
+  // 0 when unavailable.
+  double sm_clock_mhz(int ordinal) {
+    if (!get_clock_) return 0;
+    void* handle = handle_for(ordinal);
+    if (!handle) return 0;
+    unsigned int mhz = 0;
+    constexpr int kNvmlClockSm = 1;
+    return get_clock_(handle, kNvmlClockSm, &mhz) == 0 ? double(mhz) : 0.0;
+  }
+
+ private:
+  using InitFn = int (*)();
+  using HandleByPciFn = int (*)(const char*, void**);
+  using ClockFn = int (*)(void*, int, unsigned int*);
+
+  SmClockReader() {
+    library_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library_) return;
+    auto init = reinterpret_cast<InitFn>(dlsym(library_, "nvmlInit_v2"));
+    by_pci_ = reinterpret_cast<HandleByPciFn>(dlsym(library_, "nvmlDeviceGetHandleByPciBusId_v2"));
+    auto clock = reinterpret_cast<ClockFn>(dlsym(library_, "nvmlDeviceGetClockInfo"));
+    if (!init || !by_pci_ || !clock || init() != 0) return;
+    get_clock_ = clock;
+  }
+
+  // CUDA ordinals and NVML indices differ under CUDA_VISIBLE_DEVICES; the PCI bus id
+  // names the same board in both.
+  void* handle_for(int ordinal) {
+    auto it = handles_.find(ordinal);
+    if (it != handles_.end()) return it->second;
+    void* handle = nullptr;
+    char bus_id[32] = {};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) != cudaSuccess) {
+      cudaGetLastError();
+    } else if (by_pci_(bus_id, &handle) != 0) {
+      handle = nullptr;
+    }
+    handles_[ordinal] = handle;
+    return handle;
+  }
+
+  void* library_ = nullptr;
+  HandleByPciFn by_pci_ = nullptr;
+  ClockFn get_clock_ = nullptr;
+  std::map<int, void*> handles_;
+};
+
+class NvtxRange {
+ public:
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+// Swallows Google Benchmark's own report: mkbench prints rows in its own formats.
+class SilentReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+void initialise_benchmark_library() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    static char program[] = "mkbench";
+    static char* argv[] = {program, nullptr};
+    int argc = 1;
+    benchmark::Initialize(&argc, argv);
+  });
+}
+
+// Times one iteration of a prepared run; GPU runs with CUDA events on the run's stream,
+// CPU runs with steady_clock around iterate + synchronize.
+class IterationTimer {
+ public:
+  IterationTimer(PreparedRun& run, bool on_gpu, int ordinal, void* flush_buffer, size_t flush_bytes)
+      : run_(run), on_gpu_(on_gpu), ordinal_(ordinal), flush_buffer_(flush_buffer), flush_bytes_(flush_bytes) {
+    if (on_gpu_) {
+      stream_ = static_cast<cudaStream_t>(run.stream());
+      cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
+      cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
+    }
+  }
+  ~IterationTimer() {
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+  }
+  IterationTimer(const IterationTimer&) = delete;
+  IterationTimer& operator=(const IterationTimer&) = delete;
+
+  double time_one(bool store_labels) {
+    if (!on_gpu_) {
+      const auto begin = std::chrono::steady_clock::now();
+      run_.iterate(store_labels);
+      run_.synchronize();
+      const auto end = std::chrono::steady_clock::now();
+      return std::chrono::duration<double, std::milli>(end - begin).count();
+    }
+    if (flush_buffer_) {
+      // Outside the events: evicts the points from L2 so every sample reads DRAM like
+      // the first one would, instead of timing an L2-resident replay.
+      cuda_check(cudaMemsetAsync(flush_buffer_, int(flush_round_++ & 0xff), flush_bytes_, stream_),
+                 "L2 flush");
+    }
+    cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+    run_.iterate(store_labels);
+    cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop_), "iteration");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return double(ms);
+  }
+
+  double sm_clock_mhz() { return on_gpu_ ? SmClockReader::instance().sm_clock_mhz(ordinal_) : 0.0; }
+
+ private:
+  PreparedRun& run_;
+  bool on_gpu_;
+  int ordinal_;
+  void* flush_buffer_;
+  size_t flush_bytes_;
+  unsigned flush_round_ = 1;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+class DeviceScratch {
+ public:
+  DeviceScratch() = default;
+  ~DeviceScratch() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  bool allocate(size_t bytes) {
+    if (cudaMalloc(&ptr_, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      ptr_ = nullptr;
+      return false;
+    }
+    bytes_ = bytes;
+    return true;
+  }
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+std::vector<float> pack_centroids(const IterationResult& result) {
+  std::vector<float> packed;
+  for (const auto& k : result.per_k) packed.insert(packed.end(), k.centroids.begin(), k.centroids.end());
+  return packed;
+}
+
+VerifyReport verify_one_step(PreparedRun& run, const Dataset& data, const KRange& k,
+                             const std::vector<float>& centroids_before) {
+  run.set_centroids(centroids_before);
+  run.iterate(true);
+  run.synchronize();
+  const IterationResult got = run.read_back();
+  if (got.per_k.size() != size_t(k.count()))
+    throw VerifyError("variant returned " + std::to_string(got.per_k.size()) + " K results, expected " +
+                      std::to_string(k.count()));
+  return compare_with_reference(data, k, centroids_before, got);
+}
+
+// Defaults overlaid with the requested params, without legality checks: names refused
+// rows the way the accepted row would have been named.
+Params best_effort_params(const Variant& variant, const Problem& problem, const DeviceInfo& device,
+                          const Params& overrides) {
+  Params params = Params::object();
+  try {
+    params = variant.default_params(problem, device);
+  } catch (const std::exception&) {
+  }
+  if (!params.is_object()) params = Params::object();
+  for (auto it = overrides.begin(); it != overrides.end(); ++it) params[it.key()] = it.value();
+  return params;
+}
+
+}  // namespace
+
+void select_device(int ordinal) {
+  if (ordinal < 0 || gpu_count() == 0) return;
+  cuda_check(cudaSetDevice(ordinal), "cudaSetDevice");
+}
+
+ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const MeasureOptions& options) {
+  if (!spec.variant) throw InputError("measure_row: no variant");
+  if (!spec.dataset) throw InputError("measure_row: no dataset");
+  if (spec.samples < 1) throw InputError("the number of timed iterations must be at least 1");
+  if (spec.warmup < 0) throw InputError("the number of warm-up iterations cannot be negative");
+  const Variant& variant = *spec.variant;
+  const Problem& problem = spec.problem;
+  const bool on_gpu = variant.runs_on_gpu();
+
+  ResultRow row;
+  row.variant = variant.name();
+  row.problem = problem;
+  row.dataset = spec.dataset->identity;
+  row.timing.clock = on_gpu ? "cuda-event" : "steady-clock";
+  row.timing.warmup = spec.warmup;
+  row.params = spec.params.is_object() ? spec.params : Params::object();
+  row.name = row_name(row.variant, problem, row.params);
+
+  auto refuse = [&](const std::string& reason) {
+    row.params = best_effort_params(variant, problem, device, spec.params);
+    row.name = row_name(row.variant, problem, row.params);
+    row.status = "refused";
+    row.reason = reason;
+    return row;
+  };
+
+  if (on_gpu && !device.is_gpu)
+    return refuse("needs a CUDA GPU: " + (gpu_count() == 0 ? no_gpu_reason() : std::string("device is the host CPU")));
+  if (auto reason = variant.can_implement(problem, device)) return refuse(*reason);
+  try {
+    row.params = resolve_params(variant, problem, device, row.params);
+  } catch (const UnsupportedError& e) {
+    return refuse(e.what());
+  }
+  row.name = row_name(row.variant, problem, row.params);
+
+  try {
+    if (on_gpu) select_device(device.ordinal);
+    std::unique_ptr<PreparedRun> run = variant.prepare(problem, *spec.dataset, row.params, device);
+    if (!run) throw DeviceError("variant " + row.variant + " returned no prepared run");
+
+    VerifyReport first_check;
+    if (spec.verify) first_check = verify_one_step(*run, *spec.dataset, problem.k, spec.init_centroids);
+    run->set_centroids(spec.init_centroids);
+
+    DeviceScratch flush;
+    if (on_gpu && device.l2_bytes > 0 && problem.data_bytes() <= double(device.l2_bytes)) {
+      row.timing.l2_flushed = flush.allocate(size_t(device.l2_bytes) * 2);
+      if (!row.timing.l2_flushed)
+        std::cerr << "mkbench: warning: could not allocate the L2 flush buffer; " << row.name
+                  << " may be timed with warm L2\n";
+    }
+
+    IterationTimer timer(*run, on_gpu, device.ordinal, flush.get(), flush.bytes());
+    std::vector<double> samples, clocks;
+    std::exception_ptr loop_failure;
+    {
+      NvtxRange range(row.name);
+      for (int i = 0; i < spec.warmup; ++i) run->iterate(spec.store_labels);
+      run->synchronize();
+
+      initialise_benchmark_library();
+      auto* bench = benchmark::RegisterBenchmark(row.name.c_str(), [&](benchmark::State& state) {
+        // Google Benchmark may call the body again (repetitions); keep the last call only.
+        samples.clear();
+        clocks.clear();
+        for (auto _ : state) {
+          try {
+            const double ms = timer.time_one(spec.store_labels);
+            state.SetIterationTime(ms * 1e-3);
+            samples.push_back(ms);
+            if (double mhz = timer.sm_clock_mhz(); mhz > 0) clocks.push_back(mhz);
+          } catch (...) {
+            loop_failure = std::current_exception();
+            state.SkipWithError("iteration failed");
+            break;
+          }
+        }
+      });
+      bench->UseManualTime()->Iterations(spec.samples)->Unit(benchmark::kMillisecond);
+      if (options.benchmark_console) {
+        benchmark::ConsoleReporter console;
+        console.SetOutputStream(&std::cerr);
+        console.SetErrorStream(&std::cerr);
+        benchmark::RunSpecifiedBenchmarks(&console, ".");
+      } else {
+        SilentReporter silent;
+        benchmark::RunSpecifiedBenchmarks(&silent, ".");
+      }
+      benchmark::ClearRegisteredBenchmarks();
+      run->synchronize();
+    }
+    if (loop_failure) std::rethrow_exception(loop_failure);
+    if (samples.size() != size_t(spec.samples))
+      throw DeviceError("timed loop produced " + std::to_string(samples.size()) + " of " +
+                        std::to_string(spec.samples) + " samples");
+    row.timing.samples_ms = samples;
+    // Partial clock lists would misalign with samples; keep all or nothing.
+    if (clocks.size() == samples.size()) row.timing.sm_clock_mhz = clocks;
+    row.summary = summarize(samples);
+    row.metrics = compute_metrics(problem, row.summary.median_ms, device.peaks);
+
+    if (spec.verify) {
+      // The second check starts from wherever the timed loop left the centroids, so a
+      // variant that only gets the first step right (stale state, races) still fails.
+      const std::vector<float> final_centroids = pack_centroids(run->read_back());
+      VerifyReport final_check = verify_one_step(*run, *spec.dataset, problem.k, final_centroids);
+      nlohmann::json verify = first_check.to_json();
+      verify["first_step_passed"] = first_check.passed;
+      verify["summary"] = first_check.summary();
+      verify["final_step"] = final_check.to_json();
+      verify["final_step"]["summary"] = final_check.summary();
+      verify["passed"] = first_check.passed && final_check.passed;
+      row.verify = std::move(verify);
+    }
+  } catch (const VerifyError& e) {
+    // The variant produced something the reference cannot even compare (bad labels):
+    // that is a verification failure, not a device failure.
+    benchmark::ClearRegisteredBenchmarks();
+    row.status = "failed";
+    row.reason = std::string("verification: ") + e.what();
+    row.verify = {{"passed", false}, {"error", e.what()}};
+  } catch (const UnsupportedError& e) {
+    benchmark::ClearRegisteredBenchmarks();
+    row.status = "refused";
+    row.reason = e.what();
+  } catch (const Error& e) {
+    benchmark::ClearRegisteredBenchmarks();
+    row.status = "failed";
+    row.reason = e.what();
+  } catch (const std::bad_alloc&) {
+    benchmark::ClearRegisteredBenchmarks();
+    row.status = "failed";
+    row.reason = "host out of memory";
+  } catch (const std::exception& e) {
+    benchmark::ClearRegisteredBenchmarks();
+    row.status = "failed";
+    row.reason = e.what();
+  }
+  return row;
+}
+
+}  // namespace mk

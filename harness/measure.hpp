@@ -1,0 +1,41 @@
+#pragma once
+// Measuring one row: a variant bound to a problem, dataset and parameter point, timed
+// with Google Benchmark (manual time from CUDA events, or steady_clock for CPU variants),
+// optionally verified against the FP64 reference before and after the timed loop.
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "harness/device_info.hpp"
+#include "harness/problem.hpp"
+#include "harness/results.hpp"
+#include "harness/variant.hpp"
+
+namespace mk {
+
+inline constexpr int kRecommendedMinSamples = 10;
+
+struct RowSpec {
+  const Variant* variant = nullptr;
+  Problem problem;
+  Params params = Params::object();  // user/suite overrides; resolve_params fills the rest
+  const Dataset* dataset = nullptr;
+  std::vector<float> init_centroids;  // packed per KRange::slot_offset
+  int warmup = 3;
+  int samples = 20;
+  bool verify = false;
+  bool store_labels = false;  // materialise labels in the timed loop too
+};
+
+struct MeasureOptions {
+  bool benchmark_console = false;  // let Google Benchmark print its own report (to stderr)
+};
+
+// Never throws for refusals or device failures: those become rows with status
+// "refused"/"failed" and a reason. Throws InputError for a malformed spec.
+ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const MeasureOptions& options = {});
+
+// Makes `ordinal` the current CUDA device (no-op without a GPU); DeviceError on failure.
+void select_device(int ordinal);
+
+}  // namespace mk

@@ -1,0 +1,52 @@
+#pragma once
+// The k-means problem model shared by every variant, the reference and the harness.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+enum class Layout { AoS, SoA };
+const char* to_string(Layout layout);
+Layout parse_layout(const std::string& text);  // "aos" | "soa"
+
+// Every K in [kmin, kmax] is solved in the same run (the MultiK idea of seed 000).
+struct KRange {
+  int kmin = 3;
+  int kmax = 7;
+  int count() const { return kmax - kmin + 1; }
+  int sum() const { return (kmin + kmax) * count() / 2; }  // ΣK: centroid slots in flight
+  // Centroids of all Ks are packed one after another: K=kmin first.
+  int slot_offset(int k) const { return (kmin + k - 1) * (k - kmin) / 2; }
+  std::string str() const;
+};
+KRange parse_k_range(const std::string& text);  // "3..7" or "16"
+
+enum class InitMethod { FirstK, RandomSample };
+const char* to_string(InitMethod method);
+InitMethod parse_init(const std::string& text);  // "first" | "random"
+
+struct Problem {
+  int64_t m = 0;  // points
+  int n = 0;      // dimensions
+  KRange k;
+  // Whether the caller needs labels back from every iteration. The timed loop does not:
+  // like the seed, it measures assignment + update, and labels are only materialised for
+  // verification and for the final answer, because writing ΣK·M labels would double the
+  // bytes moved per iteration.
+  double sparsity = 0.0;  // fraction of exact zeros, when known (csr-sparse, auto)
+  std::string str() const;
+  // 3·ΣK·N·M, the paper's operation count for one fused Lloyd iteration.
+  double paper_ops() const { return 3.0 * k.sum() * double(n) * double(m); }
+  double data_bytes() const { return double(m) * n * sizeof(float); }
+};
+
+// Throws InputError with a precise message for K<1, N<1, K>M, M<1.
+void validate(const Problem& problem);
+
+// "32M" -> 33554432 (binary suffixes K/M/G as in the seed: 32M = 2^25), "1000" -> 1000,
+// "1e6" -> 1000000.
+int64_t parse_count(const std::string& text);
+std::string format_count(int64_t value);
+
+}  // namespace mk

@@ -1,0 +1,64 @@
+#pragma once
+// The independent FP64 reference: one Lloyd step in double precision (Eigen), and the
+// tie-aware comparison that every variant must pass under --verify.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/dataset.hpp"
+#include "harness/problem.hpp"
+#include "harness/variant.hpp"
+
+namespace mk {
+
+struct Tolerances {
+  double tie_relative = 1e-5;       // best vs second-best squared distance
+  double centroid_relative = 1e-4;  // max-norm over the centroid matrix
+  double inertia_relative = 1e-5;
+};
+
+struct KReference {
+  int k = 0;
+  std::vector<int32_t> labels;      // m
+  std::vector<double> best;         // m: squared distance to the nearest centroid
+  std::vector<double> second;       // m: to the runner-up (inf when k == 1)
+  std::vector<double> centroids;    // k*n, after the update (empty cluster keeps its centroid)
+  std::vector<int64_t> counts;      // k
+  double inertia = 0;               // Σ best
+};
+
+// centroids_before: packed per KRange::slot_offset, as the variants hold them.
+std::vector<KReference> reference_step(const Dataset& data, const KRange& k,
+                                       const std::vector<float>& centroids_before);
+
+// Centroid update in FP64 from given labels (used for tie-aware comparison).
+void reference_update(const Dataset& data, int k, const std::vector<int32_t>& labels,
+                      const float* centroids_before, std::vector<double>& centroids,
+                      std::vector<int64_t>& counts);
+
+struct KVerdict {
+  int k = 0;
+  int64_t label_mismatches = 0;  // mismatches that are NOT ties: failures
+  int64_t tie_flips = 0;         // mismatches explained by near-ties
+  int64_t ties = 0;              // points whose best and second-best are within tie tolerance
+  int64_t count_mismatches = 0;
+  double centroid_rel_error = 0;
+  double inertia_rel_error = 0;
+  bool passed = false;
+};
+
+struct VerifyReport {
+  bool passed = false;
+  std::vector<KVerdict> per_k;
+  Tolerances tolerances;
+  std::string summary() const;  // one line
+  nlohmann::json to_json() const;
+};
+
+VerifyReport compare_with_reference(const Dataset& data, const KRange& k,
+                                    const std::vector<float>& centroids_before,
+                                    const IterationResult& got, const Tolerances& tol = {});
+
+}  // namespace mk

@@ -1,0 +1,88 @@
+#pragma once
+// The results file (reports/SCHEMA.md, "mkbench.results/1") as C++ structs, its JSON
+// mapping in both directions, and atomic writing. Every measuring command goes through
+// here so report/compare/baseline read exactly what run/suite wrote.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/build_info.hpp"
+#include "harness/device_info.hpp"
+#include "harness/metrics.hpp"
+#include "harness/problem.hpp"
+#include "harness/variant.hpp"
+
+namespace mk {
+
+inline constexpr const char* kResultsSchema = "mkbench.results/1";
+
+struct Timing {
+  std::string clock = "cuda-event";  // cuda-event | steady-clock
+  int warmup = 0;
+  bool l2_flushed = false;
+  std::vector<double> samples_ms;
+  std::vector<double> sm_clock_mhz;  // one per sample when readable, else empty
+};
+
+struct ResultRow {
+  std::string name;  // == NVTX range, see row_name()
+  std::string variant;
+  Params params = Params::object();
+  Problem problem;
+  nlohmann::json dataset = nlohmann::json::object();  // Dataset::identity
+  std::string status = "ok";                           // ok | refused | failed
+  std::string reason;
+  Timing timing;
+  Summary summary;
+  Metrics metrics;
+  // null when not verified; otherwise VerifyReport::to_json of the first step, with
+  // "passed" covering both checks and "final_step" holding the post-timing check.
+  nlohmann::json verify;
+
+  bool ok() const { return status == "ok"; }
+  bool verified() const { return verify.is_object(); }
+  bool verify_passed() const;  // true when not verified
+};
+
+struct ResultFile {
+  std::string schema = kResultsSchema;
+  std::string created;  // UTC ISO-8601
+  std::string command;
+  std::optional<std::string> suite;
+  nlohmann::json device = nlohmann::json::object();  // DeviceInfo::to_json
+  BuildInfo build;
+  std::vector<ResultRow> rows;
+};
+
+// "variant/N/K/M/params", e.g. "registers-multik/8/3..7/32M/block=256,grid=264".
+std::string row_name(const std::string& variant, const Problem& problem, const Params& params);
+
+nlohmann::json row_to_json(const ResultRow& row);
+// Throws InputError naming `where` and the offending key.
+ResultRow row_from_json(const nlohmann::json& json, const std::string& where = "row");
+nlohmann::json results_to_json(const ResultFile& file);
+ResultFile results_from_json(const nlohmann::json& json, const std::string& source = "results");
+
+// Temp file in the same folder + fsync + rename, so readers never see a half-written file.
+void write_text_atomically(const std::string& path, const std::string& text);
+void write_results_atomically(const std::string& path, const nlohmann::json& document);
+void write_results_atomically(const std::string& path, const ResultFile& file);  // refreshes nothing
+// Throws InputError for a missing file, bad JSON or a schema mismatch.
+ResultFile load_results(const std::string& path);
+
+// A file header for `device`, stamped now, with the current build and command line.
+ResultFile new_result_file(const DeviceInfo& device, std::optional<std::string> suite = std::nullopt);
+
+// Inverse of DeviceInfo::to_json for the fields it writes (reports compare devices).
+DeviceInfo device_from_json(const nlohmann::json& json);
+
+std::string utc_now_iso();   // "2026-11-22T03:04:05Z"
+std::string utc_today();     // "2026-11-22"
+
+// The command line recorded in result files; main() sets it once.
+void set_invocation(int argc, const char* const* argv);
+const std::string& invocation();
+
+}  // namespace mk

@@ -1,0 +1,832 @@
+#include "harness/suite.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "datasets/dataset.hpp"
+#include "harness/build_info.hpp"
+#include "harness/errors.hpp"
+#include "harness/format.hpp"
+#include "harness/measure.hpp"
+#include "harness/peak.hpp"
+
+namespace mk {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// ---------------------------------------------------------------- expressions
+
+class ExpressionParser {
+ public:
+  ExpressionParser(const std::string& text, const NameLookup& lookup) : text_(text), lookup_(lookup) {}
+
+  ExpressionResult run() {
+    ExpressionResult result;
+    double value = 0;
+    if (!expression(value)) return result;  // NotExpression
+    skip_spaces();
+    if (pos_ != text_.size()) return result;
+    if (!unknown_.empty()) {
+      result.kind = ExpressionResult::UnknownName;
+      result.unknown_name = unknown_;
+      return result;
+    }
+    result.kind = ExpressionResult::Value;
+    result.value = value;
+    return result;
+  }
+
+ private:
+  void skip_spaces() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool accept(char c) {
+    skip_spaces();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+
+  bool expression(double& out) {
+    if (!term(out)) return false;
+    for (;;) {
+      double rhs = 0;
+      if (accept('+')) {
+        if (!term(rhs)) return false;
+        out += rhs;
+      } else if (accept('-')) {
+        if (!term(rhs)) return false;
+        out -= rhs;
+      } else {
+        return true;
+      }
+    }
+  }
+
+  bool term(double& out) {
+    if (!factor(out)) return false;
+    for (;;) {
+      double rhs = 0;
+      if (accept('*')) {
+        if (!factor(rhs)) return false;
+        out *= rhs;
+      } else if (accept('/')) {
+        if (!factor(rhs)) return false;
+        out = rhs != 0 ? out / rhs : NAN;
+      } else {
+        return true;
+      }
+    }
+  }
+
+  bool factor(double& out) {
+    skip_spaces();
+    if (pos_ >= text_.size()) return false;
+    if (accept('(')) return expression(out) && accept(')');
+    if (accept('-')) {
+      if (!factor(out)) return false;
+      out = -out;
+      return true;
+    }
+    const char c = text_[pos_];
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      const char* begin = text_.c_str() + pos_;
+      char* end = nullptr;
+      out = std::strtod(begin, &end);
+      if (end == begin) return false;
+      pos_ += size_t(end - begin);
+      return true;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      const size_t start = pos_;
+      while (pos_ < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+        ++pos_;
+      const std::string name = text_.substr(start, pos_ - start);
+      if (accept('(')) return call(name, out);
+      if (auto value = lookup_(name)) {
+        out = *value;
+      } else {
+        if (unknown_.empty()) unknown_ = name;
+        out = 0;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  bool call(const std::string& name, double& out) {
+    double a = 0, b = 0;
+    if (!expression(a) || !accept(',') || !expression(b) || !accept(')')) return false;
+    if (name == "cdiv") out = b != 0 ? std::ceil(a / b) : NAN;
+    else if (name == "min") out = std::min(a, b);
+    else if (name == "max") out = std::max(a, b);
+    else if (unknown_.empty()) unknown_ = name + "()";
+    return true;
+  }
+
+  const std::string& text_;
+  const NameLookup& lookup_;
+  size_t pos_ = 0;
+  std::string unknown_;
+};
+
+// ---------------------------------------------------------------- parsing
+
+std::string where_of(const std::string& suite, const std::string& where) { return "suite " + suite + ": " + where; }
+
+std::vector<std::string> text_list(const ojson& value, const std::string& where) {
+  std::vector<std::string> out;
+  auto one = [&](const ojson& item) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+    else if (item.is_number_integer() || item.is_number_unsigned()) out.push_back(std::to_string(item.get<int64_t>()));
+    else if (item.is_number()) out.push_back(item.dump());
+    else throw InputError(where + ": expected strings or numbers, got " + item.dump());
+  };
+  if (value.is_array()) {
+    for (const auto& item : value) one(item);
+  } else {
+    one(value);
+  }
+  if (out.empty()) throw InputError(where + ": must not be empty");
+  return out;
+}
+
+std::vector<int> int_list(const ojson& value, const std::string& where) {
+  std::vector<int> out;
+  auto one = [&](const ojson& item) {
+    if (!item.is_number_integer() && !item.is_number_unsigned())
+      throw InputError(where + ": expected integers, got " + item.dump());
+    out.push_back(item.get<int>());
+  };
+  if (value.is_array()) {
+    for (const auto& item : value) one(item);
+  } else {
+    one(value);
+  }
+  if (out.empty()) throw InputError(where + ": must not be empty");
+  return out;
+}
+
+int int_value(const ojson& value, const std::string& where) {
+  if (!value.is_number_integer() && !value.is_number_unsigned())
+    throw InputError(where + ": expected an integer, got " + value.dump());
+  return value.get<int>();
+}
+
+bool bool_value(const ojson& value, const std::string& where) {
+  if (!value.is_boolean()) throw InputError(where + ": expected true or false, got " + value.dump());
+  return value.get<bool>();
+}
+
+std::string string_value(const ojson& value, const std::string& where) {
+  if (!value.is_string()) throw InputError(where + ": expected a string, got " + value.dump());
+  return value.get<std::string>();
+}
+
+void reject_unknown_keys(const ojson& object, const std::set<std::string>& known, const std::string& where) {
+  for (auto it = object.begin(); it != object.end(); ++it)
+    if (!known.count(it.key())) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InputError(where + ": unknown key '" + it.key() + "' (known: " + list + ")");
+    }
+}
+
+// ---------------------------------------------------------------- expansion
+
+std::string strip_no_gpu_prefix(std::string reason) {
+  const std::string prefix = "no CUDA GPU available (";
+  if (reason.rfind(prefix, 0) == 0 && !reason.empty() && reason.back() == ')')
+    return reason.substr(prefix.size(), reason.size() - prefix.size() - 1);
+  return reason.empty() ? "none found" : reason;
+}
+
+std::optional<double> base_name(const std::string& name, const DeviceInfo& device, const Problem& problem) {
+  if (name == "sm") return double(device.sm_count);
+  if (name == "m") return double(problem.m);
+  if (name == "n") return double(problem.n);
+  if (name == "ksum") return double(problem.k.sum());
+  if (name == "kmin") return double(problem.k.kmin);
+  if (name == "kmax") return double(problem.k.kmax);
+  if (name == "kcount") return double(problem.k.count());
+  if (name == "l2_bytes") return double(device.l2_bytes);
+  if (name == "threads_per_sm") return double(device.max_threads_per_sm);
+  return std::nullopt;
+}
+
+bool looks_like_expression(const std::string& text) { return text.find_first_of("*/()+") != std::string::npos; }
+
+std::optional<double> numeric(const Params& params, const std::string& key) {
+  auto it = params.find(key);
+  if (it == params.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// One combination of raw suite values -> concrete overrides.
+Params resolve_combination(const std::vector<std::pair<std::string, ojson>>& combo, const Variant& variant,
+                           const Problem& problem, const DeviceInfo& device, const Params& defaults,
+                           const ParamSpace& space, const std::string& where) {
+  Params out = Params::object();
+  std::set<std::string> pending;
+  for (const auto& [key, raw] : combo) {
+    if (raw.is_string() && raw.get<std::string>() == "default") continue;
+    if (raw.is_number_integer() || raw.is_number_unsigned()) out[key] = raw.get<int64_t>();
+    else if (raw.is_number()) out[key] = raw.get<double>();
+    else if (raw.is_boolean()) out[key] = raw.get<bool>();
+    else if (raw.is_string()) pending.insert(key);
+    else throw InputError(where + ": parameter " + key + " has unsupported value " + raw.dump());
+  }
+  auto lookup = [&](const std::string& name) -> std::optional<double> {
+    if (auto value = base_name(name, device, problem)) return value;
+    if (auto value = numeric(out, name)) return value;
+    if (pending.count(name)) return std::nullopt;
+    return numeric(defaults, name);
+  };
+  const NameLookup name_lookup = lookup;
+  while (!pending.empty()) {
+    bool progress = false;
+    for (const auto& [key, raw] : combo) {
+      if (!pending.count(key)) continue;
+      std::string text = raw.get<std::string>();
+      if (text == "one-point-per-thread") text = "cdiv(m, block)";
+      const ExpressionResult result = evaluate_expression(text, name_lookup);
+      if (result.kind == ExpressionResult::Value) {
+        if (!std::isfinite(result.value))
+          throw InputError(where + ": parameter " + key + "='" + raw.get<std::string>() + "' is not finite here");
+        out[key] = round_parameter(result.value);
+      } else if (result.kind == ExpressionResult::UnknownName && pending.count(result.unknown_name) &&
+                 result.unknown_name != key) {
+        continue;  // depends on a parameter of this combination not resolved yet
+      } else if (result.kind == ExpressionResult::UnknownName &&
+                 (looks_like_expression(text) || space.find(result.unknown_name))) {
+        throw InputError(where + ": cannot evaluate " + key + "='" + raw.get<std::string>() + "' for " +
+                         variant.name() + ": unknown name '" + result.unknown_name +
+                         "' (names: sm, m, n, ksum, kmin, kmax, kcount, l2_bytes, threads_per_sm, and parameters)");
+      } else {
+        out[key] = raw.get<std::string>();  // a plain string value such as "soa"
+      }
+      pending.erase(key);
+      progress = true;
+    }
+    if (!progress) {
+      std::string keys;
+      for (const auto& k : pending) keys += (keys.empty() ? "" : ", ") + k;
+      throw InputError(where + ": parameter expressions depend on each other in a cycle: " + keys);
+    }
+  }
+  return out;
+}
+
+std::vector<Params> expand_params(const Variant& variant, const Problem& problem, const DeviceInfo& device,
+                                  const ojson& spec, const std::string& where) {
+  const ParamSpace space = variant.param_space(problem, device);
+  if (spec.is_string()) {
+    if (spec.get<std::string>() != "all")
+      throw InputError(where + ": params must be an object or \"all\", got " + spec.dump());
+    std::vector<Params> points = space.enumerate();
+    if (points.empty()) points.push_back(Params::object());
+    return points;
+  }
+  const Params defaults = variant.default_params(problem, device);
+  std::vector<std::pair<std::string, std::vector<ojson>>> axes;
+  bool skipped_key = false;
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
+    const Axis* axis = space.find(it.key());
+    // Cases list several variants; an axis only some of them declare applies to those.
+    if (!axis) {
+      skipped_key = true;
+      continue;
+    }
+    std::vector<ojson> values;
+    const ojson list = it.value().is_array() ? it.value() : ojson::array({it.value()});
+    for (const auto& value : list) {
+      if (value.is_string() && value.get<std::string>() == "all") {
+        for (const auto& v : axis->values) values.push_back(ojson::parse(v.dump()));
+      } else {
+        values.push_back(value);
+      }
+    }
+    if (values.empty()) throw InputError(where + ": params." + it.key() + " is empty");
+    axes.emplace_back(it.key(), std::move(values));
+  }
+  std::vector<std::vector<std::pair<std::string, ojson>>> combos{{}};
+  for (const auto& [key, values] : axes) {
+    std::vector<std::vector<std::pair<std::string, ojson>>> next;
+    for (const auto& combo : combos)
+      for (const auto& value : values) {
+        auto extended = combo;
+        extended.emplace_back(key, value);
+        next.push_back(std::move(extended));
+      }
+    combos.swap(next);
+  }
+  std::vector<Params> out;
+  std::set<std::string> seen;
+  for (const auto& combo : combos) {
+    Params params = resolve_combination(combo, variant, problem, device, defaults, space, where);
+    if (skipped_key && !seen.insert(params.dump()).second) continue;
+    out.push_back(std::move(params));
+  }
+  return out;
+}
+
+std::vector<std::string> expand_variant_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    if (name == "all") {
+      for (const Variant* v : Registry::instance().all()) out.push_back(v->name());
+    } else {
+      out.push_back(name);
+    }
+  }
+  std::vector<std::string> unique;
+  for (const auto& name : out)
+    if (std::find(unique.begin(), unique.end(), name) == unique.end()) unique.push_back(name);
+  return unique;
+}
+
+// ---------------------------------------------------------------- output
+
+nlohmann::json load_published(const SuiteDefinition& suite) {
+  std::string relative = suite.published.empty() ? "reports/published/table1_t4.json" : suite.published;
+  const std::string path = source_data_path(relative);
+  if (path.empty()) return nullptr;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    auto document = nlohmann::json::parse(text.str());
+    if (document.is_object() && document.contains("rows") && document.at("rows").is_array()) return document;
+  } catch (const std::exception&) {
+  }
+  std::cerr << "mkbench: warning: ignoring malformed published table " << path << "\n";
+  return nullptr;
+}
+
+void print_suite_output(std::ostream& out, const SuiteDefinition& suite, const ResultFile& file, OutputFormat format) {
+  if (format == OutputFormat::Json || suite.report_kind != "table1") {
+    print_results(out, file, format);
+    return;
+  }
+  const nlohmann::json published = load_published(suite);
+  if (format == OutputFormat::Table || format == OutputFormat::Markdown) {
+    std::string device = file.device.value("name", std::string("unknown device"));
+    out << "Table 1 (seed 000) on " << device << "\n";
+    if (published.is_object())
+      out << "T4 columns: published (T4, seed 000) — another GPU"
+          << (published.contains("source") ? " [" + published.at("source").dump() + "]" : std::string()) << "\n";
+    out << "\n";
+  }
+  print_table(out, table1_view(file.rows, published), format);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- public
+
+ExpressionResult evaluate_expression(const std::string& text, const NameLookup& lookup) {
+  return ExpressionParser(text, lookup).run();
+}
+
+int64_t round_parameter(double value) { return std::max<int64_t>(1, int64_t(std::llround(value))); }
+
+size_t SuitePlan::row_count() const {
+  size_t total = 0;
+  for (const auto& group : groups) total += group.rows.size();
+  return total;
+}
+
+SuiteDefinition parse_suite(const ojson& json, const std::string& name) {
+  SuiteDefinition suite;
+  suite.name = name;
+  if (!json.is_object()) throw InputError(where_of(name, "expected a JSON object"));
+  reject_unknown_keys(json,
+                      {"name", "description", "dataset", "seed", "init", "iters", "warmup", "verify", "cases",
+                       "quick", "cpu_fallback", "report"},
+                      where_of(name, "top level"));
+  if (json.contains("name")) suite.name = string_value(json.at("name"), where_of(name, "name"));
+  if (json.contains("description")) suite.description = string_value(json.at("description"), where_of(name, "description"));
+  if (json.contains("dataset")) suite.dataset = string_value(json.at("dataset"), where_of(name, "dataset"));
+  if (json.contains("seed")) {
+    const auto& seed = json.at("seed");
+    if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
+      throw InputError(where_of(name, "seed: expected a non-negative integer"));
+    suite.seed = seed.get<uint64_t>();
+  }
+  if (json.contains("init")) {
+    suite.init = string_value(json.at("init"), where_of(name, "init"));
+    parse_init(suite.init);
+  }
+  if (json.contains("iters")) suite.iters = int_value(json.at("iters"), where_of(name, "iters"));
+  if (json.contains("warmup")) suite.warmup = int_value(json.at("warmup"), where_of(name, "warmup"));
+  if (json.contains("verify")) suite.verify = bool_value(json.at("verify"), where_of(name, "verify"));
+  if (suite.iters < 1) throw InputError(where_of(name, "iters must be at least 1"));
+  if (suite.warmup < 0) throw InputError(where_of(name, "warmup cannot be negative"));
+
+  if (!json.contains("cases") || !json.at("cases").is_array() || json.at("cases").empty())
+    throw InputError(where_of(name, "cases: expected a non-empty array"));
+  const auto& cases = json.at("cases");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string where = where_of(name, "cases[" + std::to_string(i) + "]");
+    const auto& c = cases[i];
+    if (!c.is_object()) throw InputError(where + ": expected an object");
+    reject_unknown_keys(c, {"dims", "k", "points", "variants", "params", "dataset", "iters", "warmup", "verify", "label"},
+                        where);
+    for (const char* required : {"dims", "k", "points", "variants"})
+      if (!c.contains(required)) throw InputError(where + ": missing key '" + required + "'");
+    SuiteCase sc;
+    sc.dims = int_list(c.at("dims"), where + ".dims");
+    sc.k = text_list(c.at("k"), where + ".k");
+    for (const auto& k : sc.k) parse_k_range(k);
+    sc.points = text_list(c.at("points"), where + ".points");
+    for (const auto& p : sc.points) parse_count(p);
+    sc.variants = text_list(c.at("variants"), where + ".variants");
+    if (c.contains("params")) {
+      sc.params = c.at("params");
+      if (!sc.params.is_object() && !(sc.params.is_string() && sc.params.get<std::string>() == "all"))
+        throw InputError(where + ".params: expected an object of axis -> values, or \"all\"");
+    }
+    if (c.contains("dataset")) sc.dataset = string_value(c.at("dataset"), where + ".dataset");
+    if (c.contains("iters")) sc.iters = int_value(c.at("iters"), where + ".iters");
+    if (c.contains("warmup")) sc.warmup = int_value(c.at("warmup"), where + ".warmup");
+    if (c.contains("verify")) sc.verify = bool_value(c.at("verify"), where + ".verify");
+    suite.cases.push_back(std::move(sc));
+  }
+  if (json.contains("quick")) {
+    suite.quick = json.at("quick");
+    const std::string where = where_of(name, "quick");
+    if (!suite.quick.is_object()) throw InputError(where + ": expected an object");
+    reject_unknown_keys(suite.quick, {"points", "iters", "warmup"}, where);
+    if (suite.quick.contains("points"))
+      for (const auto& p : text_list(suite.quick.at("points"), where + ".points")) parse_count(p);
+    if (suite.quick.contains("iters")) int_value(suite.quick.at("iters"), where + ".iters");
+    if (suite.quick.contains("warmup")) int_value(suite.quick.at("warmup"), where + ".warmup");
+  }
+  if (json.contains("cpu_fallback")) {
+    const auto& fb = json.at("cpu_fallback");
+    const std::string where = where_of(name, "cpu_fallback");
+    if (!fb.is_object()) throw InputError(where + ": expected an object");
+    reject_unknown_keys(fb, {"points", "variants"}, where);
+    if (fb.contains("points")) {
+      suite.fallback_points = text_list(fb.at("points"), where + ".points");
+      for (const auto& p : suite.fallback_points) parse_count(p);
+    }
+    if (fb.contains("variants")) suite.fallback_variants = text_list(fb.at("variants"), where + ".variants");
+  }
+  if (json.contains("report")) {
+    const auto& report = json.at("report");
+    const std::string where = where_of(name, "report");
+    if (!report.is_object()) throw InputError(where + ": expected an object");
+    reject_unknown_keys(report, {"kind", "published"}, where);
+    if (report.contains("kind")) suite.report_kind = string_value(report.at("kind"), where + ".kind");
+    if (suite.report_kind != "generic" && suite.report_kind != "table1")
+      throw InputError(where + ".kind: expected generic or table1, got '" + suite.report_kind + "'");
+    if (report.contains("published")) suite.published = string_value(report.at("published"), where + ".published");
+  }
+  return suite;
+}
+
+std::vector<std::string> known_suite_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : embedded_suites()) names.push_back(name);
+  return names;
+}
+
+SuiteDefinition load_suite(const std::string& name_or_path) {
+  const auto& suites = embedded_suites();
+  auto it = suites.find(name_or_path);
+  std::string text, label = name_or_path;
+  if (it != suites.end()) {
+    text = it->second;
+  } else if (name_or_path.find('/') != std::string::npos ||
+             (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json")) {
+    std::ifstream in(name_or_path);
+    if (!in) throw InputError("cannot open suite file " + name_or_path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+    label = std::filesystem::path(name_or_path).stem().string();
+  } else {
+    std::string known;
+    for (const auto& name : known_suite_names()) known += (known.empty() ? "" : ", ") + name;
+    throw InputError("unknown suite '" + name_or_path + "' (known: " + (known.empty() ? "none embedded" : known) +
+                     "; or give a path to a suite .json file)");
+  }
+  ojson document;
+  try {
+    document = ojson::parse(text);
+  } catch (const std::exception& e) {
+    throw InputError("suite " + label + " is not valid JSON: " + e.what());
+  }
+  return parse_suite(document, label);
+}
+
+std::vector<PlannedRow> expand_group_rows(const PlannedGroup& group, int n, int64_t m, const DeviceInfo& device) {
+  std::vector<PlannedRow> rows;
+  const std::string where = "suite case (dims " + std::to_string(n) + ", points " + format_count(m) + ")";
+  for (const auto& k_text : group.source.k) {
+    Problem problem;
+    problem.m = m;
+    problem.n = n;
+    problem.k = parse_k_range(k_text);
+    try {
+      validate(problem);
+    } catch (const InputError& e) {
+      throw InputError(where + ": " + e.what());
+    }
+    for (const auto& name : group.source.variants) {
+      PlannedRow base;
+      base.variant_name = name;
+      base.problem = problem;
+      base.variant = Registry::instance().find(name);
+      const Variant* v = base.variant;
+      // Refusals are recorded by measure_row; expanding a refused variant's space would
+      // only ask it about a device it already said it cannot use.
+      if (!v || (v->runs_on_gpu() && !device.is_gpu) || v->can_implement(problem, device) ||
+          group.cpu_fallback) {
+        rows.push_back(base);
+        continue;
+      }
+      for (auto& params : expand_params(*v, problem, device, group.source.params, where + " " + name)) {
+        PlannedRow row = base;
+        row.overrides = std::move(params);
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+  return rows;
+}
+
+SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
+                     const std::vector<std::string>& variant_filter, bool quick) {
+  SuitePlan plan;
+  for (const auto& name : variant_filter)
+    if (!Registry::instance().find(name)) Registry::instance().get(name);  // InputError listing known names
+  const int64_t quick_cap = int64_t(1) << 20;
+  for (const auto& suite_case : suite.cases) {
+    PlannedGroup proto;
+    proto.source = suite_case;
+    proto.dataset_spec = suite_case.dataset.value_or(suite.dataset);
+    proto.seed = suite.seed;
+    proto.init = suite.init;
+    proto.iters = suite_case.iters.value_or(suite.iters);
+    proto.warmup = suite_case.warmup.value_or(suite.warmup);
+    proto.verify = suite_case.verify.value_or(suite.verify);
+
+    std::vector<std::string> variants;
+    for (const auto& name : expand_variant_names(suite_case.variants))
+      if (variant_filter.empty() ||
+          std::find(variant_filter.begin(), variant_filter.end(), name) != variant_filter.end())
+        variants.push_back(name);
+    if (variants.empty()) continue;
+
+    std::vector<std::string> points = suite_case.points;
+    bool needs_gpu = false;
+    for (const auto& name : variants)
+      if (const Variant* v = Registry::instance().find(name); v && v->runs_on_gpu()) needs_gpu = true;
+    if (needs_gpu && !device.is_gpu) {
+      // Keep the case's CPU variants and shape (N, K) but swap the GPU work for the CPU
+      // baseline at a size a CPU finishes in seconds.
+      std::vector<std::string> cpu_variants;
+      for (const auto& name : variants)
+        if (const Variant* v = Registry::instance().find(name); v && !v->runs_on_gpu()) cpu_variants.push_back(name);
+      for (const auto& name : suite.fallback_variants)
+        if (std::find(cpu_variants.begin(), cpu_variants.end(), name) == cpu_variants.end())
+          cpu_variants.push_back(name);
+      variants = cpu_variants;
+      points = suite.fallback_points;
+      proto.cpu_fallback = true;
+      plan.used_cpu_fallback = true;
+    }
+    if (quick) {
+      if (suite.quick.is_object() && suite.quick.contains("points") && !proto.cpu_fallback)
+        points = text_list(suite.quick.at("points"), "quick.points");
+      if (suite.quick.is_object() && suite.quick.contains("iters")) proto.iters = suite.quick.at("iters").get<int>();
+      else proto.iters = std::min(proto.iters, 10);
+      if (suite.quick.is_object() && suite.quick.contains("warmup")) proto.warmup = suite.quick.at("warmup").get<int>();
+      else proto.warmup = std::min(proto.warmup, 1);
+    }
+    proto.source.variants = variants;
+    for (int dims : suite_case.dims) {
+      for (const auto& point_text : points) {
+        PlannedGroup group = proto;
+        group.dims = dims;
+        group.points = parse_count(point_text);
+        if (quick && !(suite.quick.is_object() && suite.quick.contains("points")))
+          group.points = std::min(group.points, quick_cap);
+        group.rows = expand_group_rows(group, dims, group.points, device);
+        plan.groups.push_back(std::move(group));
+      }
+    }
+  }
+  if (plan.used_cpu_fallback) {
+    // Different GPU cases collapse onto the same CPU rows; measure each once.
+    std::set<std::string> seen;
+    for (auto& group : plan.groups) {
+      std::vector<PlannedRow> kept;
+      for (auto& row : group.rows) {
+        const std::string key = group.dataset_spec + "|" + std::to_string(group.seed) + "|" + row.variant_name + "|" +
+                                row_name(row.variant_name, row.problem, row.overrides);
+        if (seen.insert(key).second) kept.push_back(std::move(row));
+      }
+      group.rows = std::move(kept);
+    }
+  }
+  plan.groups.erase(std::remove_if(plan.groups.begin(), plan.groups.end(),
+                                   [](const PlannedGroup& g) { return g.rows.empty(); }),
+                    plan.groups.end());
+  if (plan.row_count() == 0)
+    throw InputError("suite " + suite.name + " has no rows" + (variant_filter.empty() ? "" : " for the chosen --variants"));
+  return plan;
+}
+
+TextTable table1_view(const std::vector<ResultRow>& rows, const nlohmann::json& published) {
+  TextTable table;
+  table.header = {"Grid", "Points/thread", "Time ms", "Gops/s", "% FP32 peak", "best"};
+  table.right_align = {true, true, true, true, true, false};
+  const bool with_published = published.is_object() && published.contains("rows") && published.at("rows").is_array();
+  if (with_published) {
+    for (const char* h : {"T4 grid", "T4 points/thread", "T4 time ms", "T4 Gops/s"}) {
+      table.header.push_back(h);
+      table.right_align.push_back(true);
+    }
+  }
+  double best = 0;
+  size_t best_index = rows.size();
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].ok() && (best_index == rows.size() || rows[i].summary.median_ms < best)) {
+      best = rows[i].summary.median_ms;
+      best_index = i;
+    }
+  auto int_param = [](const Params& p, const char* key) -> std::optional<int64_t> {
+    auto it = p.find(key);
+    if (it == p.end() || !it->is_number_integer()) return std::nullopt;
+    return it->get<int64_t>();
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ResultRow& row = rows[i];
+    const auto grid = int_param(row.params, "grid");
+    const auto block = int_param(row.params, "block");
+    auto ppt = int_param(row.params, "ppt");
+    if (!ppt) ppt = int_param(row.params, "points_per_thread");
+    if (!ppt && grid && block && *grid > 0 && *block > 0)
+      ppt = (row.problem.m + *grid * *block - 1) / (*grid * *block);
+    std::vector<std::string> cells = {grid ? std::to_string(*grid) : "-", ppt ? std::to_string(*ppt) : "-"};
+    if (row.ok()) {
+      cells.push_back(format_number(row.summary.median_ms, 3));
+      cells.push_back(format_number(row.metrics.gops, 1));
+      cells.push_back(format_number(row.metrics.pct_fp32_theoretical, 1));
+      cells.push_back(i == best_index ? "*" : "");
+    } else {
+      cells.insert(cells.end(), {"-", "-", "-", row.status});
+    }
+    if (with_published) {
+      const auto& pub = published.at("rows");
+      if (i < pub.size() && pub[i].is_object()) {
+        auto num = [&](const char* key, int decimals) {
+          const auto& r = pub[i];
+          if (!r.contains(key) || !r.at(key).is_number()) return std::string("-");
+          return r.at(key).is_number_integer() ? std::to_string(r.at(key).get<int64_t>())
+                                               : format_number(r.at(key).get<double>(), decimals);
+        };
+        cells.insert(cells.end(), {num("grid", 0), num("points_per_thread", 0), num("time_ms", 2), num("gops", 2)});
+      } else {
+        cells.insert(cells.end(), {"", "", "", ""});
+      }
+    }
+    table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
+void add_suite_options(CLI::App& app, SuiteOptions& options) {
+  app.add_option("--variants", options.variants, "only run these variants (comma-separated)")->delimiter(',');
+  app.add_option("--out", options.out, "write the results JSON here (rewritten after every row)");
+  app.add_option("--format", options.format, "table | csv | json | md")
+      ->check(CLI::IsMember(output_format_names()));
+  app.add_flag("--quick", options.quick, "reduced M and fewer samples (CI smoke)");
+  app.add_option("--device", options.device, "CUDA device ordinal");
+  app.add_flag("--benchmark-console", options.benchmark_console, "also print Google Benchmark's report (stderr)");
+  app.add_flag("!--no-peak-measure", options.measure_peaks, "do not measure peaks when none are cached");
+}
+
+int run_suite(const SuiteOptions& options) {
+  const OutputFormat format = parse_output_format(options.format);
+  const SuiteDefinition suite = load_suite(options.name);
+  const int gpus = gpu_count();
+  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
+    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
+                     " CUDA GPU(s))");
+  DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
+  if (device.is_gpu) {
+    select_device(device.ordinal);
+    ensure_measured_peaks(device, options.measure_peaks);
+  }
+  SuitePlan plan = plan_suite(suite, device, options.variants, options.quick);
+  if (plan.used_cpu_fallback) {
+    std::string points, variants;
+    for (const auto& p : suite.fallback_points) points += (points.empty() ? "" : ",") + p;
+    for (const auto& v : suite.fallback_variants) variants += (variants.empty() ? "" : ",") + v;
+    std::cerr << "mkbench: no CUDA GPU (" << strip_no_gpu_prefix(no_gpu_reason()) << "): running the CPU baseline ("
+              << variants << ") at reduced M=" << points << " instead\n";
+  }
+
+  ResultFile file = new_result_file(device, suite.name);
+  size_t total = plan.row_count();
+  size_t done = 0;
+  std::string dataset_key;
+  std::unique_ptr<Dataset> data;
+  MeasureOptions measure_options;
+  measure_options.benchmark_console = options.benchmark_console;
+  int verify_failures = 0, failures = 0, refusals = 0;
+
+  for (auto& group : plan.groups) {
+    const std::string key = group.dataset_spec + "|" + std::to_string(group.dims) + "|" +
+                            std::to_string(group.points) + "|" + std::to_string(group.seed);
+    if (key != dataset_key || !data) {
+      data.reset();
+      dataset_key.clear();
+      data = std::make_unique<Dataset>(load_dataset_spec(group.dataset_spec, group.points, group.dims, group.seed));
+      check_finite(*data);
+      dataset_key = key;
+    }
+    if (data->m != group.points || data->n != group.dims) {
+      // A file dataset decides its own shape; expand this group for the real one.
+      total -= group.rows.size();
+      group.rows = expand_group_rows(group, data->n, data->m, device);
+      total += group.rows.size();
+    }
+    std::map<std::string, std::vector<float>> init_by_k;
+    for (const auto& planned : group.rows) {
+      ++done;
+      Problem problem = planned.problem;
+      problem.sparsity = data->sparsity;
+      ResultRow row;
+      if (!planned.variant) {
+        row.variant = planned.variant_name;
+        row.problem = problem;
+        row.dataset = data->identity;
+        row.params = planned.overrides;
+        row.name = row_name(row.variant, problem, row.params);
+        row.status = "refused";
+        row.reason = "variant '" + planned.variant_name + "' is not built into this binary";
+      } else {
+        const std::string k_key = problem.k.str();
+        if (!init_by_k.count(k_key))
+          init_by_k[k_key] = initial_centroids(*data, problem.k, parse_init(group.init), group.seed);
+        RowSpec spec;
+        spec.variant = planned.variant;
+        spec.problem = problem;
+        spec.params = planned.overrides;
+        spec.dataset = data.get();
+        spec.init_centroids = init_by_k[k_key];
+        spec.warmup = group.warmup;
+        spec.samples = group.iters;
+        spec.verify = group.verify;
+        row = measure_row(spec, device, measure_options);
+      }
+      std::cerr << "[" << done << "/" << total << "] " << row.name << " ... ";
+      if (row.ok()) {
+        std::cerr << format_number(row.summary.median_ms, 4) << " ms";
+        if (row.verified()) std::cerr << (row.verify_passed() ? " verify pass" : " VERIFY FAIL");
+      } else {
+        std::cerr << row.status << ": " << row.reason;
+      }
+      std::cerr << "\n";
+      if (row.status == "refused") ++refusals;
+      if (row.status == "failed") ++failures;
+      if (!row.verify_passed()) ++verify_failures;
+      file.rows.push_back(std::move(row));
+      if (!options.out.empty()) {
+        file.created = utc_now_iso();
+        write_results_atomically(options.out, file);
+      }
+    }
+  }
+  print_suite_output(std::cout, suite, file, format);
+  std::cerr << "mkbench: suite " << suite.name << ": " << file.rows.size() << " rows, "
+            << (file.rows.size() - refusals - failures) << " measured, " << refusals << " refused, " << failures
+            << " failed";
+  if (verify_failures) std::cerr << ", " << verify_failures << " FAILED verification";
+  if (!options.out.empty()) std::cerr << "; results in " << options.out;
+  std::cerr << "\n";
+  if (verify_failures) return kExitVerifyFailed;
+  if (failures) return kExitDevice;
+  return kExitOk;
+}
+
+}  // namespace mk

@@ -1,0 +1,118 @@
+#include "harness/variant.hpp"
+
+#include <algorithm>
+
+#include "harness/errors.hpp"
+
+namespace mk {
+
+const Axis* ParamSpace::find(const std::string& name) const {
+  for (const auto& axis : axes)
+    if (axis.name == name) return &axis;
+  return nullptr;
+}
+
+std::optional<std::string> ParamSpace::check(const Params& params) const {
+  for (const auto& axis : axes) {
+    if (!params.contains(axis.name)) return "missing parameter '" + axis.name + "'";
+    const auto& value = params.at(axis.name);
+    if (std::find(axis.values.begin(), axis.values.end(), value) == axis.values.end()) {
+      std::string allowed;
+      for (const auto& v : axis.values) allowed += (allowed.empty() ? "" : ", ") + v.dump();
+      return "parameter " + axis.name + "=" + value.dump() + " is not one of {" + allowed + "}";
+    }
+  }
+  for (auto it = params.begin(); it != params.end(); ++it)
+    if (!find(it.key())) return "unknown parameter '" + it.key() + "' for this variant";
+  for (const auto& restriction : restrictions)
+    if (!restriction.allows(params)) return "violates restriction: " + restriction.description;
+  return std::nullopt;
+}
+
+std::vector<Params> ParamSpace::enumerate() const {
+  std::vector<Params> points{Params::object()};
+  for (const auto& axis : axes) {
+    std::vector<Params> next;
+    next.reserve(points.size() * axis.values.size());
+    for (const auto& point : points)
+      for (const auto& value : axis.values) {
+        Params extended = point;
+        extended[axis.name] = value;
+        next.push_back(std::move(extended));
+      }
+    points.swap(next);
+  }
+  std::vector<Params> legal;
+  for (auto& point : points)
+    if (!check(point)) legal.push_back(std::move(point));
+  return legal;
+}
+
+size_t ParamSpace::size_unrestricted() const {
+  size_t total = 1;
+  for (const auto& axis : axes) total *= axis.values.size();
+  return total;
+}
+
+nlohmann::json ParamSpace::to_json() const {
+  nlohmann::json out = {{"axes", nlohmann::json::array()}, {"restrictions", nlohmann::json::array()}};
+  for (const auto& axis : axes) out["axes"].push_back({{"name", axis.name}, {"values", axis.values}, {"help", axis.help}});
+  for (const auto& r : restrictions) out["restrictions"].push_back(r.description);
+  return out;
+}
+
+Registry& Registry::instance() {
+  static Registry registry;
+  return registry;
+}
+
+void Registry::add(std::unique_ptr<Variant> variant) {
+  if (find(variant->name())) throw std::logic_error("variant registered twice: " + variant->name());
+  variants_.push_back(std::move(variant));
+  std::sort(variants_.begin(), variants_.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+}
+
+const Variant* Registry::find(const std::string& name) const {
+  for (const auto& v : variants_)
+    if (v->name() == name) return v.get();
+  return nullptr;
+}
+
+const Variant& Registry::get(const std::string& name) const {
+  if (const Variant* v = find(name)) return *v;
+  std::string known;
+  for (const auto& v : variants_) known += (known.empty() ? "" : ", ") + v->name();
+  throw InputError("unknown variant '" + name + "' (known: " + known + ")");
+}
+
+std::vector<const Variant*> Registry::all() const {
+  std::vector<const Variant*> out;
+  for (const auto& v : variants_) out.push_back(v.get());
+  return out;
+}
+
+Params resolve_params(const Variant& variant, const Problem& problem, const DeviceInfo& device,
+                      const Params& overrides) {
+  Params params = variant.default_params(problem, device);
+  const ParamSpace space = variant.param_space(problem, device);
+  for (auto it = overrides.begin(); it != overrides.end(); ++it) {
+    if (!space.find(it.key()))
+      throw UnsupportedError(variant.name() + " has no parameter '" + it.key() + "'");
+    params[it.key()] = it.value();
+  }
+  if (auto reason = space.check(params))
+    throw UnsupportedError(variant.name() + " cannot run with " + params_label(params) + ": " + *reason);
+  return params;
+}
+
+std::string params_label(const Params& params) {
+  std::string out;
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    if (!out.empty()) out += ",";
+    out += it.key() + "=" + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+  }
+  return out;
+}
+
+}  // namespace mk

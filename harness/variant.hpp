@@ -1,0 +1,122 @@
+#pragma once
+// The variant contract. A variant is one file under variants/ that declares its name,
+// what it can do, and its tunable space as data, and registers itself with
+// MKBENCH_REGISTER_VARIANT. Nothing central switches on variant names.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/dataset.hpp"
+#include "harness/device_info.hpp"
+#include "harness/problem.hpp"
+
+namespace mk {
+
+using Params = nlohmann::json;  // object: axis name -> value (int or string)
+
+struct Axis {
+  std::string name;
+  std::vector<nlohmann::json> values;  // allowed values, in the order a sweep visits them
+  std::string help;
+};
+
+struct Restriction {
+  std::string description;  // shown by `mkbench list` and in refusals, e.g. "block*ppt <= M"
+  std::function<bool(const Params&)> allows;
+};
+
+struct ParamSpace {
+  std::vector<Axis> axes;
+  std::vector<Restriction> restrictions;
+
+  const Axis* find(const std::string& name) const;
+  // nullopt when params are a legal point of the space; otherwise the reason.
+  std::optional<std::string> check(const Params& params) const;
+  // Every legal combination (the exhaustive tuner's list, in axis order).
+  std::vector<Params> enumerate() const;
+  size_t size_unrestricted() const;
+  nlohmann::json to_json() const;
+};
+
+// Result of one Lloyd iteration for one K of the range.
+struct KResult {
+  int k = 0;
+  std::vector<float> centroids;   // k*n row-major, after the update
+  std::vector<int64_t> counts;    // k
+  double inertia = 0;             // Σ min squared distance, w.r.t. the centroids before the update
+  std::vector<int32_t> labels;    // m, only when labels were requested
+};
+
+struct IterationResult {
+  std::vector<KResult> per_k;  // kmin..kmax in order
+};
+
+// A variant bound to one problem, dataset and parameter point: device memory allocated,
+// data uploaded. Timed code calls iterate() only.
+class PreparedRun {
+ public:
+  virtual ~PreparedRun() = default;
+  // Replace the current centroids (packed per KRange::slot_offset).
+  virtual void set_centroids(const std::vector<float>& packed) = 0;
+  // One full Lloyd iteration for every K: assignment and update, no host round trip.
+  // Asynchronous on GPU variants; store_labels materialises labels for read_back().
+  virtual void iterate(bool store_labels) = 0;
+  virtual void synchronize() = 0;
+  virtual IterationResult read_back() = 0;
+  // cudaStream_t as void* so CPU-only translation units need no CUDA headers.
+  virtual void* stream() { return nullptr; }
+};
+
+class Variant {
+ public:
+  virtual ~Variant() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  virtual bool runs_on_gpu() const = 0;
+  // nullopt if the variant can solve the problem on this device; otherwise why not.
+  virtual std::optional<std::string> can_implement(const Problem& problem,
+                                                   const DeviceInfo& device) const = 0;
+  virtual ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const = 0;
+  // Documented heuristic used when neither the user nor a tuned config gives parameters.
+  virtual Params default_params(const Problem& problem, const DeviceInfo& device) const = 0;
+  virtual std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data,
+                                               const Params& params,
+                                               const DeviceInfo& device) const = 0;
+};
+
+class Registry {
+ public:
+  static Registry& instance();
+  void add(std::unique_ptr<Variant> variant);
+  const Variant* find(const std::string& name) const;
+  const Variant& get(const std::string& name) const;  // throws InputError listing known names
+  std::vector<const Variant*> all() const;
+
+ private:
+  std::vector<std::unique_ptr<Variant>> variants_;
+};
+
+template <typename V>
+struct VariantRegistrar {
+  VariantRegistrar() { Registry::instance().add(std::make_unique<V>()); }
+};
+
+#define MKBENCH_CONCAT_INNER(a, b) a##b
+#define MKBENCH_CONCAT(a, b) MKBENCH_CONCAT_INNER(a, b)
+#define MKBENCH_REGISTER_VARIANT(Class) \
+  static ::mk::VariantRegistrar<Class> MKBENCH_CONCAT(mkbench_registrar_, __LINE__)
+
+// Merge user-supplied params over defaults, then check them against the space.
+// Throws UnsupportedError with the restriction text when illegal.
+Params resolve_params(const Variant& variant, const Problem& problem, const DeviceInfo& device,
+                      const Params& overrides);
+
+// Canonical "grid=264,ppt=64,block=256" text used in row names and NVTX ranges.
+std::string params_label(const Params& params);
+
+}  // namespace mk

@@ -1,0 +1,1100 @@
+#include "reports/report.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include <sys/wait.h>
+
+#include "harness/errors.hpp"
+#include "harness/results.hpp"
+#include "reports/results_io.hpp"
+#include "reports/stats.hpp"
+
+namespace mk::reports {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------
+// Formatting
+
+namespace {
+
+const std::string kMissing = "—";
+
+std::string fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return kMissing;
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string ms_text(double ms) {
+  if (!std::isfinite(ms)) return kMissing;
+  const double magnitude = std::fabs(ms);
+  return fixed(ms, magnitude >= 100 ? 2 : magnitude >= 1 ? 3 : 4);
+}
+
+std::string speedup_text(double speedup) {
+  if (!std::isfinite(speedup) || speedup <= 0) return kMissing;
+  return fixed(speedup, speedup >= 100 ? 0 : speedup >= 10 ? 1 : 2) + "x";
+}
+
+std::string lower(std::string text) {
+  for (char& c : text) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string short_device(const json& doc) {
+  std::string name = device_label(doc);
+  for (const char* prefix : {"NVIDIA ", "Tesla "})
+    if (name.rfind(prefix, 0) == 0 && name.size() > std::string(prefix).size())
+      name = name.substr(std::string(prefix).size());
+  return name;
+}
+
+double mean_of(const std::vector<double>& values) {
+  double sum = 0;
+  int count = 0;
+  for (double v : values)
+    if (std::isfinite(v)) sum += v, ++count;
+  return count ? sum / count : NAN;
+}
+
+// ---------------------------------------------------------------------------------------
+// Row views
+
+struct ProblemKey {
+  int64_t n = 0, k_min = 0, k_max = 0, m = 0;
+  bool operator<(const ProblemKey& o) const {
+    return std::tie(n, k_min, k_max, m) < std::tie(o.n, o.k_min, o.k_max, o.m);
+  }
+  bool operator==(const ProblemKey& o) const {
+    return n == o.n && k_min == o.k_min && k_max == o.k_max && m == o.m;
+  }
+  int64_t sum_k() const { return (k_min + k_max) * (k_max - k_min + 1) / 2; }
+  std::string k_text() const {
+    return k_min == k_max ? std::to_string(k_min) : std::to_string(k_min) + "..." + std::to_string(k_max);
+  }
+};
+
+ProblemKey problem_of(const json& row) {
+  const json problem = row.contains("problem") && row["problem"].is_object() ? row["problem"] : json::object();
+  ProblemKey key;
+  key.n = int64_t(number_or(problem, "n", 0));
+  key.k_min = int64_t(number_or(problem, "k_min", number_or(problem, "k", 0)));
+  key.k_max = int64_t(number_or(problem, "k_max", double(key.k_min)));
+  key.m = int64_t(number_or(problem, "m", 0));
+  return key;
+}
+
+double row_gops(const json& row) {
+  return row.contains("metrics") ? number_or(row["metrics"], "gops", NAN) : NAN;
+}
+
+const json& params_of(const json& row) {
+  static const json empty = json::object();
+  return row.contains("params") && row["params"].is_object() ? row["params"] : empty;
+}
+
+// The suite runner may tag a row with its role in table 2; older files do not.
+std::string role_tag(const json& row) {
+  std::string tag = string_or(row, "suite_role", "");
+  if (tag.empty()) tag = string_or(row, "k_mode", "");
+  return lower(tag);
+}
+
+bool is_cpu_row(const json& row) {
+  const std::string variant = lower(string_or(row, "variant", ""));
+  return role_tag(row) == "cpu" || variant.rfind("cpu", 0) == 0;
+}
+
+std::vector<const json*> ok_rows(const json& doc) {
+  std::vector<const json*> rows;
+  for (const json& row : doc["rows"])
+    if (row_status(row) == "ok" && std::isfinite(row_median_ms(row))) rows.push_back(&row);
+  return rows;
+}
+
+std::string dataset_summary(const std::vector<const json*>& rows) {
+  std::vector<std::string> seen;
+  for (const json* row : rows) {
+    const json dataset = row->contains("dataset") ? (*row)["dataset"] : json::object();
+    const std::string text = describe_dataset(dataset);
+    if (std::find(seen.begin(), seen.end(), text) == seen.end()) seen.push_back(text);
+  }
+  if (seen.empty()) return "none";
+  std::string out;
+  for (size_t i = 0; i < seen.size() && i < 3; ++i) out += (i ? "; " : "") + seen[i];
+  if (seen.size() > 3) out += "; +" + std::to_string(seen.size() - 3) + " more";
+  return out;
+}
+
+std::string provenance_line(const LoadedResults& file, const std::vector<const json*>& rows) {
+  const json& doc = file.doc;
+  const json& device = doc["device"];
+  const json build = doc.contains("build") && doc["build"].is_object() ? doc["build"] : json::object();
+  std::ostringstream line;
+  line << "device: " << device_label(doc);
+  const std::string slug = device_slug(doc);
+  std::string details = slug;
+  const std::string driver = string_or(device, "driver", "");
+  const std::string runtime = string_or(device, "cuda_runtime", "");
+  if (!driver.empty()) details += (details.empty() ? "" : ", ") + std::string("driver ") + driver;
+  if (!runtime.empty()) details += (details.empty() ? "" : ", ") + std::string("CUDA ") + runtime;
+  if (!details.empty()) line << " (" << details << ")";
+  line << " · commit: " << string_or(build, "git_sha", "unknown");
+  const std::string build_type = string_or(build, "build_type", "");
+  if (!build_type.empty()) line << " (" << build_type << ")";
+  line << " · dataset: " << dataset_summary(rows);
+  line << " · date: " << string_or(doc, "created", "unknown");
+  line << " · file: " << fs::path(file.path).filename().string();
+  return line.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// Generic table: one row per result row.
+
+ReportTable generic_table(const LoadedResults& file) {
+  ReportTable table;
+  const std::string suite = string_or(file.doc, "suite", "");
+  table.title = (suite.empty() ? std::string("Results") : "Suite " + suite) + " — " +
+                short_device(file.doc);
+  std::vector<const json*> all;
+  for (const json& row : file.doc["rows"]) all.push_back(&row);
+  table.provenance.push_back(provenance_line(file, all));
+  table.header = {"Row", "Status", "Median (ms)", "Min (ms)", "Q3 (ms)", "Gops/s", "GB/s",
+                  "% FP32", "% DRAM", "Bound"};
+  table.numeric = {false, false, true, true, true, true, true, true, true, false};
+  for (const json* row : all) {
+    const json summary = row->contains("summary") && (*row)["summary"].is_object() ? (*row)["summary"] : json::object();
+    const json metrics = row->contains("metrics") && (*row)["metrics"].is_object() ? (*row)["metrics"] : json::object();
+    std::string status = row_status(*row);
+    const std::string reason = string_or(*row, "reason", "");
+    if (status != "ok" && !reason.empty()) status += ": " + reason;
+    const double pct_fp32 = number_or(metrics, "pct_fp32_measured", 0) > 0
+                                ? number_or(metrics, "pct_fp32_measured", NAN)
+                                : number_or(metrics, "pct_fp32_theoretical", NAN);
+    const double pct_dram = number_or(metrics, "pct_dram_measured", 0) > 0
+                                ? number_or(metrics, "pct_dram_measured", NAN)
+                                : number_or(metrics, "pct_dram_theoretical", NAN);
+    table.rows.push_back({row_name(*row), status, ms_text(row_median_ms(*row)),
+                          ms_text(number_or(summary, "min_ms", NAN)),
+                          ms_text(number_or(summary, "q3_ms", NAN)),
+                          fixed(number_or(metrics, "gops", NAN), 2),
+                          fixed(number_or(metrics, "effective_gbps", NAN), 1), fixed(pct_fp32, 1),
+                          fixed(pct_dram, 1), string_or(metrics, "roofline_limit", kMissing)});
+    table.bold.push_back(false);
+  }
+  table.notes.push_back("% FP32 and % DRAM use the measured peak (`mkbench peak`) when the file has one, "
+                        "else the theoretical peak.");
+  return table;
+}
+
+// ---------------------------------------------------------------------------------------
+// Table 1: work per thread (grid sweep), with the published T4 numbers beside ours.
+
+struct PublishedTable1 {
+  bool loaded = false;
+  std::string gpu = "Tesla T4";
+  std::string source;
+  std::optional<ProblemKey> problem;
+  struct Row { int64_t grid; double points_per_thread, time_ms, gops; };
+  std::vector<Row> rows;
+  std::string problem_note;  // why it is not shown, when it is not
+};
+
+PublishedTable1 load_published_table1(const std::string& path) {
+  PublishedTable1 published;
+  if (path == "none") return published;
+  std::ifstream in(path);
+  if (!in) {
+    published.problem_note = "published T4 column left out: " + path + " not found";
+    return published;
+  }
+  try {
+    json doc = json::parse(in);
+    published.gpu = string_or(doc, "gpu", published.gpu);
+    published.source = string_or(doc, "source", "");
+    if (doc.contains("problem") && doc["problem"].is_object()) {
+      ProblemKey key;
+      key.n = int64_t(number_or(doc["problem"], "n", 0));
+      key.k_min = int64_t(number_or(doc["problem"], "k_min", 0));
+      key.k_max = int64_t(number_or(doc["problem"], "k_max", 0));
+      key.m = int64_t(number_or(doc["problem"], "m", 0));
+      published.problem = key;
+    }
+    for (const json& row : doc.at("rows")) {
+      published.rows.push_back({int64_t(number_or(row, "grid", -1)),
+                                number_or(row, "points_per_thread", NAN),
+                                number_or(row, "time_ms", NAN), number_or(row, "gops", NAN)});
+    }
+    published.loaded = true;
+  } catch (const std::exception& error) {
+    published.problem_note = "published T4 column left out: " + path + " is malformed (" + error.what() + ")";
+  }
+  return published;
+}
+
+std::string published_label(const PublishedTable1& published) {
+  return "published (" + published.gpu + ", seed 000) — another GPU, not our measurement";
+}
+
+std::vector<ReportTable> table1_tables(const LoadedResults& file, const ReportOptions& options) {
+  std::vector<ReportTable> tables;
+  const std::string published_path =
+      options.published_table1.empty() ? default_published_table1_path() : options.published_table1;
+  const PublishedTable1 published = load_published_table1(published_path);
+
+  // One table per problem (the seed has one: N=8, K=3..7, M=32M).
+  std::vector<ProblemKey> problems;
+  std::map<ProblemKey, std::vector<const json*>> by_problem;
+  for (const json* row : ok_rows(file.doc)) {
+    if (!params_of(*row).contains("grid")) continue;
+    const ProblemKey key = problem_of(*row);
+    if (!by_problem.count(key)) problems.push_back(key);
+    by_problem[key].push_back(row);
+  }
+  for (const ProblemKey& key : problems) {
+    std::vector<const json*> rows = by_problem[key];
+    std::stable_sort(rows.begin(), rows.end(), [](const json* a, const json* b) {
+      return number_or(params_of(*a), "grid", 0) < number_or(params_of(*b), "grid", 0);
+    });
+    // Show the other parameters only when they vary, so the usual table stays the seed's.
+    std::set<std::string> others;
+    std::set<std::string> variants;
+    for (const json* row : rows) {
+      others.insert(params_text(params_of(*row), {"grid", "ppt", "points_per_thread"}));
+      variants.insert(string_or(*row, "variant", ""));
+    }
+    const bool show_params = others.size() > 1 || variants.size() > 1;
+    bool all_measured = true;
+    for (const json* row : rows)
+      all_measured = all_measured && row->contains("metrics") &&
+                     number_or((*row)["metrics"], "pct_fp32_measured", 0) > 0;
+    const bool with_published =
+        published.loaded && (!published.problem || *published.problem == key);
+
+    ReportTable table;
+    table.title = "Table 1 — work per thread: N=" + std::to_string(key.n) + ", K=" + key.k_text() +
+                  ", M=" + std::to_string(key.m) + " — " + short_device(file.doc);
+    table.provenance.push_back(provenance_line(file, rows));
+    table.header = {"Grid", "Points/thread", "Time (ms)", "Gops/s",
+                    all_measured ? "% peak (measured FP32)" : "% peak (theoretical FP32)"};
+    table.numeric = {true, true, true, true, true};
+    if (show_params) {
+      table.header.insert(table.header.begin() + 1, "Params");
+      table.numeric.insert(table.numeric.begin() + 1, false);
+    }
+    if (with_published) {
+      for (const char* column : {"T4 Points/thread¹", "T4 Time (ms)¹", "T4 Gops/s¹"}) {
+        table.header.push_back(column);
+        table.numeric.push_back(true);
+      }
+    }
+    size_t best = 0;
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (row_gops(*rows[i]) > row_gops(*rows[best])) best = i;
+
+    std::set<int64_t> our_grids;
+    auto published_cells = [&](int64_t grid) {
+      std::vector<std::string> cells = {kMissing, kMissing, kMissing};
+      for (const auto& p : published.rows)
+        if (p.grid == grid)
+          cells = {fixed(p.points_per_thread, 0), ms_text(p.time_ms), fixed(p.gops, 2)};
+      return cells;
+    };
+    struct Line { double grid; std::vector<std::string> cells; bool bold; };
+    std::vector<Line> lines;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const json& row = *rows[i];
+      const json& params = params_of(row);
+      const int64_t grid = int64_t(number_or(params, "grid", 0));
+      our_grids.insert(grid);
+      double ppt = number_or(params, "ppt", number_or(params, "points_per_thread", NAN));
+      const double block = number_or(params, "block", NAN);
+      if (!std::isfinite(ppt) && std::isfinite(block) && grid > 0 && key.m > 0)
+        ppt = std::ceil(double(key.m) / (double(grid) * block));
+      const json metrics = row.contains("metrics") ? row["metrics"] : json::object();
+      const double pct = all_measured ? number_or(metrics, "pct_fp32_measured", NAN)
+                                      : number_or(metrics, "pct_fp32_theoretical", NAN);
+      std::vector<std::string> cells = {std::to_string(grid), fixed(ppt, 0), ms_text(row_median_ms(row)),
+                                        fixed(row_gops(row), 2), fixed(pct, 1)};
+      if (show_params) {
+        std::string label = params_text(params, {"grid", "ppt", "points_per_thread"});
+        if (variants.size() > 1) label = string_or(row, "variant", "") + " " + label;
+        cells.insert(cells.begin() + 1, label);
+      }
+      if (with_published)
+        for (auto& cell : published_cells(grid)) cells.push_back(cell);
+      lines.push_back({double(grid), cells, i == best});
+    }
+    if (with_published) {
+      // Grids only the seed measured still get a line, so its whole table is visible.
+      for (const auto& p : published.rows) {
+        if (our_grids.count(p.grid)) continue;
+        std::vector<std::string> cells(table.header.size() - 3, kMissing);
+        cells[0] = std::to_string(p.grid);
+        for (auto& cell : published_cells(p.grid)) cells.push_back(cell);
+        lines.push_back({double(p.grid), cells, false});
+      }
+      std::stable_sort(lines.begin(), lines.end(),
+                       [](const Line& a, const Line& b) { return a.grid < b.grid; });
+    }
+    for (auto& line : lines) {
+      table.rows.push_back(line.cells);
+      table.bold.push_back(line.bold);
+    }
+    table.notes.push_back("Bold: our best row (highest Gops/s). Time is the median of the timed "
+                          "iterations; Gops/s = 3·ΣK·N·M / time.");
+    if (with_published) {
+      std::string note = "¹ " + published_label(published) + ".";
+      if (!published.source.empty()) note += " Source: " + published.source + ".";
+      note += " The seed reports the mean of 10 runs on a 40-SM GPU; its grids are multiples "
+              "of 40, ours of this GPU's SM count, so rows rarely line up.";
+      table.notes.push_back(note);
+    } else if (!published.problem_note.empty()) {
+      table.notes.push_back(published.problem_note);
+    }
+    tables.push_back(std::move(table));
+  }
+  return tables;
+}
+
+// ---------------------------------------------------------------------------------------
+// Table 2: MultiK over a K range against one run per K ("Vários"), one run with K = ΣK
+// ("Único") and the CPU.
+
+std::vector<ReportTable> table2_tables(const LoadedResults& file) {
+  const std::vector<const json*> rows = ok_rows(file.doc);
+  auto is_range = [](const json& row) {
+    const std::string tag = role_tag(row);
+    if (tag == "range") return true;
+    if (!tag.empty() && tag != "range") return false;
+    const ProblemKey key = problem_of(row);
+    return key.k_min < key.k_max;
+  };
+  // The MultiK reference: registers-multik when it ran ranges, else the first ranged variant.
+  std::string reference;
+  for (const json* row : rows) {
+    if (is_cpu_row(*row) || !is_range(*row)) continue;
+    const std::string variant = string_or(*row, "variant", "");
+    if (variant == "registers-multik") { reference = variant; break; }
+    if (reference.empty()) reference = variant;
+  }
+  if (reference.empty()) return {};
+
+  std::vector<ProblemKey> cases;
+  std::map<ProblemKey, double> reference_ms, reference_gops;
+  std::vector<std::string> others;  // variants with single-K rows, first-seen order
+  std::map<std::pair<std::string, ProblemKey>, double> single_ms;  // (variant, n/k/k/m) -> best ms
+  std::map<ProblemKey, double> cpu_ms;  // best CPU ms per problem (any K span)
+  for (const json* row : rows) {
+    const ProblemKey key = problem_of(*row);
+    const double ms = row_median_ms(*row);
+    const std::string variant = string_or(*row, "variant", "");
+    if (is_cpu_row(*row)) {
+      auto [it, inserted] = cpu_ms.emplace(key, ms);
+      if (!inserted) it->second = std::min(it->second, ms);
+      continue;
+    }
+    if (variant == reference && is_range(*row)) {
+      if (!reference_ms.count(key)) {
+        cases.push_back(key);
+        reference_ms[key] = ms;
+        reference_gops[key] = row_gops(*row);
+      } else if (ms < reference_ms[key]) {
+        reference_ms[key] = ms;
+        reference_gops[key] = row_gops(*row);
+      }
+      continue;
+    }
+    if (key.k_min != key.k_max) continue;
+    if (std::find(others.begin(), others.end(), variant) == others.end()) others.push_back(variant);
+    auto [it, inserted] = single_ms.emplace(std::make_pair(variant, key), ms);
+    if (!inserted) it->second = std::min(it->second, ms);
+  }
+  if (cases.empty()) return {};
+
+  auto single = [&](const std::string& variant, const ProblemKey& c, int64_t k) -> double {
+    const auto it = single_ms.find({variant, ProblemKey{c.n, k, k, c.m}});
+    return it == single_ms.end() ? NAN : it->second;
+  };
+  auto per_k_sum = [&](const std::function<double(int64_t)>& time_for_k, const ProblemKey& c) {
+    double sum = 0;
+    for (int64_t k = c.k_min; k <= c.k_max; ++k) {
+      const double ms = time_for_k(k);
+      if (!std::isfinite(ms)) return double(NAN);
+      sum += ms;
+    }
+    return sum;
+  };
+  auto cpu_time = [&](const ProblemKey& c) -> double {
+    if (cpu_ms.count(c)) return cpu_ms[c];
+    const double summed = per_k_sum(
+        [&](int64_t k) {
+          const auto it = cpu_ms.find(ProblemKey{c.n, k, k, c.m});
+          return it == cpu_ms.end() ? double(NAN) : it->second;
+        },
+        c);
+    if (std::isfinite(summed)) return summed;
+    const auto it = cpu_ms.find(ProblemKey{c.n, c.sum_k(), c.sum_k(), c.m});
+    return it == cpu_ms.end() ? NAN : it->second;
+  };
+
+  // Only variants that give at least one number get columns.
+  std::vector<std::string> shown;
+  for (const std::string& variant : others) {
+    bool any = false;
+    for (const ProblemKey& c : cases)
+      any = any || std::isfinite(single(variant, c, c.sum_k())) ||
+            std::isfinite(per_k_sum([&](int64_t k) { return single(variant, c, k); }, c));
+    if (any) shown.push_back(variant);
+  }
+  bool any_cpu = false;
+  for (const ProblemKey& c : cases) any_cpu = any_cpu || std::isfinite(cpu_time(c));
+
+  ReportTable table;
+  table.title = "Table 2 — MultiK (" + reference + ") against one run per K and K=ΣK — " +
+                short_device(file.doc);
+  table.provenance.push_back(provenance_line(file, rows));
+  table.header = {"N", "K range", "M", "Gops/s", "ms"};
+  table.numeric = {true, false, true, true, true};
+  for (const std::string& variant : shown) {
+    table.header.push_back("vs " + variant + " Vários");
+    table.header.push_back("vs " + variant + " Único");
+    table.numeric.push_back(true);
+    table.numeric.push_back(true);
+  }
+  if (any_cpu) {
+    table.header.push_back("vs CPU");
+    table.numeric.push_back(true);
+  }
+  std::vector<std::vector<double>> column_values(table.header.size());
+  for (const ProblemKey& c : cases) {
+    const double ref = reference_ms[c];
+    std::vector<double> values = {double(c.n), NAN, double(c.m), reference_gops[c], ref};
+    for (const std::string& variant : shown) {
+      values.push_back(per_k_sum([&](int64_t k) { return single(variant, c, k); }, c) / ref);
+      values.push_back(single(variant, c, c.sum_k()) / ref);
+    }
+    if (any_cpu) values.push_back(cpu_time(c) / ref);
+    std::vector<std::string> cells = {std::to_string(c.n), c.k_text(), std::to_string(c.m),
+                                      fixed(values[3], 2), ms_text(values[4])};
+    for (size_t i = 5; i < values.size(); ++i) cells.push_back(speedup_text(values[i]));
+    for (size_t i = 0; i < values.size(); ++i) column_values[i].push_back(values[i]);
+    table.rows.push_back(cells);
+    table.bold.push_back(false);
+  }
+  if (cases.size() > 1) {  // the seed's "Média" line
+    std::vector<std::string> cells = {"Mean", "", "", fixed(mean_of(column_values[3]), 2),
+                                      ms_text(mean_of(column_values[4]))};
+    for (size_t i = 5; i < column_values.size(); ++i) cells.push_back(speedup_text(mean_of(column_values[i])));
+    table.rows.push_back(cells);
+    table.bold.push_back(false);
+  }
+  table.notes.push_back(
+      "Speedup = other time / MultiK time (>1: MultiK is faster). Vários: one run per K of the "
+      "range, times summed. Único: one run with K = ΣK, the same arithmetic as the whole range. "
+      "vs CPU: the CPU row for the same range, else the sum of its per-K rows, else its K = ΣK row. "
+      "Each time is the fastest row of that variant and problem (any parameters).");
+  return {table};
+}
+
+// ---------------------------------------------------------------------------------------
+// Table 3 / --merge: the same problems on several GPUs, with speedup and cost-performance.
+
+std::optional<double> price_for(const json& doc, const ReportOptions& options) {
+  const std::string name = lower(device_label(doc)), slug = lower(device_slug(doc));
+  std::optional<double> price;
+  size_t best_length = 0;
+  for (const auto& [key, value] : options.prices) {
+    const std::string needle = lower(key);
+    if (needle.empty()) continue;
+    if ((name.find(needle) != std::string::npos || slug.find(needle) != std::string::npos) &&
+        needle.size() > best_length) {
+      price = value;
+      best_length = needle.size();
+    }
+  }
+  return price;
+}
+
+ReportTable merged_table(const std::vector<LoadedResults>& files, const ReportOptions& options) {
+  struct Key {
+    std::string variant;
+    ProblemKey problem;
+    bool operator<(const Key& o) const {
+      return std::tie(variant, problem) < std::tie(o.variant, o.problem);
+    }
+  };
+  struct Best { double ms = NAN, gops = NAN; };
+  std::vector<Key> keys;
+  std::set<Key> seen_keys;
+  std::set<std::string> variants;
+  std::vector<std::map<Key, Best>> best(files.size());
+  std::vector<std::vector<const json*>> file_rows(files.size());
+  for (size_t f = 0; f < files.size(); ++f) {
+    for (const json* row : ok_rows(files[f].doc)) {
+      if (is_cpu_row(*row) && files.size() > 1) continue;  // the GPUs are what is compared
+      file_rows[f].push_back(row);
+      const Key key{string_or(*row, "variant", ""), problem_of(*row)};
+      if (!seen_keys.count(key)) {
+        seen_keys.insert(key);
+        keys.push_back(key);
+      }
+      variants.insert(key.variant);
+      Best& entry = best[f][key];
+      const double ms = row_median_ms(*row);
+      if (!std::isfinite(entry.ms) || ms < entry.ms) entry = {ms, row_gops(*row)};
+    }
+  }
+  // Column labels: the GPU name, disambiguated when two files ran on the same model.
+  std::vector<std::string> labels;
+  for (size_t f = 0; f < files.size(); ++f) {
+    std::string label = short_device(files[f].doc);
+    if (std::count_if(files.begin(), files.end(), [&](const LoadedResults& other) {
+          return short_device(other.doc) == short_device(files[f].doc);
+        }) > 1)
+      label += " (" + fs::path(files[f].path).filename().string() + ")";
+    labels.push_back(label);
+  }
+  std::vector<std::optional<double>> prices;
+  for (const auto& file : files) prices.push_back(price_for(file.doc, options));
+
+  ReportTable table;
+  table.title = files.size() > 1 ? "Table 3 — MultiK on different GPUs and cloud cost"
+                                 : "Table 3 — " + short_device(files[0].doc);
+  for (size_t f = 0; f < files.size(); ++f) table.provenance.push_back(provenance_line(files[f], file_rows[f]));
+  const bool show_variant = variants.size() > 1;
+  table.header = {"N", "K"};
+  table.numeric = {true, false};
+  if (show_variant) {
+    table.header.push_back("Variant");
+    table.numeric.push_back(false);
+  }
+  for (const auto& label : labels) {
+    table.header.push_back(label + " Gops/s");
+    table.header.push_back(label + " ms");
+    table.numeric.push_back(true);
+    table.numeric.push_back(true);
+  }
+  std::vector<size_t> priced;  // files (after the first) that get a cost column
+  for (size_t f = 1; f < files.size(); ++f) {
+    table.header.push_back("Speedup " + labels[f] + " vs " + labels[0]);
+    table.numeric.push_back(true);
+    if (prices[0] && prices[f] && *prices[0] > 0) {
+      priced.push_back(f);
+      table.header.push_back("Relative cost-perf " + labels[f]);
+      table.numeric.push_back(true);
+    }
+  }
+  const size_t fixed_columns = show_variant ? 3 : 2;
+  std::vector<std::vector<double>> column_values(table.header.size());
+  for (const Key& key : keys) {
+    std::vector<double> values;
+    for (size_t f = 0; f < files.size(); ++f) {
+      const auto it = best[f].find(key);
+      values.push_back(it == best[f].end() ? NAN : it->second.gops);
+      values.push_back(it == best[f].end() ? NAN : it->second.ms);
+    }
+    for (size_t f = 1; f < files.size(); ++f) {
+      const double speedup = values[1] / values[2 * f + 1];
+      values.push_back(speedup);
+      if (std::find(priced.begin(), priced.end(), f) != priced.end())
+        values.push_back(speedup / (*prices[f] / *prices[0]));
+    }
+    std::vector<std::string> cells = {std::to_string(key.problem.n), key.problem.k_text()};
+    if (show_variant) cells.push_back(key.variant);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const size_t column = fixed_columns + i;
+      column_values[column].push_back(values[i]);
+      if (i < 2 * files.size())
+        cells.push_back(i % 2 == 0 ? fixed(values[i], 2) : ms_text(values[i]));
+      else if (table.header[column].rfind("Relative", 0) == 0)
+        cells.push_back(fixed(values[i], 2));
+      else
+        cells.push_back(speedup_text(values[i]));
+    }
+    table.rows.push_back(cells);
+    table.bold.push_back(false);
+  }
+  if (keys.size() > 1) {
+    std::vector<std::string> cells(fixed_columns, "");
+    cells[0] = "Mean";
+    for (size_t column = fixed_columns; column < table.header.size(); ++column) {
+      const double mean = mean_of(column_values[column]);
+      const size_t i = column - fixed_columns;
+      if (i < 2 * files.size())
+        cells.push_back(i % 2 == 0 ? fixed(mean, 2) : ms_text(mean));
+      else if (table.header[column].rfind("Relative", 0) == 0)
+        cells.push_back(fixed(mean, 2));
+      else
+        cells.push_back(speedup_text(mean));
+    }
+    table.rows.push_back(cells);
+    table.bold.push_back(false);
+  }
+  table.notes.push_back("Each cell is the fastest row for that variant and problem on that GPU. "
+                        "Speedup = time on " + labels[0] + " / time on the other GPU.");
+  if (!priced.empty()) {
+    std::string note = "Relative cost-perf = speedup / (price of the GPU / price of " + labels[0] +
+                       "); above 1 the other GPU gives more per unit of money. Prices (--price): ";
+    for (size_t f = 0; f < files.size(); ++f)
+      if (prices[f]) note += labels[f] + "=" + fixed(*prices[f], 3) + " ";
+    table.notes.push_back(note);
+  } else if (!options.prices.empty() && files.size() > 1) {
+    std::string unmatched;
+    for (size_t f = 0; f < files.size(); ++f)
+      if (!prices[f]) unmatched += (unmatched.empty() ? "" : ", ") + labels[f];
+    table.notes.push_back("No cost column: --price has no entry matching " + unmatched +
+                          " (entries match a substring of the device name or slug).");
+  }
+  return table;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Public entry points
+
+std::vector<std::pair<std::string, double>> parse_prices(const std::string& text) {
+  std::vector<std::pair<std::string, double>> prices;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    if (item.empty()) continue;
+    const size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0)
+      throw InputError("--price entry \"" + item + "\" is not DEVICE=PRICE (e.g. H100=1,T4=0.17)");
+    const std::string value_text = item.substr(equals + 1);
+    double value = 0;
+    size_t used = 0;
+    try {
+      value = std::stod(value_text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value_text.size() || !(value > 0) || !std::isfinite(value))
+      throw InputError("--price entry \"" + item + "\": the price must be a positive number");
+    prices.push_back({item.substr(0, equals), value});
+  }
+  if (prices.empty()) throw InputError("--price is empty; expected e.g. H100=1,T4=0.17");
+  return prices;
+}
+
+std::string default_published_table1_path() {
+  if (const char* dir = std::getenv("MKBENCH_REPORTS_DIR"); dir && *dir)
+    return (fs::path(dir) / "published" / "table1_t4.json").string();
+#ifdef MKBENCH_SOURCE_DIR
+  return (fs::path(MKBENCH_SOURCE_DIR) / "reports" / "published" / "table1_t4.json").string();
+#else
+  return "reports/published/table1_t4.json";
+#endif
+}
+
+std::vector<ReportTable> build_report_tables(const std::vector<LoadedResults>& files,
+                                             const ReportOptions& options) {
+  if (files.empty()) throw InputError("no result files given");
+  for (const auto& file : files)
+    if (file.doc.at("rows").empty()) throw InputError(file.path + ": has no rows to report");
+  std::vector<ReportTable> tables;
+  if (options.merge) {
+    tables.push_back(merged_table(files, options));
+    return tables;
+  }
+  for (const auto& file : files) {
+    const std::string suite = string_or(file.doc, "suite", "");
+    std::vector<ReportTable> special;
+    if (suite == "table1") special = table1_tables(file, options);
+    else if (suite == "table2") special = table2_tables(file);
+    else if (suite == "table3") special = {merged_table({file}, options)};
+    const bool has_special = !special.empty();
+    if (!has_special) special.push_back(generic_table(file));
+    for (auto& table : special) tables.push_back(std::move(table));
+    if (has_special && options.all_rows) {
+      ReportTable all = generic_table(file);
+      all.title = "All rows — " + all.title;
+      tables.push_back(std::move(all));
+    }
+  }
+  return tables;
+}
+
+std::string render_markdown(const std::vector<ReportTable>& tables) {
+  std::ostringstream md;
+  for (const auto& table : tables) {
+    md << "## " << table.title << "\n\n";
+    for (const auto& line : table.provenance) md << "_Provenance — " << line << "_\n\n";
+    auto cell_text = [](std::string text) {
+      std::string out;
+      for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+      return out;
+    };
+    md << "|";
+    for (const auto& h : table.header) md << " " << cell_text(h) << " |";
+    md << "\n|";
+    for (size_t c = 0; c < table.header.size(); ++c)
+      md << (c < table.numeric.size() && table.numeric[c] ? "---:|" : "---|");
+    md << "\n";
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const bool bold = r < table.bold.size() && table.bold[r];
+      md << "|";
+      for (const auto& cell : table.rows[r]) {
+        const bool mark = bold && !cell.empty();
+        md << " " << (mark ? "**" : "") << cell_text(cell) << (mark ? "**" : "") << " |";
+      }
+      md << "\n";
+    }
+    md << "\n";
+    for (const auto& note : table.notes) md << note << "\n\n";
+  }
+  return md.str();
+}
+
+namespace {
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_value(const json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  return value.dump();
+}
+
+// Known columns first, in schema order; anything newer appended so no metric is dropped.
+std::vector<std::string> union_of_keys(const std::vector<LoadedResults>& files, const char* section,
+                                       std::vector<std::string> ordered) {
+  std::set<std::string> extra;
+  for (const auto& file : files)
+    for (const json& row : file.doc["rows"])
+      if (row.contains(section) && row[section].is_object())
+        for (const auto& item : row[section].items())
+          if (std::find(ordered.begin(), ordered.end(), item.key()) == ordered.end()) extra.insert(item.key());
+  ordered.insert(ordered.end(), extra.begin(), extra.end());
+  return ordered;
+}
+
+}  // namespace
+
+std::string render_csv(const std::vector<LoadedResults>& files) {
+  const auto summary_keys = union_of_keys(
+      files, "summary", {"count", "median_ms", "min_ms", "max_ms", "mean_ms", "q1_ms", "q3_ms", "iqr_ms"});
+  const auto metric_keys = union_of_keys(
+      files, "metrics",
+      {"gops", "effective_gbps", "pct_fp32_theoretical", "pct_fp32_measured", "pct_dram_theoretical",
+       "pct_dram_measured", "arithmetic_intensity", "roofline_bound_ms", "roofline_limit"});
+  std::vector<std::string> header = {"file", "suite", "created", "device_name", "device_slug",
+                                     "git_sha", "build_type", "name", "variant", "params", "n",
+                                     "k_min", "k_max", "sum_k", "m", "dataset", "status", "reason",
+                                     "clock", "warmup", "l2_flushed", "samples"};
+  for (const auto& key : summary_keys) header.push_back(key);
+  for (const auto& key : metric_keys) header.push_back(key);
+  header.push_back("verify");
+
+  std::ostringstream csv;
+  for (size_t i = 0; i < header.size(); ++i) csv << (i ? "," : "") << csv_field(header[i]);
+  csv << "\n";
+  for (const auto& file : files) {
+    const json& doc = file.doc;
+    const json build = doc.contains("build") && doc["build"].is_object() ? doc["build"] : json::object();
+    for (const json& row : doc["rows"]) {
+      auto section = [&](const char* key) {
+        return row.contains(key) && row[key].is_object() ? row[key] : json::object();
+      };
+      const json problem = section("problem"), timing = section("timing");
+      const json summary = section("summary"), metrics = section("metrics");
+      auto field = [](const json& object, const std::string& key) {
+        return object.contains(key) ? csv_value(object[key]) : std::string();
+      };
+      std::vector<std::string> cells = {
+          file.path, csv_value(doc.value("suite", json())), field(doc, "created"),
+          device_label(doc), device_slug(doc), field(build, "git_sha"), field(build, "build_type"),
+          row_name(row), field(row, "variant"), params_text(params_of(row)), field(problem, "n"),
+          field(problem, "k_min"), field(problem, "k_max"), field(problem, "sum_k"), field(problem, "m"),
+          row.contains("dataset") ? row["dataset"].dump() : "", row_status(row), field(row, "reason"),
+          field(timing, "clock"), field(timing, "warmup"), field(timing, "l2_flushed"),
+          std::to_string(row_samples_ms(row).size())};
+      for (const auto& key : summary_keys) cells.push_back(field(summary, key));
+      for (const auto& key : metric_keys) cells.push_back(field(metrics, key));
+      std::string verify;
+      if (row.contains("verify") && !row["verify"].is_null()) verify = row["verify"].dump();
+      cells.push_back(verify);
+      for (size_t i = 0; i < cells.size(); ++i) csv << (i ? "," : "") << csv_field(cells[i]);
+      csv << "\n";
+    }
+  }
+  return csv.str();
+}
+
+std::string base64_encode(std::string_view bytes) {
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8 |
+                       uint32_t(uint8_t(bytes[i + 2]));
+    out += alphabet[v >> 18 & 63];
+    out += alphabet[v >> 12 & 63];
+    out += alphabet[v >> 6 & 63];
+    out += alphabet[v & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
+    out += alphabet[v >> 18 & 63];
+    out += alphabet[v >> 12 & 63];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8;
+    out += alphabet[v >> 18 & 63];
+    out += alphabet[v >> 12 & 63];
+    out += alphabet[v >> 6 & 63];
+    out += '=';
+  }
+  return out;
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int exit_status_of(int system_result) {
+  if (system_result == -1) return -1;
+  if (WIFEXITED(system_result)) return WEXITSTATUS(system_result);
+  return 128 + (WIFSIGNALED(system_result) ? WTERMSIG(system_result) : 0);
+}
+
+std::string read_file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+std::string tail_of(const std::string& text, size_t limit) {
+  return text.size() <= limit ? text : "…" + text.substr(text.size() - limit);
+}
+
+}  // namespace
+
+std::string locate_plots_script() {
+  if (const char* dir = std::getenv("MKBENCH_REPORTS_DIR"); dir && *dir)
+    return (fs::path(dir) / "plots.py").string();
+#ifdef MKBENCH_SOURCE_DIR
+  return (fs::path(MKBENCH_SOURCE_DIR) / "reports" / "plots.py").string();
+#else
+  return "reports/plots.py";
+#endif
+}
+
+std::string find_python_with_matplotlib(std::string* tried) {
+  std::vector<std::string> candidates;
+  if (const char* chosen = std::getenv("MKBENCH_PYTHON"); chosen && *chosen)
+    candidates = {chosen};
+  else
+    candidates = {"python3", "/usr/bin/python3"};
+  std::string tried_text;
+  for (const auto& candidate : candidates) {
+    tried_text += (tried_text.empty() ? "" : ", ") + candidate;
+    const std::string probe = shell_quote(candidate) + " -c 'import matplotlib' >/dev/null 2>&1";
+    if (exit_status_of(std::system(probe.c_str())) == 0) return candidate;
+  }
+  if (tried) *tried = tried_text;
+  return "";
+}
+
+PlotOutcome render_plots(const std::vector<LoadedResults>& files, const std::string& published_path) {
+  PlotOutcome outcome;
+  const std::string script = locate_plots_script();
+  if (!fs::exists(script)) {
+    outcome.unavailable = "the plotting script " + script + " was not found (set MKBENCH_REPORTS_DIR)";
+    return outcome;
+  }
+  std::string tried;
+  const std::string python = find_python_with_matplotlib(&tried);
+  if (python.empty()) {
+    outcome.unavailable = "no Python with matplotlib (tried " + tried +
+                          "; install python3-matplotlib or set MKBENCH_PYTHON)";
+    return outcome;
+  }
+  std::string pattern = (fs::temp_directory_path() / "mkbench-plots-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) {
+    outcome.unavailable = "cannot create a temporary folder for the plots";
+    return outcome;
+  }
+  const fs::path folder(pattern);
+  std::string command = shell_quote(python) + " " + shell_quote(script) + " --in";
+  for (const auto& file : files) command += " " + shell_quote(file.path);
+  command += " --outdir " + shell_quote(folder.string());
+  if (!published_path.empty() && published_path != "none" && fs::exists(published_path))
+    command += " --published " + shell_quote(published_path);
+  command += " >" + shell_quote((folder / "plots.log").string()) + " 2>&1";
+  const int status = exit_status_of(std::system(command.c_str()));
+  if (status != 0) {
+    outcome.unavailable = "plots.py failed (exit " + std::to_string(status) + "): " +
+                          tail_of(read_file_bytes(folder / "plots.log"), 600);
+  } else {
+    try {
+      const json manifest = json::parse(read_file_bytes(folder / "manifest.json"));
+      for (const json& entry : manifest.at("plots")) {
+        const fs::path png = folder / entry.at("file").get<std::string>();
+        if (png.filename() != png.lexically_relative(folder)) continue;  // stay inside the folder
+        Plot plot{entry.value("caption", png.filename().string()), read_file_bytes(png)};
+        if (!plot.png.empty()) outcome.plots.push_back(std::move(plot));
+      }
+      if (outcome.plots.empty()) outcome.unavailable = "these results have nothing plots.py can draw";
+    } catch (const std::exception& error) {
+      outcome.unavailable = std::string("plots.py wrote no usable manifest: ") + error.what();
+    }
+  }
+  std::error_code ignored;
+  fs::remove_all(folder, ignored);
+  return outcome;
+}
+
+std::string render_html(const std::vector<ReportTable>& tables, const PlotOutcome& plots,
+                        const std::vector<LoadedResults>& files) {
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<title>mkbench report</title>\n<style>\n"
+          "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1300px;"
+          "padding:0 1em;color:#1d232b;background:#fff}\n"
+          "h1{font-size:1.6em;border-bottom:2px solid #2b6cb0;padding-bottom:.2em}\n"
+          "h2{font-size:1.2em;margin-top:2em}\n"
+          "table{border-collapse:collapse;margin:.6em 0;font-size:.9em}\n"
+          "th,td{border:1px solid #c8ced6;padding:.25em .6em}\n"
+          "th{background:#edf2f7;text-align:left}\n"
+          "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+          "tr.best td{font-weight:bold;background:#fefcbf}\n"
+          "p.prov{font-size:.8em;color:#4a5568;margin:.2em 0}\n"
+          "p.note{font-size:.85em;color:#2d3748}\n"
+          "p.warn{background:#fff5f5;border-left:4px solid #c53030;padding:.4em .8em}\n"
+          "figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #e2e8f0}\n"
+          "figcaption{font-size:.85em;color:#4a5568}\n"
+          "</style>\n</head>\n<body>\n<h1>mkbench report</h1>\n";
+  html << "<p class=\"prov\">Sources:";
+  for (const auto& file : files)
+    html << " " << html_escape(fs::path(file.path).filename().string()) << " ("
+         << html_escape(device_label(file.doc)) << ", " << html_escape(string_or(file.doc, "created", "?"))
+         << ");";
+  html << "</p>\n";
+  for (const auto& table : tables) {
+    html << "<h2>" << html_escape(table.title) << "</h2>\n";
+    for (const auto& line : table.provenance)
+      html << "<p class=\"prov\">Provenance — " << html_escape(line) << "</p>\n";
+    html << "<table>\n<thead><tr>";
+    for (const auto& h : table.header) html << "<th>" << html_escape(h) << "</th>";
+    html << "</tr></thead>\n<tbody>\n";
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const bool bold = r < table.bold.size() && table.bold[r];
+      html << (bold ? "<tr class=\"best\">" : "<tr>");
+      for (size_t c = 0; c < table.rows[r].size(); ++c) {
+        const bool numeric = c < table.numeric.size() && table.numeric[c];
+        html << (numeric ? "<td class=\"num\">" : "<td>") << html_escape(table.rows[r][c]) << "</td>";
+      }
+      html << "</tr>\n";
+    }
+    html << "</tbody>\n</table>\n";
+    for (const auto& note : table.notes) html << "<p class=\"note\">" << html_escape(note) << "</p>\n";
+  }
+  html << "<h2>Plots</h2>\n";
+  if (plots.plots.empty()) {
+    html << "<p class=\"warn\">Plots unavailable: " << html_escape(plots.unavailable) << "</p>\n";
+  }
+  for (const auto& plot : plots.plots) {
+    html << "<figure><img alt=\"" << html_escape(plot.caption) << "\" src=\"data:image/png;base64,"
+         << base64_encode(plot.png) << "\"><figcaption>" << html_escape(plot.caption)
+         << "</figcaption></figure>\n";
+  }
+  html << "</body>\n</html>\n";
+  return html.str();
+}
+
+}  // namespace mk::reports
+
+namespace mk::reports {
+
+int run_report(const std::vector<std::string>& paths, ReportOptions options,
+               const std::string& out_path, std::ostream& out, std::ostream& err) {
+  try {
+    if (options.format != "md" && options.format != "csv" && options.format != "html")
+      throw InputError("--format must be md, csv or html (got \"" + options.format + "\")");
+    std::vector<LoadedResults> files;
+    for (const auto& path : paths) files.push_back({path, load_results_file(path)});
+    std::string text;
+    if (options.format == "csv") {
+      for (const auto& file : files)
+        if (file.doc.at("rows").empty()) throw InputError(file.path + ": has no rows to report");
+      text = render_csv(files);
+    } else if (options.format == "md") {
+      text = render_markdown(build_report_tables(files, options));
+    } else {
+      options.all_rows = true;
+      const auto tables = build_report_tables(files, options);
+      const std::string published =
+          options.published_table1.empty() ? default_published_table1_path() : options.published_table1;
+      const PlotOutcome plots = render_plots(files, published);
+      if (plots.plots.empty()) {
+        if (options.require_plots) {
+          err << "mkbench report: plots unavailable and --require-plots was given: "
+              << plots.unavailable << "\n";
+          return kExitBadInput;
+        }
+        err << "mkbench report: note: the html has tables only; plots unavailable: "
+            << plots.unavailable << "\n";
+      }
+      text = render_html(tables, plots, files);
+    }
+    if (out_path.empty())
+      out << text;
+    else
+      mk::write_text_atomically(out_path, text);
+    return kExitOk;
+  } catch (const Error& error) {
+    err << "mkbench report: " << error.what() << "\n";
+    return error.exit_code;
+  } catch (const std::exception& error) {
+    err << "mkbench report: " << error.what() << "\n";
+    return kExitBadInput;
+  }
+}
+
+}  // namespace mk::reports

@@ -1,0 +1,126 @@
+// Every registered GPU variant against the FP64 reference, over a grid of small shapes,
+// with its default parameters: one step, then three more steps each checked on its own.
+// On a machine without a GPU every case is skipped with the driver's reason, never passed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "harness/device_info.hpp"
+#include "harness/reference.hpp"
+#include "harness/variant.hpp"
+
+namespace mk {
+namespace {
+
+std::vector<std::string> gpu_variant_names() {
+  std::vector<std::string> names;
+  for (const Variant* v : Registry::instance().all())
+    if (v->runs_on_gpu()) names.push_back(v->name());
+  return names;
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  return name;
+}
+
+std::vector<float> packed_centroids(const IterationResult& result, const KRange& k, int n) {
+  std::vector<float> packed(size_t(k.sum()) * n);
+  for (const KResult& r : result.per_k)
+    std::copy(r.centroids.begin(), r.centroids.end(), packed.begin() + size_t(k.slot_offset(r.k)) * n);
+  return packed;
+}
+
+class GpuVariant : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  }
+};
+
+TEST_P(GpuVariant, MatchesTheReferenceOnSmallShapesWithDefaultParams) {
+  const Variant& variant = Registry::instance().get(GetParam());
+  const DeviceInfo device = query_device(0);
+  int implemented = 0;
+  std::string refusals;
+  for (const int n : {2, 4, 8, 32})
+    for (const KRange k : {KRange{3, 3}, KRange{3, 7}, KRange{16, 16}})
+      for (const int64_t m : {int64_t(1000), int64_t(100000)}) {
+        Problem problem;
+        problem.m = m;
+        problem.n = n;
+        problem.k = k;
+        SCOPED_TRACE(variant.name() + " " + problem.str());
+        if (auto reason = variant.can_implement(problem, device)) {
+          refusals += "\n  " + problem.str() + ": " + *reason;
+          continue;
+        }
+        ++implemented;
+        GeneratorSpec spec;
+        spec.m = m;
+        spec.n = n;
+        spec.seed = 99 + n;
+        const Dataset data = generate(spec);
+        const Params params = resolve_params(variant, problem, device, Params::object());
+        SCOPED_TRACE(params_label(params));
+        std::unique_ptr<PreparedRun> run = variant.prepare(problem, data, params, device);
+        std::vector<float> centroids = initial_centroids(data, k, InitMethod::FirstK, 0);
+        run->set_centroids(centroids);
+        // Step 1, then three more: each compared against the reference from the centroids
+        // that step started from, so an accepted tie flip cannot snowball into a failure.
+        for (int step = 1; step <= 4; ++step) {
+          run->iterate(true);
+          run->synchronize();
+          const IterationResult got = run->read_back();
+          const VerifyReport report = compare_with_reference(data, k, centroids, got);
+          EXPECT_TRUE(report.passed) << "step " << step << ": " << report.summary();
+          if (!report.passed) break;
+          centroids = packed_centroids(got, k, n);
+        }
+      }
+  if (implemented == 0)
+    GTEST_SKIP() << variant.name() << " can implement none of the test shapes on " << device.name << ":"
+                 << refusals;
+  if (!refusals.empty()) std::cout << "[   INFO   ] " << variant.name() << " refused:" << refusals << "\n";
+}
+
+// Labels are optional in the timed loop; the centroids, counts and inertia must be the same
+// whether or not they were stored.
+TEST_P(GpuVariant, StepWithoutLabelsMatchesTheReference) {
+  const Variant& variant = Registry::instance().get(GetParam());
+  const DeviceInfo device = query_device(0);
+  Problem problem;
+  problem.m = 100000;
+  problem.n = 8;
+  problem.k = KRange{3, 7};
+  if (auto reason = variant.can_implement(problem, device))
+    GTEST_SKIP() << variant.name() << " cannot run " << problem.str() << ": " << *reason;
+  GeneratorSpec spec;
+  spec.kind = "blobs";
+  spec.centers = 5;
+  spec.m = problem.m;
+  spec.n = problem.n;
+  const Dataset data = generate(spec);
+  auto run = variant.prepare(problem, data, resolve_params(variant, problem, device, Params::object()), device);
+  const auto centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 5);
+  run->set_centroids(centroids);
+  run->iterate(false);
+  run->synchronize();
+  const IterationResult got = run->read_back();
+  for (const auto& r : got.per_k) EXPECT_TRUE(r.labels.empty()) << "K=" << r.k;
+  const VerifyReport report = compare_with_reference(data, problem.k, centroids, got);
+  EXPECT_TRUE(report.passed) << report.summary();
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, GpuVariant, ::testing::ValuesIn(gpu_variant_names()), test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuVariant);
+
+}  // namespace
+}  // namespace mk

@@ -1,0 +1,231 @@
+#include "tuner/cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "harness/errors.hpp"
+#include "tuner/search_space.hpp"
+
+namespace mk::tuner {
+
+using nlohmann::json;
+
+DeviceKey DeviceKey::of(const DeviceInfo& device) {
+  DeviceKey key;
+  key.name = device.name;
+  key.cc = std::to_string(device.cc_major) + "." + std::to_string(device.cc_minor);
+  key.sm_count = device.sm_count;
+  key.driver = device.driver;
+  return key;
+}
+
+DeviceKey DeviceKey::from_json(const json& j) {
+  if (!j.is_object()) throw InputError("device must be an object");
+  DeviceKey key;
+  try {
+    key.name = j.at("name").get<std::string>();
+    key.cc = j.at("cc").get<std::string>();
+    key.sm_count = j.at("sm_count").get<int>();
+    key.driver = j.value("driver", std::string());
+  } catch (const json::exception& error) {
+    throw InputError(std::string("device: ") + error.what());
+  }
+  return key;
+}
+
+json DeviceKey::to_json() const {
+  return {{"name", name}, {"cc", cc}, {"sm_count", sm_count}, {"driver", driver}};
+}
+
+std::string DeviceKey::str() const {
+  return name + "/cc" + cc + "/" + std::to_string(sm_count) + "sm/driver " + driver;
+}
+
+std::string DeviceKey::slug() const {
+  DeviceInfo info;
+  info.name = name;
+  info.is_gpu = cc != "0.0";
+  return info.slug();
+}
+
+std::string problem_key(const Problem& problem) {
+  return "n=" + std::to_string(problem.n) + ",k=" + problem.k.str() + ",m=" + std::to_string(problem.m);
+}
+
+json problem_to_json(const Problem& problem) {
+  return {{"n", problem.n}, {"k_min", problem.k.kmin}, {"k_max", problem.k.kmax},
+          {"sum_k", problem.k.sum()}, {"m", problem.m}};
+}
+
+Problem problem_from_json(const json& j, const std::string& where) {
+  Problem problem;
+  try {
+    problem.n = j.at("n").get<int>();
+    problem.k.kmin = j.at("k_min").get<int>();
+    problem.k.kmax = j.at("k_max").get<int>();
+    problem.m = j.at("m").get<int64_t>();
+  } catch (const json::exception& error) {
+    throw InputError(where + ": problem: " + error.what());
+  }
+  if (problem.n < 1 || problem.m < 1 || problem.k.kmin < 1 || problem.k.kmax < problem.k.kmin)
+    throw InputError(where + ": problem " + j.dump() + " is not a valid shape");
+  return problem;
+}
+
+std::string cache_key(const DeviceKey& device, const std::string& variant, const Problem& problem,
+                      const Params& params) {
+  return device.str() + "|" + problem_key(problem) + "|" + candidate_key(variant, params);
+}
+
+std::string CacheRecord::key() const { return cache_key(device, variant, problem, params); }
+
+json record_to_json(const CacheRecord& record) {
+  return {{"device", record.device.to_json()},
+          {"variant", record.variant},
+          {"params", record.params},
+          {"problem", problem_to_json(record.problem)},
+          {"bucket", record.bucket},
+          {"ok", record.measurement.ok},
+          {"reason", record.measurement.reason},
+          {"median_ms", record.measurement.median_ms},
+          {"samples_ms", record.measurement.samples_ms},
+          {"strategy", record.strategy},
+          {"time", record.time}};
+}
+
+CacheRecord record_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw InputError(where + ": not a JSON object");
+  CacheRecord record;
+  try {
+    record.device = DeviceKey::from_json(j.at("device"));
+    record.variant = j.at("variant").get<std::string>();
+    record.params = j.at("params");
+    if (!record.params.is_object()) throw InputError(where + ": params must be an object");
+    record.problem = problem_from_json(j.at("problem"), where);
+    record.bucket = j.value("bucket", std::string());
+    record.measurement.ok = j.at("ok").get<bool>();
+    record.measurement.reason = j.value("reason", std::string());
+    record.measurement.samples_ms = j.at("samples_ms").get<std::vector<double>>();
+    record.measurement.median_ms = j.at("median_ms").get<double>();
+    record.strategy = j.value("strategy", std::string());
+    record.time = j.value("time", std::string());
+  } catch (const json::exception& error) {
+    throw InputError(where + ": " + error.what());
+  }
+  if (record.measurement.ok && !(record.measurement.median_ms > 0))
+    throw InputError(where + ": an ok record needs a positive median_ms");
+  return record;
+}
+
+namespace {
+
+void warn(std::ostream* warnings, CacheLoadReport& report, const std::string& text) {
+  report.warnings.push_back(text);
+  if (warnings) *warnings << "warning: " << text << "\n";
+}
+
+}  // namespace
+
+std::vector<CacheRecord> load_cache_records(const std::string& path, std::ostream* warnings,
+                                            CacheLoadReport* report_out) {
+  CacheLoadReport report;
+  std::vector<CacheRecord> records;
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    if (report_out) *report_out = report;
+    return records;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot open tune cache " + path + ": " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+
+  size_t start = 0;
+  size_t line_number = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    ++line_number;
+    if (end == std::string::npos) {
+      report.torn_tail = true;
+      report.torn_tail_bytes = text.size() - start;
+      warn(warnings, report,
+           path + ": ignoring the last line (" + std::to_string(report.torn_tail_bytes) +
+               " bytes without a newline): a write was cut short, that point will be measured again");
+      break;
+    }
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    report.valid_bytes = start;
+    ++report.lines;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(line_number);
+    try {
+      json parsed = json::parse(line);
+      if (parsed.is_object() && parsed.contains("schema")) {
+        // A header line (fixtures describe themselves); only the schema matters here.
+        if (parsed.at("schema") != kCacheSchema)
+          throw InputError(where + ": unknown cache schema " + parsed.at("schema").dump());
+        continue;
+      }
+      records.push_back(record_from_json(parsed, where));
+    } catch (const json::exception& bad) {
+      ++report.skipped;
+      warn(warnings, report, where + ": skipping unparsable line: " + bad.what());
+    } catch (const InputError& bad) {
+      ++report.skipped;
+      warn(warnings, report, std::string("skipping record: ") + bad.what());
+    }
+  }
+  report.records = records.size();
+  if (report_out) *report_out = report;
+  return records;
+}
+
+TuneCache::TuneCache(std::string path, std::ostream* warnings) : path_(std::move(path)) {
+  records_ = load_cache_records(path_, warnings, &report_);
+  for (size_t i = 0; i < records_.size(); ++i) latest_[records_[i].key()] = i;
+
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(path_).parent_path();
+  std::error_code error;
+  if (!folder.empty()) fs::create_directories(folder, error);
+  if (error) throw InputError("cannot create folder " + folder.string() + " for the tune cache: " + error.message());
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw InputError("cannot open tune cache " + path_ + " for appending: " + std::strerror(errno));
+  if (report_.torn_tail) {
+    // Without this the next record would be glued onto the torn fragment and both lost.
+    if (::ftruncate(fd_, off_t(report_.valid_bytes)) != 0 || ::fsync(fd_) != 0)
+      throw InputError("cannot cut the torn last line off " + path_ + ": " + std::strerror(errno));
+  }
+}
+
+TuneCache::~TuneCache() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const CacheRecord* TuneCache::find(const std::string& key) const {
+  auto it = latest_.find(key);
+  return it == latest_.end() ? nullptr : &records_[it->second];
+}
+
+void TuneCache::append(const CacheRecord& record) {
+  const std::string line = record_to_json(record).dump() + "\n";
+  const ssize_t written = ::write(fd_, line.data(), line.size());
+  if (written != ssize_t(line.size()))
+    throw InputError("cannot append to tune cache " + path_ + ": " +
+                     (written < 0 ? std::strerror(errno) : "short write (disk full?)"));
+  if (::fsync(fd_) != 0) throw InputError("cannot fsync tune cache " + path_ + ": " + std::strerror(errno));
+  latest_[record.key()] = records_.size();
+  records_.push_back(record);
+}
+
+}  // namespace mk::tuner

@@ -1,0 +1,184 @@
+#include "tuner/config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness/build_info.hpp"
+#include "harness/errors.hpp"
+#include "harness/results.hpp"
+
+namespace mk::tuner {
+
+using nlohmann::json;
+
+namespace {
+
+json choice_to_json(const ConfigChoice& choice) {
+  return {{"variant", choice.variant}, {"params", choice.params}, {"median_ms", choice.median_ms},
+          {"gops", choice.gops}, {"samples", choice.samples}};
+}
+
+ConfigChoice choice_from_json(const json& j, const std::string& where) {
+  ConfigChoice choice;
+  try {
+    choice.variant = j.at("variant").get<std::string>();
+    choice.params = j.at("params");
+    choice.median_ms = j.at("median_ms").get<double>();
+    choice.gops = j.value("gops", 0.0);
+    choice.samples = j.value("samples", size_t(0));
+  } catch (const json::exception& error) {
+    throw InputError(where + ": " + error.what());
+  }
+  if (!choice.params.is_object()) throw InputError(where + ": params must be an object");
+  return choice;
+}
+
+// How far apart two shapes of one bucket are: log-ratios, so 2x more points weighs like
+// 2x more dimensions.
+double shape_distance(const Problem& a, const Problem& b) {
+  return std::fabs(std::log(double(a.m) / double(b.m))) + std::fabs(std::log(double(a.n) / double(b.n))) +
+         std::fabs(std::log(double(a.k.sum()) / double(b.k.sum()))) +
+         std::fabs(std::log(double(a.k.count()) / double(b.k.count())));
+}
+
+}  // namespace
+
+void TunedConfig::merge(ConfigEntry entry) {
+  const std::string shape = problem_key(entry.problem);
+  auto same = std::find_if(entries.begin(), entries.end(),
+                           [&](const ConfigEntry& e) { return problem_key(e.problem) == shape; });
+  if (same != entries.end()) *same = std::move(entry);
+  else entries.push_back(std::move(entry));
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const ConfigEntry& a, const ConfigEntry& b) { return a.bucket < b.bucket; });
+}
+
+std::vector<const ConfigEntry*> TunedConfig::nearest(const Problem& problem) const {
+  std::vector<const ConfigEntry*> out;
+  if (entries.empty()) return out;
+  const Bucket wanted = Bucket::of(problem);
+  int best_distance = -1;
+  Bucket chosen;
+  // Ties in distance go to the first bucket in file order (bucket-sorted), so the choice
+  // does not depend on the order entries were tuned in.
+  for (const auto& entry : entries) {
+    const int distance = entry.bucket.distance(wanted);
+    if (best_distance < 0 || distance < best_distance) {
+      best_distance = distance;
+      chosen = entry.bucket;
+    }
+  }
+  for (const auto& entry : entries)
+    if (entry.bucket == chosen) out.push_back(&entry);
+  std::stable_sort(out.begin(), out.end(), [&](const ConfigEntry* a, const ConfigEntry* b) {
+    return shape_distance(a->problem, problem) < shape_distance(b->problem, problem);
+  });
+  return out;
+}
+
+json config_to_json(const TunedConfig& config) {
+  json entries = json::array();
+  for (const auto& e : config.entries) {
+    entries.push_back({{"bucket", e.bucket.label()},
+                       {"problem", problem_to_json(e.problem)},
+                       {"best", choice_to_json(e.best)},
+                       {"runner_up", e.runner_up ? choice_to_json(*e.runner_up) : json(nullptr)},
+                       {"evals", {{"new", e.evals_new}, {"cached", e.evals_cached}, {"space_size", e.space_size}}},
+                       {"strategy", e.strategy},
+                       {"seed", e.seed},
+                       {"budget", e.budget},
+                       {"stop_reason", e.stop_reason},
+                       {"date", e.date},
+                       {"device", e.device}});
+  }
+  return {{"schema", config.schema}, {"device", config.device}, {"updated", config.updated}, {"entries", entries}};
+}
+
+TunedConfig config_from_json(const json& j, const std::string& source) {
+  if (!j.is_object()) throw InputError(source + ": a tuned config must be a JSON object");
+  TunedConfig config;
+  config.schema = j.value("schema", std::string());
+  if (config.schema != kConfigSchema)
+    throw InputError(source + ": schema is '" + config.schema + "', expected " + kConfigSchema);
+  config.device = j.value("device", json::object());
+  config.updated = j.value("updated", std::string());
+  if (!j.contains("entries") || !j.at("entries").is_array()) throw InputError(source + ": 'entries' must be an array");
+  size_t index = 0;
+  for (const json& e : j.at("entries")) {
+    const std::string where = source + ": entries[" + std::to_string(index++) + "]";
+    if (!e.is_object()) throw InputError(where + ": not an object");
+    ConfigEntry entry;
+    try {
+      entry.bucket = Bucket::parse(e.at("bucket").get<std::string>());
+      entry.problem = problem_from_json(e.at("problem"), where);
+      entry.best = choice_from_json(e.at("best"), where + ".best");
+      if (e.contains("runner_up") && !e.at("runner_up").is_null())
+        entry.runner_up = choice_from_json(e.at("runner_up"), where + ".runner_up");
+      const json evals = e.value("evals", json::object());
+      entry.evals_new = evals.value("new", size_t(0));
+      entry.evals_cached = evals.value("cached", size_t(0));
+      entry.space_size = evals.value("space_size", size_t(0));
+      entry.strategy = e.value("strategy", std::string());
+      entry.seed = e.value("seed", uint64_t(0));
+      entry.budget = e.value("budget", std::string());
+      entry.stop_reason = e.value("stop_reason", std::string());
+      entry.date = e.value("date", std::string());
+      entry.device = e.value("device", std::string());
+    } catch (const json::exception& error) {
+      throw InputError(where + ": " + error.what());
+    }
+    config.entries.push_back(std::move(entry));
+  }
+  return config;
+}
+
+TunedConfig load_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot open tuned config " + path + ": " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  json document;
+  try {
+    document = json::parse(buffer.str());
+  } catch (const json::exception& error) {
+    throw InputError("tuned config " + path + " is not valid JSON: " + error.what());
+  }
+  return config_from_json(document, path);
+}
+
+void save_config_atomically(const std::string& path, const TunedConfig& config) {
+  write_text_atomically(path, config_to_json(config).dump(2) + "\n");
+}
+
+std::string default_config_dir() {
+  if (const char* dir = std::getenv("MKBENCH_CONFIG_DIR"); dir && *dir) return dir;
+  std::string source = source_data_path("configs");
+  return source.empty() ? std::string("configs") : source;
+}
+
+std::string default_config_path(const std::string& device_slug) {
+  return (std::filesystem::path(default_config_dir()) / (device_slug + ".json")).string();
+}
+
+std::string default_cache_path(const std::string& device_slug) {
+  return (std::filesystem::path(default_config_dir()) / "cache" / (device_slug + ".jsonl")).string();
+}
+
+std::optional<std::string> find_config_for(const std::string& device_slug) {
+  std::error_code error;
+  if (const char* dir = std::getenv("MKBENCH_CONFIG_DIR"); dir && *dir) {
+    const auto candidate = std::filesystem::path(dir) / (device_slug + ".json");
+    if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();
+  }
+  std::string source = source_data_path("configs/" + device_slug + ".json");
+  if (!source.empty()) return source;
+  return std::nullopt;
+}
+
+}  // namespace mk::tuner

@@ -1,0 +1,73 @@
+#pragma once
+// The per-device tuned configuration (configs/<device-slug>.json) that `mkbench tune`
+// writes and `mkbench run` reads: per bucket, the best and runner-up (variant, params)
+// with the measurement that chose them.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/device_info.hpp"
+#include "harness/problem.hpp"
+#include "harness/variant.hpp"
+#include "tuner/buckets.hpp"
+#include "tuner/cache.hpp"
+
+namespace mk::tuner {
+
+inline constexpr const char* kConfigSchema = "mkbench.tuned-config/1";
+
+struct ConfigChoice {
+  std::string variant;
+  Params params = Params::object();
+  double median_ms = 0;
+  double gops = 0;
+  size_t samples = 0;
+};
+
+struct ConfigEntry {
+  Bucket bucket;
+  Problem problem;  // the shape that was tuned for this bucket
+  ConfigChoice best;
+  std::optional<ConfigChoice> runner_up;
+  size_t evals_new = 0;
+  size_t evals_cached = 0;
+  size_t space_size = 0;
+  std::string strategy;
+  uint64_t seed = 0;
+  std::string budget;       // Budget::str of the share this shape got
+  std::string stop_reason;
+  std::string date;         // UTC ISO-8601 of the tune
+  std::string device;       // device name, repeated per entry so a merged file stays readable
+};
+
+struct TunedConfig {
+  std::string schema = kConfigSchema;
+  nlohmann::json device = nlohmann::json::object();  // DeviceKey::to_json plus "slug"
+  std::string updated;
+  std::vector<ConfigEntry> entries;
+
+  // Replaces the entry tuned on the same shape, or adds one; entries stay bucket-sorted.
+  void merge(ConfigEntry entry);
+  // Entries of the nearest bucket (exact first, else least Bucket::distance), ordered by
+  // how close their tuned shape is to `problem`; empty when there are no entries.
+  std::vector<const ConfigEntry*> nearest(const Problem& problem) const;
+};
+
+nlohmann::json config_to_json(const TunedConfig& config);
+// InputError naming `source` and the key for anything malformed.
+TunedConfig config_from_json(const nlohmann::json& json, const std::string& source);
+TunedConfig load_config(const std::string& path);  // InputError if missing or malformed
+void save_config_atomically(const std::string& path, const TunedConfig& config);
+
+// Where configs live: $MKBENCH_CONFIG_DIR, else <source dir>/configs, else ./configs.
+std::string default_config_dir();
+std::string default_config_path(const std::string& device_slug);
+std::string default_cache_path(const std::string& device_slug);
+// The config `mkbench run` should read for this device: $MKBENCH_CONFIG_DIR/<slug>.json,
+// then <source dir>/configs/<slug>.json; nullopt when neither exists.
+std::optional<std::string> find_config_for(const std::string& device_slug);
+
+}  // namespace mk::tuner

@@ -1,0 +1,101 @@
+#include "tuner/search_space.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace mk::tuner {
+
+std::string candidate_key(const std::string& variant, const Params& params) {
+  // nlohmann::json objects are key-sorted, so dump() is canonical; integers parsed back
+  // from a file (unsigned) print like the ones a ParamSpace holds (signed).
+  return variant + "|" + params.dump();
+}
+
+std::string Candidate::key() const { return candidate_key(variant ? variant->name() : "", params); }
+
+std::string Candidate::label() const {
+  return (variant ? variant->name() : std::string("?")) + " " + params_label(params);
+}
+
+SearchSpace SearchSpace::build(const std::vector<const Variant*>& variants, const Problem& problem,
+                               const DeviceInfo& device) {
+  SearchSpace space;
+  for (const Variant* variant : variants) {
+    if (auto reason = variant->can_implement(problem, device)) {
+      space.refused_.emplace_back(variant->name(), *reason);
+      continue;
+    }
+    space.add(*variant, variant->param_space(problem, device));
+  }
+  return space;
+}
+
+void SearchSpace::add(const Variant& variant, ParamSpace space) {
+  if (part_of(&variant)) throw std::logic_error("variant added twice to a search space: " + variant.name());
+  for (Params& params : space.enumerate()) {
+    Candidate candidate{&variant, std::move(params)};
+    index_.emplace(candidate.key(), points_.size());
+    points_.push_back(std::move(candidate));
+  }
+  parts_.push_back({&variant, std::move(space)});
+}
+
+const SearchSpace::Part* SearchSpace::part_of(const Variant* variant) const {
+  for (const auto& part : parts_)
+    if (part.variant == variant) return &part;
+  return nullptr;
+}
+
+std::optional<size_t> SearchSpace::index_of_key(const std::string& key) const {
+  auto it = index_.find(key);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<size_t> SearchSpace::index_of(const Candidate& candidate) const {
+  return index_of_key(candidate.key());
+}
+
+const Candidate& SearchSpace::random_point(Rng& rng) const {
+  if (points_.empty()) throw std::logic_error("random_point of an empty search space");
+  return points_[uniform_index(rng, points_.size())];
+}
+
+std::vector<size_t> SearchSpace::neighbour_indices(size_t index) const {
+  const Candidate& point = points_.at(index);
+  const Part* part = part_of(point.variant);
+  std::vector<size_t> out;
+  if (!part) return out;
+  for (const Axis& axis : part->space.axes) {
+    if (!point.params.contains(axis.name)) continue;
+    const auto here = std::find(axis.values.begin(), axis.values.end(), point.params.at(axis.name));
+    if (here == axis.values.end()) continue;
+    const long position = long(here - axis.values.begin());
+    for (long direction : {-1L, 1L}) {
+      for (long next = position + direction; next >= 0 && next < long(axis.values.size()); next += direction) {
+        Params moved = point.params;
+        moved[axis.name] = axis.values[size_t(next)];
+        if (auto found = index_of_key(candidate_key(point.variant->name(), moved))) {
+          if (std::find(out.begin(), out.end(), *found) == out.end()) out.push_back(*found);
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Candidate> SearchSpace::neighbours(const Candidate& point) const {
+  std::vector<Candidate> out;
+  if (auto index = index_of(point))
+    for (size_t neighbour : neighbour_indices(*index)) out.push_back(points_[neighbour]);
+  return out;
+}
+
+std::vector<std::string> SearchSpace::variant_names() const {
+  std::vector<std::string> names;
+  for (const auto& part : parts_) names.push_back(part.variant->name());
+  return names;
+}
+
+}  // namespace mk::tuner

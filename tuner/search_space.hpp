@@ -1,0 +1,73 @@
+#pragma once
+// The tuner's search space: every legal (variant, params) point of the variants that can
+// solve one problem on one device. Axes and restrictions come from each variant's
+// ParamSpace; the space only enumerates, samples and walks them.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "harness/device_info.hpp"
+#include "harness/problem.hpp"
+#include "harness/variant.hpp"
+#include "tuner/rng.hpp"
+
+namespace mk::tuner {
+
+struct Candidate {
+  const Variant* variant = nullptr;
+  Params params = Params::object();
+
+  // "variant|{params as canonical JSON}": identity of a point across runs and files.
+  std::string key() const;
+  // "variant block=256,grid=264" for progress lines.
+  std::string label() const;
+};
+
+std::string candidate_key(const std::string& variant, const Params& params);
+
+class SearchSpace {
+ public:
+  // Every variant whose can_implement accepts the problem on the device contributes its
+  // param_space; the others are listed in refused() with their reason.
+  static SearchSpace build(const std::vector<const Variant*>& variants, const Problem& problem,
+                           const DeviceInfo& device);
+
+  // Adds one variant's space directly (replay tables, tests).
+  void add(const Variant& variant, ParamSpace space);
+
+  size_t size() const { return points_.size(); }
+  bool empty() const { return points_.empty(); }
+  // All legal points: variants in the order added, each in ParamSpace::enumerate order.
+  const std::vector<Candidate>& enumerate() const { return points_; }
+  const Candidate& at(size_t index) const { return points_[index]; }
+  std::optional<size_t> index_of(const Candidate& candidate) const;
+  std::optional<size_t> index_of_key(const std::string& key) const;
+
+  const Candidate& random_point(Rng& rng) const;
+  // Points that differ from `point` in exactly one axis, moved to the adjacent value in
+  // that axis's order. When the adjacent value is illegal the move continues in the same
+  // direction to the first legal one, so restrictions do not cut the walk.
+  std::vector<Candidate> neighbours(const Candidate& point) const;
+  std::vector<size_t> neighbour_indices(size_t index) const;
+
+  // (variant name, reason) for every variant left out by can_implement.
+  const std::vector<std::pair<std::string, std::string>>& refused() const { return refused_; }
+  // Variant names in the space, in order.
+  std::vector<std::string> variant_names() const;
+
+ private:
+  struct Part {
+    const Variant* variant;
+    ParamSpace space;
+  };
+  const Part* part_of(const Variant* variant) const;
+
+  std::vector<Part> parts_;
+  std::vector<Candidate> points_;
+  std::unordered_map<std::string, size_t> index_;
+  std::vector<std::pair<std::string, std::string>> refused_;
+};
+
+}  // namespace mk::tuner

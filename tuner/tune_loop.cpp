@@ -1,0 +1,142 @@
+#include "tuner/tune_loop.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <unordered_set>
+
+#include "harness/errors.hpp"
+#include "harness/results.hpp"
+#include "tuner/buckets.hpp"
+
+namespace mk::tuner {
+namespace {
+
+std::string format_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g ms", ms);
+  return text;
+}
+
+std::string format_gops(double gops) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f Gops/s", gops);
+  return text;
+}
+
+}  // namespace
+
+std::optional<Evaluation> TuneOutcome::best() const {
+  std::optional<Evaluation> best;
+  for (const auto& evaluation : history)
+    if (evaluation.measurement.ok && (!best || evaluation.measurement.median_ms < best->measurement.median_ms))
+      best = evaluation;
+  return best;
+}
+
+std::optional<Evaluation> TuneOutcome::runner_up() const {
+  const auto winner = best();
+  if (!winner) return std::nullopt;
+  const std::string winner_key = winner->candidate.key();
+  std::optional<Evaluation> second;
+  for (const auto& evaluation : history)
+    if (evaluation.measurement.ok && evaluation.candidate.key() != winner_key &&
+        (!second || evaluation.measurement.median_ms < second->measurement.median_ms))
+      second = evaluation;
+  return second;
+}
+
+std::optional<size_t> TuneOutcome::visits_to_reach(double target_ms, double tolerance) const {
+  for (size_t i = 0; i < history.size(); ++i)
+    if (history[i].measurement.ok && history[i].measurement.median_ms <= target_ms * (1 + tolerance)) return i + 1;
+  return std::nullopt;
+}
+
+TuneOutcome run_tune(const SearchSpace& space, const Problem& problem, Strategy& strategy,
+                     const Evaluator& evaluate, const TuneOptions& options) {
+  TuneOutcome outcome;
+  outcome.space_size = space.size();
+  outcome.strategy = strategy.name();
+  const double start = options.clock();
+  const std::string bucket = Bucket::of(problem).label();
+  std::unordered_set<std::string> visited;
+  std::optional<double> best_ms;
+  const std::string total = options.budget.max_evals ? std::to_string(*options.budget.max_evals)
+                                                     : std::to_string(space.size());
+  auto say = [&](const std::string& line) {
+    if (options.progress) *options.progress << options.progress_prefix << line << "\n" << std::flush;
+  };
+
+  while (true) {
+    if (options.budget.max_evals && int64_t(outcome.new_evals) >= *options.budget.max_evals) {
+      outcome.stop_reason = "max evals reached";
+      break;
+    }
+    if (options.budget.seconds && options.clock() - start >= *options.budget.seconds) {
+      outcome.stop_reason = "time budget spent";
+      break;
+    }
+    std::optional<Candidate> proposal = strategy.next(outcome.history);
+    if (!proposal) {
+      outcome.stop_reason = "space exhausted";
+      break;
+    }
+    const auto index = space.index_of(*proposal);
+    if (!index || !visited.insert(proposal->key()).second)
+      throw std::logic_error("strategy " + strategy.name() + " proposed " +
+                             (index ? "an already visited point " : "a point outside the space ") +
+                             proposal->label());
+    Evaluation evaluation{space.at(*index), {}, false};
+    const Variant& variant = *evaluation.candidate.variant;
+
+    const CacheRecord* cached = nullptr;
+    if (options.cache) {
+      cached = options.cache->find(cache_key(options.device, variant.name(), problem, evaluation.candidate.params));
+      // Failed points are measured again: the failure may have been transient (memory
+      // held by another process), and a refusal costs nothing to repeat.
+      if (cached && !cached->measurement.ok) cached = nullptr;
+    }
+    if (cached) {
+      evaluation.measurement = cached->measurement;
+      evaluation.from_cache = true;
+      ++outcome.cached_evals;
+    } else {
+      try {
+        evaluation.measurement = evaluate(variant, evaluation.candidate.params, problem);
+      } catch (const UnsupportedError& refused) {
+        evaluation.measurement = Measurement{{}, 0, false, refused.what()};
+      }
+      ++outcome.new_evals;
+      if (options.cache) {
+        CacheRecord record;
+        record.device = options.device;
+        record.variant = variant.name();
+        record.params = evaluation.candidate.params;
+        record.problem = problem;
+        record.bucket = bucket;
+        record.measurement = evaluation.measurement;
+        record.strategy = strategy.name();
+        record.time = utc_now_iso();
+        options.cache->append(record);
+      }
+    }
+    outcome.history.push_back(evaluation);
+
+    const Measurement& m = evaluation.measurement;
+    std::string line = evaluation.from_cache ? "cached " : std::to_string(outcome.new_evals) + "/" + total + " ";
+    line += evaluation.candidate.label() + ": ";
+    line += m.ok ? format_ms(m.median_ms) + " (" + format_gops(gops_of(problem, m.median_ms)) + ")"
+                 : "failed: " + m.reason;
+    say(line);
+    if (m.ok && (!best_ms || m.median_ms < *best_ms)) {
+      best_ms = m.median_ms;
+      say("best so far: " + evaluation.candidate.label() + " " + format_ms(m.median_ms) + " (" +
+          format_gops(gops_of(problem, m.median_ms)) + ") after " + std::to_string(outcome.history.size()) +
+          " points");
+    }
+  }
+  outcome.seconds = options.clock() - start;
+  return outcome;
+}
+
+}  // namespace mk::tuner

@@ -1,0 +1,34 @@
+// The strong definition of the harness hook (harness/tuned_config.hpp): `mkbench run`
+// without explicit tunables asks here for the tuned parameters of the nearest bucket.
+#include "harness/tuned_config.hpp"
+
+#include "tuner/config.hpp"
+
+namespace mk {
+
+std::optional<Params> tuned_params_for(const Variant& variant, const Problem& problem, const DeviceInfo& device,
+                                       std::string* config_used) {
+  const auto path = tuner::find_config_for(device.slug());
+  if (!path) return std::nullopt;
+  const tuner::TunedConfig config = tuner::load_config(*path);
+  const tuner::Bucket wanted = tuner::Bucket::of(problem);
+  const ParamSpace space = variant.param_space(problem, device);
+  for (const tuner::ConfigEntry* entry : config.nearest(problem)) {
+    for (const tuner::ConfigChoice* choice : {&entry->best, entry->runner_up ? &*entry->runner_up : nullptr}) {
+      if (!choice || choice->variant != variant.name()) continue;
+      // Axis values such as the grid depend on M: params tuned on another shape may not
+      // be legal here, and then the variant's own heuristic is the better guess.
+      if (space.check(choice->params)) continue;
+      if (config_used) {
+        *config_used = *path + " bucket " + entry->bucket.label() +
+                       (entry->bucket == wanted ? " (exact" : " (nearest to " + wanted.label()) + ", tuned on " +
+                       entry->problem.str() + ", " +
+                       (choice == &entry->best ? "best" : "runner-up") + ")";
+      }
+      return choice->params;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace mk

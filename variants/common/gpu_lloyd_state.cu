@@ -1,0 +1,170 @@
+#include "variants/common/gpu_lloyd_state.cuh"
+
+#include <algorithm>
+#include <optional>
+
+namespace mk::gpu {
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  std::string message = std::string(what) + ": " + cudaGetErrorName(status) + " (" +
+                        cudaGetErrorString(status) + ")";
+  cudaGetLastError();  // clear sticky-free errors so later calls report their own status
+  throw DeviceError(message);
+}
+
+void check_launch(const char* kernel_name) {
+  check(cudaGetLastError(), kernel_name);
+}
+
+void allocate_bytes(void** ptr, size_t bytes, const char* what) {
+  if (bytes == 0) bytes = 1;
+  cudaError_t status = cudaMalloc(ptr, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    throw DeviceError("GPU out of memory allocating " + std::string(what) + ": requested " +
+                      std::to_string(bytes >> 20) + " MiB, free " + std::to_string(free_bytes >> 20) +
+                      " MiB of " + std::to_string(total_bytes >> 20) + " MiB");
+  }
+  check(status, what);
+}
+
+namespace {
+
+__global__ void transpose_to_soa(const float* __restrict__ aos, float* __restrict__ soa, int64_t m,
+                                 int n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < m;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    for (int d = 0; d < n; ++d) soa[int64_t(d) * m + i] = aos[i * n + d];
+  }
+}
+
+// One thread per centroid slot: new centroid = sum/count; an empty cluster keeps its
+// previous centroid (the documented default policy).
+__global__ void divide_sums(const double* __restrict__ sums,
+                            const unsigned long long* __restrict__ counts,
+                            float* __restrict__ centroids, int slots, int n) {
+  for (int s = blockIdx.x * blockDim.x + threadIdx.x; s < slots; s += gridDim.x * blockDim.x) {
+    unsigned long long count = counts[s];
+    if (count == 0) continue;
+    double inv = 1.0 / double(count);
+    for (int d = 0; d < n; ++d) centroids[int64_t(s) * n + d] = float(sums[int64_t(s) * n + d] * inv);
+  }
+}
+
+}  // namespace
+
+LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layout)
+    : problem_(problem), layout_(layout) {
+  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  const size_t values = size_t(problem.m) * problem.n;
+  const int slots = problem.k.sum();
+  points_.allocate(values, "points");
+  if (layout == Layout::AoS) {
+    check(cudaMemcpy(points_.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice),
+          "upload points");
+  } else {
+    // Transposing on the device keeps host memory at one copy of the data.
+    DeviceBuffer<float> staging(values, "points staging for SoA transpose");
+    check(cudaMemcpy(staging.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice),
+          "upload points");
+    transpose_to_soa<<<1024, 256, 0, stream_>>>(staging.get(), points_.get(), problem.m, problem.n);
+    check_launch("transpose_to_soa");
+    check(cudaStreamSynchronize(stream_), "transpose_to_soa");
+  }
+  centroids_.allocate(size_t(slots) * problem.n, "centroids");
+  sums_.allocate(size_t(slots) * problem.n, "centroid sums");
+  counts_.allocate(slots, "cluster counts");
+  inertia_.allocate(problem.k.count(), "inertia");
+}
+
+LloydState::~LloydState() {
+  if (stream_) {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+void LloydState::set_centroids(const std::vector<float>& packed) {
+  const size_t expected = size_t(problem_.k.sum()) * problem_.n;
+  if (packed.size() != expected)
+    throw InputError("centroid array has " + std::to_string(packed.size()) + " values, expected " +
+                     std::to_string(expected));
+  check(cudaMemcpyAsync(centroids_.get(), packed.data(), expected * sizeof(float),
+                        cudaMemcpyHostToDevice, stream_),
+        "upload centroids");
+  check(cudaStreamSynchronize(stream_), "upload centroids");
+}
+
+void LloydState::zero_accumulators() {
+  check(cudaMemsetAsync(sums_.get(), 0, sums_.bytes(), stream_), "zero sums");
+  check(cudaMemsetAsync(counts_.get(), 0, counts_.bytes(), stream_), "zero counts");
+  check(cudaMemsetAsync(inertia_.get(), 0, inertia_.bytes(), stream_), "zero inertia");
+}
+
+void LloydState::ensure_labels() {
+  if (!labels_.get()) labels_.allocate(size_t(problem_.k.count()) * problem_.m, "labels");
+}
+
+AccumulatorView LloydState::accumulators(bool with_labels) {
+  if (with_labels) ensure_labels();
+  labels_valid_ = with_labels;
+  return {sums_.get(), counts_.get(), inertia_.get(), with_labels ? labels_.get() : nullptr};
+}
+
+void LloydState::finalize() {
+  const int slots = problem_.k.sum();
+  divide_sums<<<(slots + 255) / 256, 256, 0, stream_>>>(sums_.get(), counts_.get(), centroids_.get(),
+                                                         slots, problem_.n);
+  check_launch("divide_sums");
+}
+
+IterationResult LloydState::read_back() {
+  check(cudaStreamSynchronize(stream_), "iteration");
+  const int slots = problem_.k.sum();
+  const int n = problem_.n;
+  std::vector<float> centroids(size_t(slots) * n);
+  std::vector<unsigned long long> counts(slots);
+  std::vector<double> inertia(problem_.k.count());
+  check(cudaMemcpy(centroids.data(), centroids_.get(), centroids.size() * sizeof(float), cudaMemcpyDeviceToHost),
+        "read centroids");
+  check(cudaMemcpy(counts.data(), counts_.get(), counts.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+        "read counts");
+  check(cudaMemcpy(inertia.data(), inertia_.get(), inertia.size() * sizeof(double), cudaMemcpyDeviceToHost),
+        "read inertia");
+  IterationResult result;
+  for (int k = problem_.k.kmin; k <= problem_.k.kmax; ++k) {
+    const int index = k - problem_.k.kmin;
+    const int offset = problem_.k.slot_offset(k);
+    KResult r;
+    r.k = k;
+    r.centroids.assign(centroids.begin() + size_t(offset) * n, centroids.begin() + size_t(offset + k) * n);
+    r.counts.assign(counts.begin() + offset, counts.begin() + offset + k);
+    r.inertia = inertia[index];
+    if (labels_valid_) {
+      r.labels.resize(problem_.m);
+      check(cudaMemcpy(r.labels.data(), labels_.get() + size_t(index) * problem_.m,
+                       size_t(problem_.m) * sizeof(int32_t), cudaMemcpyDeviceToHost),
+            "read labels");
+    }
+    result.per_k.push_back(std::move(r));
+  }
+  return result;
+}
+
+void GpuRun::synchronize() { check(cudaStreamSynchronize(state_.stream()), "iteration"); }
+
+std::optional<std::string> check_fits_in_memory(const Problem& problem, const DeviceInfo& device,
+                                                double extra_bytes) {
+  // Points (twice while transposing to SoA), labels for verification, accumulators.
+  double need = 2.0 * problem.data_bytes() + double(problem.k.count()) * problem.m * 4.0 +
+                double(problem.k.sum()) * problem.n * 12.0 + extra_bytes;
+  if (device.global_mem_bytes > 0 && need > 0.9 * double(device.global_mem_bytes))
+    return "needs about " + std::to_string(int64_t(need / (1 << 20))) + " MiB of device memory, device has " +
+           std::to_string(device.global_mem_bytes >> 20) + " MiB";
+  return std::nullopt;
+}
+
+}  // namespace mk::gpu

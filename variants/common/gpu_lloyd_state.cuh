@@ -1,0 +1,140 @@
+#pragma once
+// Device-side state every GPU variant shares: points (in the requested layout), packed
+// centroids for every K of the range, FP64 accumulators, counts, inertia and optional
+// labels. Variants write only their assignment/accumulation kernels; uploads, the final
+// division and read-back live here once.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "harness/errors.hpp"
+#include "harness/problem.hpp"
+#include "harness/variant.hpp"
+
+namespace mk::gpu {
+
+// Throws DeviceError; an allocation failure names the bytes requested and what is free.
+void check(cudaError_t status, const char* what);
+void check_launch(const char* kernel_name);
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count, const char* what = "buffer") { allocate(count, what); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept : ptr_(other.ptr_), count_(other.count_) {
+    other.ptr_ = nullptr;
+    other.count_ = 0;
+  }
+  void allocate(size_t count, const char* what);
+  void release() {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    count_ = 0;
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+void allocate_bytes(void** ptr, size_t bytes, const char* what);
+
+template <typename T>
+void DeviceBuffer<T>::allocate(size_t count, const char* what) {
+  release();
+  void* raw = nullptr;
+  allocate_bytes(&raw, count * sizeof(T), what);
+  ptr_ = static_cast<T*>(raw);
+  count_ = count;
+}
+
+// Read-only view of the points a kernel indexes; layout decides the stride.
+struct PointsView {
+  const float* data;
+  int64_t m;
+  int n;
+  bool soa;
+  __host__ __device__ float at(int64_t i, int d) const {
+    return soa ? data[static_cast<int64_t>(d) * m + i] : data[i * n + d];
+  }
+};
+
+// The K range as kernels see it.
+struct KRangeView {
+  int kmin, kmax, slots;
+  __host__ __device__ int count() const { return kmax - kmin + 1; }
+  __host__ __device__ int offset(int k) const { return (kmin + k - 1) * (k - kmin) / 2; }
+};
+
+struct AccumulatorView {
+  double* sums;                 // slots*n
+  unsigned long long* counts;   // slots
+  double* inertia;              // one per K
+  int32_t* labels;              // (kmax-kmin+1)*m or null
+};
+
+class LloydState {
+ public:
+  LloydState(const Problem& problem, const Dataset& data, Layout layout);
+  ~LloydState();
+  LloydState(const LloydState&) = delete;
+  LloydState& operator=(const LloydState&) = delete;
+
+  void set_centroids(const std::vector<float>& packed);
+  void zero_accumulators();             // async, start of an iteration
+  void ensure_labels();                 // allocate labels on first request
+  // Divide sums by counts into centroids; empty clusters keep their previous centroid.
+  void finalize();
+  IterationResult read_back();
+
+  PointsView points() const { return {points_.get(), problem_.m, problem_.n, layout_ == Layout::SoA}; }
+  KRangeView k_range() const { return {problem_.k.kmin, problem_.k.kmax, problem_.k.sum()}; }
+  AccumulatorView accumulators(bool with_labels);
+  const float* centroids() const { return centroids_.get(); }
+  float* centroids_mutable() { return centroids_.get(); }
+  const Problem& problem() const { return problem_; }
+  Layout layout() const { return layout_; }
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  Problem problem_;
+  Layout layout_;
+  cudaStream_t stream_ = nullptr;
+  DeviceBuffer<float> points_;
+  DeviceBuffer<float> centroids_;
+  DeviceBuffer<double> sums_;
+  DeviceBuffer<unsigned long long> counts_;
+  DeviceBuffer<double> inertia_;
+  DeviceBuffer<int32_t> labels_;
+  bool labels_valid_ = false;
+};
+
+// Base for GPU variants: owns a LloydState and forwards the PreparedRun plumbing.
+class GpuRun : public PreparedRun {
+ public:
+  GpuRun(const Problem& problem, const Dataset& data, Layout layout)
+      : state_(problem, data, layout) {}
+  void set_centroids(const std::vector<float>& packed) override { state_.set_centroids(packed); }
+  void synchronize() override;
+  IterationResult read_back() override { return state_.read_back(); }
+  void* stream() override { return state_.stream(); }
+
+ protected:
+  LloydState state_;
+};
+
+// Runtime capability checks shared by can_implement implementations.
+std::optional<std::string> check_fits_in_memory(const Problem& problem, const DeviceInfo& device,
+                                                double extra_bytes = 0);
+
+}  // namespace mk::gpu

@@ -1,0 +1,126 @@
+#pragma once
+// Why GEMM-based variants still return FP32-faithful labels.
+//
+// They rank centroids by the expansion e_j = ‖c_j‖² − 2·x·c_j (‖x‖² is common to every j
+// and dropped). Computed in floating point, e_j carries an error δ_j that can reorder two
+// centroids whose true distances are close. The bound below is a forward-error bound on
+// δ_j for every centroid that could possibly beat the computed winner b; when the
+// runner-up's expansion lies within δ_j + δ_b of the winner's, the point is a "near tie"
+// and the caller recomputes Σ(x−c)² exactly (FP64 from the FP32 inputs) for every centroid
+// of that K. Outside the window the computed winner is provably the true nearest centroid.
+//
+// Derivation (u = 2^-24, a = ‖x‖, t_j the exact expansion, D_j = ‖x − c_j‖):
+//   dot_j  = x·c_j + α_j,  |α_j| ≤ ε_dot · Σ_d |x_d c_jd| ≤ ε_dot · a · ‖c_j‖
+//   cn_j   = ‖c_j‖² (1 + β_j), |β_j| ≤ ε_norm         (norms summed in FP64, rounded once)
+//   e_j    = fl(cn_j − 2 dot_j) (one FMA rounding, ≤ u relative)
+//   ⇒ |e_j − t_j| ≤ (ε_norm + u) ‖c_j‖² + 2 (ε_dot + u) a ‖c_j‖   (to first order)
+// Any centroid j with D_j ≤ D_b satisfies ‖c_j‖ ≤ a + D_j ≤ a + D_b =: r, and so does b.
+// D_b² = t_b + a² ≤ e_b + δ_b + a², with δ_b evaluated at ‖c_b‖. Hence every relevant j has
+// δ_j ≤ E(r) := (ε_norm + u) r² + 2 (ε_dot + u) a r, and a centroid that is truly nearer than
+// b must have e_j − e_b ≤ δ_j + δ_b ≤ 2 E(r). The window is 2 E(r) times a safety factor that
+// covers second-order terms and the float evaluation of the bound itself.
+//
+// ε_dot per arithmetic (relative to Σ|x_d c_d|, n = number of products):
+//   fp32 (cuBLAS SGEMM, any summation order/FMA/split-K): γ_n = n u / (1 − n u).
+//   tf32 in cuBLAS: inputs may be truncated to 10 mantissa bits (2^-10 each), so the product
+//     errs by 2·2^-10 + 2^-20; accumulation modelled as n·2^-22 (twice the γ of a truncating
+//     FP32 adder, because tensor cores align and truncate the summands of each block).
+//   tf32 in our kernel: inputs rounded to nearest (cvt.rna semantics), 2·2^-11 + 2^-22,
+//     accumulation as above.
+//   3xTF32 (a ≈ a_hi + a_lo, product ≈ a_hi b_hi + a_hi b_lo + a_lo b_hi): the dropped a_lo b_lo
+//     and the rounding of a_lo, b_lo leave ≤ 3.01·2^-22 per product; partial products of
+//     11-bit significands are exact; 3n accumulated terms give 3n·2^-22.
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define MK_HOST_DEVICE __host__ __device__
+#else
+#define MK_HOST_DEVICE
+#endif
+
+namespace mk::gemm {
+
+constexpr double kUnitRoundoff = 0x1p-24;
+// Covers second-order terms (products of two ε) and rounding in the float evaluation of the
+// window; the first-order bound is already rigorous.
+constexpr float kWindowSafety = 1.25f;
+
+enum class DotArithmetic { Fp32, CublasTf32, Tf32, Tf32x3 };
+
+inline const char* to_string(DotArithmetic arithmetic) {
+  switch (arithmetic) {
+    case DotArithmetic::Fp32: return "fp32";
+    case DotArithmetic::CublasTf32: return "cublas-tf32";
+    case DotArithmetic::Tf32: return "tf32";
+    case DotArithmetic::Tf32x3: return "tf32x3";
+  }
+  return "?";
+}
+
+// Bound on |computed x·c − x·c| / Σ_d |x_d c_d| for a dot product over n dimensions.
+inline double dot_relative_error(DotArithmetic arithmetic, int n) {
+  const double u = kUnitRoundoff;
+  const double terms = double(n);
+  switch (arithmetic) {
+    case DotArithmetic::Fp32: {
+      const double nu = terms * u;
+      return nu < 0.5 ? nu / (1.0 - nu) : INFINITY;
+    }
+    case DotArithmetic::CublasTf32:
+      return 2.0 * 0x1p-10 + 0x1p-20 + terms * 0x1p-22;
+    case DotArithmetic::Tf32:
+      return 2.0 * 0x1p-11 + 0x1p-22 + terms * 0x1p-22;
+    case DotArithmetic::Tf32x3:
+      return 3.01 * 0x1p-22 + 3.0 * terms * 0x1p-22;
+  }
+  return INFINITY;
+}
+
+struct ExpansionErrorModel {
+  float dot_rel = 0;   // ε_dot
+  float norm_rel = 0;  // ε_norm: relative error of the stored ‖c‖²
+};
+
+inline ExpansionErrorModel expansion_error_model(DotArithmetic arithmetic, int n) {
+  ExpansionErrorModel model;
+  model.dot_rel = float(dot_relative_error(arithmetic, n));
+  model.norm_rel = float(kUnitRoundoff);  // FP64 sum rounded once to FP32
+  return model;
+}
+
+// Width of the near-tie window for one point: if second_e − best_e exceeds it, the
+// computed winner is the exact nearest centroid. Arguments are the point's ‖x‖², the
+// winner's expansion e_b and the winner's stored ‖c_b‖².
+MK_HOST_DEVICE inline float near_tie_window(float x_norm2, float best_e, float best_cnorm2,
+                                            ExpansionErrorModel model) {
+  const float u = float(kUnitRoundoff);
+  const float norm_rel = model.norm_rel + u;
+  const float dot_rel = model.dot_rel + u;
+  const float a = sqrtf(fmaxf(x_norm2, 0.f));
+  const float cb2 = fmaxf(best_cnorm2, 0.f);
+  const float delta_b = norm_rel * cb2 + 2.f * dot_rel * a * sqrtf(cb2);
+  const float d_b = sqrtf(fmaxf(best_e + x_norm2 + delta_b, 0.f));
+  const float r = a + d_b;
+  const float delta = norm_rel * r * r + 2.f * dot_rel * a * r;
+  return kWindowSafety * 2.f * delta + FLT_MIN;
+}
+
+// Round to TF32 (10 explicit mantissa bits), nearest with ties away from zero: the
+// semantics of cvt.rna.tf32.f32, written portably so host tests and sm_75 builds share it.
+// The low 13 bits of the result are zero, so tensor cores read it unchanged.
+MK_HOST_DEVICE inline float tf32_round(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7f800000u) != 0x7f800000u) {  // leave Inf/NaN alone
+    bits += 0x1000u;
+    bits &= 0xffffe000u;
+  }
+  float out;
+  memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
+}  // namespace mk::gemm

@@ -1,0 +1,561 @@
+// registers-multik: the MultiK kernel of seed 000, the core of mkbench.
+//
+// One fused Lloyd iteration evaluates every K of the range for every point it reads, so a
+// point fetched from DRAM feeds 3·ΣK·N operations instead of 3·K·N. Specialisation on N
+// and the K range is done the way the seed's code generator did it, but at run time:
+// NVRTC compiles a kernel with N, Kmin, Kmax and the accumulation strategy baked in, so
+// every register array is indexed by compile-time constants and no (N, K) set has to be
+// chosen at build time (which would also blow up CI compile time).
+//
+// Per point (one lane = one point of a 32-point warp step):
+//   distances  d'_c = ‖c‖² − 2·x·c   (‖x‖² is constant per point, so argmin is unchanged)
+//              with −2c and ‖c‖² read straight from __constant__ memory as FFMA operands;
+//   argmin     the centroid index is packed into the low mantissa bits of d' so one FMNMX
+//              tracks value and index; the runner-up is tracked too, and when the two are
+//              within the proven rounding bound of the expansion the lane re-decides with
+//              exact FP32 Σ(x−c)² — labels stay FP32-faithful at the cost of a rare branch;
+//   update     accumulate="mma": the one-hot(labels)ᵀ·X product on tensor cores
+//              (mma.m16n8k8 TF32, X split hi+lo so sums keep ~22 bits), accumulators live
+//              in MMA fragments = registers; accumulate="registers": the seed's scheme, a
+//              compile-time-indexed register array per (slot, dim) updated by select.
+//   reduction  registers → shared memory (in passes when ΣK·N does not fit) → one FP64
+//              global atomic per block per value → divide on the device. No CPU step.
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <tuple>
+
+#include "variants/common/gpu_lloyd_state.cuh"
+
+namespace mk {
+namespace {
+
+// The kernel template. Placeholders are substituted as #defines in front of it.
+const char* kMultiKSource = R"MKSRC(
+#define FULL_MASK 0xffffffffu
+typedef unsigned long long u64;
+
+// Slot offset of K's first centroid: K=KMIN starts at 0.
+#define OFFSET(k) (((KMIN) + (k) - 1) * ((k) - (KMIN)) / 2)
+#define WORDS ((SUMK + 31) / 32)
+#define NTILES ((SUMK + 7) / 8)
+#define DCHUNKS ((NDIM + 7) / 8)
+// Per slot: ‖c‖² followed by −2c (N values). Then max‖c‖² for the tie bound.
+#define CSTRIDE (NDIM + 1)
+
+__constant__ float c_centroids[SUMK * CSTRIDE + 1];
+
+__device__ __forceinline__ unsigned tf32_bits(float v) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+  return r;
+}
+
+__device__ __forceinline__ void mma_tf32(float& c0, float& c1, float& c2, float& c3, unsigned a0,
+                                         unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                                         unsigned b1) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+__device__ __forceinline__ float load_point(const float* __restrict__ points, long long m, long long i,
+                                            int d) {
+#if SOA
+  return __ldg(points + (long long)d * m + i);
+#else
+  return __ldg(points + i * NDIM + d);
+#endif
+}
+
+// Small per-slot prologue: ‖c‖² and −2c into a scratch buffer that the host copies into
+// __constant__ (kernels cannot write constant memory).
+extern "C" __global__ void multik_prepare_centroids(const float* __restrict__ centroids,
+                                                    float* __restrict__ packed) {
+  __shared__ float block_max;
+  if (threadIdx.x == 0) block_max = 0.f;
+  __syncthreads();
+  for (int s = threadIdx.x; s < SUMK; s += blockDim.x) {
+    float norm = 0.f;
+    for (int d = 0; d < NDIM; ++d) {
+      float c = centroids[s * NDIM + d];
+      norm = fmaf(c, c, norm);
+      packed[s * CSTRIDE + 1 + d] = -2.f * c;
+    }
+    packed[s * CSTRIDE] = norm;
+    atomicMax((int*)&block_max, __float_as_int(norm));  // norms are >= 0: int order == float order
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) packed[SUMK * CSTRIDE] = block_max;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
+    const float* __restrict__ points, long long m, double* __restrict__ sums,
+    u64* __restrict__ counts, double* __restrict__ inertia, int* __restrict__ labels) {
+  extern __shared__ float block_sums[];  // SMEM_SLOTS * NDIM floats
+  __shared__ unsigned block_counts[SUMK];
+  const int lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const long long warps_total = (long long)gridDim.x * (BLOCK / 32);
+  const long long warp_global = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+  const long long steps = (m + 31) / 32;
+
+  for (int s = threadIdx.x; s < SUMK; s += BLOCK) block_counts[s] = 0u;
+
+#if ACCUM_MMA
+  float acc[DCHUNKS][NTILES][4];
+#pragma unroll
+  for (int q = 0; q < DCHUNKS; ++q)
+#pragma unroll
+    for (int s = 0; s < NTILES; ++s) acc[q][s][0] = acc[q][s][1] = acc[q][s][2] = acc[q][s][3] = 0.f;
+#else
+  float acc[SUMK][NDIM];
+#pragma unroll
+  for (int s = 0; s < SUMK; ++s)
+#pragma unroll
+    for (int d = 0; d < NDIM; ++d) acc[s][d] = 0.f;
+#endif
+  unsigned lane_counts[WORDS];
+#pragma unroll
+  for (int w = 0; w < WORDS; ++w) lane_counts[w] = 0u;
+  // FP64 per lane: with one block a lane sums 10^5 distances, beyond FP32's 1e-5 budget.
+  double lane_inertia[KMAX - KMIN + 1];
+#pragma unroll
+  for (int k = 0; k <= KMAX - KMIN; ++k) lane_inertia[k] = 0.0;
+
+  const float max_centroid_norm = c_centroids[SUMK * CSTRIDE];
+
+  for (long long step = warp_global; step < steps; step += warps_total) {
+    const long long i = step * 32 + lane;
+    const bool valid = i < m;
+    float x[NDIM];
+#if !SOA && (NDIM % 4 == 0)
+    // 16-byte loads: rows are 16-byte aligned when N is a multiple of 4.
+#pragma unroll
+    for (int d = 0; d < NDIM; d += 4) {
+      const float4 v = valid ? __ldg(reinterpret_cast<const float4*>(points + i * NDIM + d))
+                             : make_float4(0.f, 0.f, 0.f, 0.f);
+      x[d] = v.x; x[d + 1] = v.y; x[d + 2] = v.z; x[d + 3] = v.w;
+    }
+#else
+#pragma unroll
+    for (int d = 0; d < NDIM; ++d) x[d] = valid ? load_point(points, m, i, d) : 0.f;
+#endif
+    float xx = 0.f;
+#pragma unroll
+    for (int d = 0; d < NDIM; ++d) xx = fmaf(x[d], x[d], xx);
+    // Forward error bound of the expanded distance (FMA chain of N+1 terms, each at most
+    // ‖x‖²+2·max‖c‖² in magnitude) plus the index bits packed into the mantissa; twice it
+    // bounds how far two computed distances can be mis-ordered.
+    const float tie_bound = TIE_SCALE * (xx + 2.f * max_centroid_norm);
+
+    unsigned one_hot[WORDS];
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) one_hot[w] = 0u;
+
+#pragma unroll
+    for (int k = KMIN; k <= KMAX; ++k) {
+      const int base = OFFSET(k);
+      // Index bits: enough for k values.
+      const unsigned index_mask = (k <= 2) ? 1u : (k <= 4) ? 3u : (k <= 8) ? 7u : (k <= 16) ? 15u
+                                  : (k <= 32) ? 31u : (k <= 64) ? 63u : (k <= 128) ? 127u : 255u;
+      float best = __int_as_float(0x7f7fffff), second = best;
+#pragma unroll
+      for (int c = 0; c < k; ++c) {
+        const float* cen = c_centroids + (base + c) * CSTRIDE;
+        float dist = cen[0];
+#pragma unroll
+        for (int d = 0; d < NDIM; ++d) dist = fmaf(x[d], cen[1 + d], dist);
+#if PLANT_SLOWDOWN
+#pragma unroll
+        for (int d = 0; d < NDIM; ++d) dist = fmaf(x[d], cen[1 + d] * 1e-30f, dist);
+#endif
+        const float key = __int_as_float((__float_as_int(dist) & ~index_mask) | c);
+        second = fminf(second, fmaxf(best, key));
+        best = fminf(best, key);
+      }
+      int label = __float_as_int(best) & index_mask;
+      float expanded = best;
+      if (k > 1 && second - best <= tie_bound) {
+        // Near-tie: decide with exact FP32 distances (rare).
+        float exact_best = __int_as_float(0x7f7fffff);
+        // Not unrolled: unrolling this cold path costs the hot path its registers.
+#pragma unroll 1
+        for (int c = 0; c < k; ++c) {
+          const float* cen = c_centroids + (base + c) * CSTRIDE;
+          float e = 0.f;
+#pragma unroll
+          for (int d = 0; d < NDIM; ++d) {
+            const float diff = fmaf(cen[1 + d], 0.5f, x[d]);  // x − c, since cen holds −2c
+            e = fmaf(diff, diff, e);
+          }
+          if (e < exact_best) {
+            exact_best = e;
+            label = c;
+          }
+        }
+        expanded = exact_best - xx;
+      }
+      if (valid) {
+        lane_inertia[k - KMIN] += (double)(xx + expanded);
+        const int bit = base + label;
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w)
+          if ((bit >> 5) == w) one_hot[w] |= 1u << (bit & 31);
+        if (labels) labels[(long long)(k - KMIN) * m + i] = label;
+      }
+#if !ACCUM_MMA
+      if (valid) {
+#pragma unroll
+        for (int c = 0; c < k; ++c) {
+          const bool mine = (label == c);
+#pragma unroll
+          for (int d = 0; d < NDIM; ++d) acc[base + c][d] += mine ? x[d] : 0.f;
+        }
+      }
+#endif
+    }
+
+    // Counts: one ballot per slot; lane (s mod 32) keeps slot s.
+#pragma unroll
+    for (int s = 0; s < SUMK; ++s) {
+      const unsigned votes = __ballot_sync(FULL_MASK, (one_hot[s >> 5] >> (s & 31)) & 1u);
+      if (lane == (s & 31)) lane_counts[s >> 5] += __popc(votes);
+    }
+
+#if ACCUM_MMA
+    // Sums on tensor cores: D[16 × 8 slots] += A[16 × 8 points] · B[8 points × 8 slots] with
+    // A rows 0-7 = tf32 high part of dims q*8+g, rows 8-15 = the low remainder, and B the
+    // one-hot labels, exact in TF32. Lane (g,t) feeds points t and t+4 of each 8-point group.
+#pragma unroll
+    for (int group = 0; group < 4; ++group) {
+      const int src0 = group * 8 + t, src1 = src0 + 4;
+      unsigned hot0[WORDS], hot1[WORDS];
+#pragma unroll
+      for (int w = 0; w < WORDS; ++w) {
+        hot0[w] = __shfl_sync(FULL_MASK, one_hot[w], src0);
+        hot1[w] = __shfl_sync(FULL_MASK, one_hot[w], src1);
+      }
+      const long long p0 = step * 32 + src0, p1 = step * 32 + src1;
+#pragma unroll
+      for (int q = 0; q < DCHUNKS; ++q) {
+        const int dim = q * 8 + g;
+        const float v0 = (dim < NDIM && p0 < m) ? load_point(points, m, p0, dim) : 0.f;
+        const float v1 = (dim < NDIM && p1 < m) ? load_point(points, m, p1, dim) : 0.f;
+        const unsigned hi0 = tf32_bits(v0), hi1 = tf32_bits(v1);
+        const unsigned lo0 = tf32_bits(v0 - __uint_as_float(hi0));
+        const unsigned lo1 = tf32_bits(v1 - __uint_as_float(hi1));
+#pragma unroll
+        for (int s = 0; s < NTILES; ++s) {
+          const int word = s >> 2, shift = ((s & 3) << 3) + g;
+          const unsigned b0 = ((hot0[word] >> shift) & 1u) ? 0x3f800000u : 0u;
+          const unsigned b1 = ((hot1[word] >> shift) & 1u) ? 0x3f800000u : 0u;
+          mma_tf32(acc[q][s][0], acc[q][s][1], acc[q][s][2], acc[q][s][3], hi0, lo0, hi1, lo1, b0, b1);
+        }
+      }
+    }
+#endif
+  }
+
+  // Inertia: warp shuffle reduction in FP64, one global atomic per warp and K.
+#pragma unroll
+  for (int k = 0; k <= KMAX - KMIN; ++k) {
+    double v = lane_inertia[k];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(FULL_MASK, v, off);
+    if (lane == 0) atomicAdd(inertia + k, v);
+  }
+  __syncthreads();  // block_counts zeroed before anyone adds
+#pragma unroll
+  for (int w = 0; w < WORDS; ++w) {
+    const int s = w * 32 + lane;
+    if (s < SUMK && lane_counts[w]) atomicAdd(&block_counts[s], lane_counts[w]);
+  }
+
+  // Sums: registers → shared memory, SMEM_SLOTS slots per pass → FP64 global atomics.
+  for (int pass_begin = 0; pass_begin < SUMK; pass_begin += SMEM_SLOTS) {
+    for (int j = threadIdx.x; j < SMEM_SLOTS * NDIM; j += BLOCK) block_sums[j] = 0.f;
+    __syncthreads();
+#if ACCUM_MMA
+#pragma unroll
+    for (int q = 0; q < DCHUNKS; ++q) {
+      const int dim = q * 8 + g;
+#pragma unroll
+      for (int s = 0; s < NTILES; ++s) {
+        const int slot0 = s * 8 + 2 * t, slot1 = slot0 + 1;
+        if (dim < NDIM) {
+          if (slot0 < SUMK && slot0 >= pass_begin && slot0 < pass_begin + SMEM_SLOTS)
+            atomicAdd(&block_sums[(slot0 - pass_begin) * NDIM + dim], acc[q][s][0] + acc[q][s][2]);
+          if (slot1 < SUMK && slot1 >= pass_begin && slot1 < pass_begin + SMEM_SLOTS)
+            atomicAdd(&block_sums[(slot1 - pass_begin) * NDIM + dim], acc[q][s][1] + acc[q][s][3]);
+        }
+      }
+    }
+#else
+#pragma unroll
+    for (int s = 0; s < SUMK; ++s)
+      if (s >= pass_begin && s < pass_begin + SMEM_SLOTS)
+#pragma unroll
+        for (int d = 0; d < NDIM; ++d)
+          if (acc[s][d] != 0.f) atomicAdd(&block_sums[(s - pass_begin) * NDIM + d], acc[s][d]);
+#endif
+    __syncthreads();
+    const int pass_slots = min(SMEM_SLOTS, SUMK - pass_begin);
+    for (int j = threadIdx.x; j < pass_slots * NDIM; j += BLOCK)
+      if (block_sums[j] != 0.f) atomicAdd(sums + (long long)pass_begin * NDIM + j, (double)block_sums[j]);
+    __syncthreads();
+  }
+  for (int s = threadIdx.x; s < SUMK; s += BLOCK)
+    if (block_counts[s]) atomicAdd(counts + s, (u64)block_counts[s]);
+}
+)MKSRC";
+
+void check_driver(CUresult status, const char* what) {
+  if (status == CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  cuGetErrorName(status, &name);
+  if (status == CUDA_ERROR_OUT_OF_MEMORY)
+    throw DeviceError(std::string("GPU out of memory in ") + what);
+  throw DeviceError(std::string(what) + ": " + (name ? name : "CUDA driver error"));
+}
+
+struct KernelConfig {
+  int n, kmin, kmax, block, smem_slots;
+  bool soa, mma, plant_slowdown;
+  int cc_major, cc_minor;
+  bool operator<(const KernelConfig& o) const {
+    return std::tie(n, kmin, kmax, block, smem_slots, soa, mma, plant_slowdown, cc_major, cc_minor) <
+           std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots, o.soa, o.mma, o.plant_slowdown, o.cc_major,
+                    o.cc_minor);
+  }
+};
+
+struct CompiledKernel {
+  CUmodule module = nullptr;
+  CUfunction iteration = nullptr;
+  CUfunction prepare = nullptr;
+  CUdeviceptr constant_centroids = 0;
+  size_t constant_bytes = 0;
+};
+
+// Index bits packed into the mantissa widen the tie bound: 2^(bits-23) relative.
+double tie_scale(int n, int kmax) {
+  int bits = 1;
+  while ((1 << bits) < kmax) ++bits;
+  const double u = std::ldexp(1.0, -24);
+  return 2.0 * ((2.0 * n + 4.0) * u + std::ldexp(1.0, bits - 23));
+}
+
+// Runtime compilation, cached per process: a suite sweeping grid sizes compiles once.
+const CompiledKernel& compiled_kernel(const KernelConfig& config) {
+  static std::mutex mutex;
+  static std::map<KernelConfig, CompiledKernel> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find(config);
+  if (found != cache.end()) return found->second;
+
+  std::ostringstream defines;
+  const int sum_k = (config.kmin + config.kmax) * (config.kmax - config.kmin + 1) / 2;
+  defines << "#define NDIM " << config.n << "\n#define KMIN " << config.kmin << "\n#define KMAX " << config.kmax
+          << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define SMEM_SLOTS "
+          << config.smem_slots << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
+          << (config.mma ? 1 : 0) << "\n#define PLANT_SLOWDOWN " << (config.plant_slowdown ? 1 : 0)
+          << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
+  const std::string source = defines.str() + kMultiKSource;
+
+  nvrtcProgram program;
+  if (nvrtcCreateProgram(&program, source.c_str(), "registers_multik.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+    throw DeviceError("nvrtcCreateProgram failed");
+  const std::string arch = "--gpu-architecture=sm_" + std::to_string(config.cc_major) + std::to_string(config.cc_minor);
+  const char* options[] = {arch.c_str(), "--std=c++17", "-lineinfo"};
+  nvrtcResult compiled = nvrtcCompileProgram(program, 3, options);
+  if (compiled != NVRTC_SUCCESS) {
+    size_t log_size = 0;
+    nvrtcGetProgramLogSize(program, &log_size);
+    std::string log(log_size, '\0');
+    nvrtcGetProgramLog(program, log.data());
+    nvrtcDestroyProgram(&program);
+    throw DeviceError("NVRTC failed to compile registers-multik for N=" + std::to_string(config.n) + " K=" +
+                      std::to_string(config.kmin) + ".." + std::to_string(config.kmax) + ":\n" + log);
+  }
+  size_t cubin_size = 0;
+  nvrtcGetCUBINSize(program, &cubin_size);
+  std::string cubin(cubin_size, '\0');
+  nvrtcGetCUBIN(program, cubin.data());
+  nvrtcDestroyProgram(&program);
+
+  // The runtime API owns the primary context; make sure it exists before the driver API.
+  gpu::check(cudaFree(nullptr), "CUDA context");
+  CompiledKernel kernel;
+  check_driver(cuModuleLoadData(&kernel.module, cubin.data()), "cuModuleLoadData");
+  check_driver(cuModuleGetFunction(&kernel.iteration, kernel.module, "multik_iteration"), "multik_iteration");
+  check_driver(cuModuleGetFunction(&kernel.prepare, kernel.module, "multik_prepare_centroids"), "prepare");
+  check_driver(cuModuleGetGlobal(&kernel.constant_centroids, &kernel.constant_bytes, kernel.module, "c_centroids"),
+               "c_centroids");
+  return cache.emplace(config, kernel).first->second;
+}
+
+// Limits that keep every per-thread array in registers.
+constexpr int kMaxSlotsMma = 256;
+constexpr int kMaxRegisterValues = 256;  // ΣK·N for accumulate=registers (the seed's regime)
+constexpr int kConstantFloats = 16384;   // 64 KB of __constant__
+
+class RegistersMultiKRun : public gpu::GpuRun {
+ public:
+  RegistersMultiKRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
+      : GpuRun(problem, data, parse_layout(params.at("layout").get<std::string>())) {
+    block_ = params.at("block").get<int>();
+    const int64_t ppt = params.at("ppt").get<int64_t>();
+    const int64_t grid = params.at("grid").get<int64_t>();
+    grid_ = grid > 0 ? grid : std::max<int64_t>(1, (problem.m + block_ * ppt - 1) / (block_ * ppt));
+    const int sum_k = problem.k.sum();
+    const int64_t smem_budget = std::min<int64_t>(device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152,
+                                                  96 * 1024);
+    smem_slots_ = int(std::min<int64_t>(sum_k, (smem_budget - sum_k * 4 - 64) / (problem.n * 4)));
+    if (smem_slots_ < 1) throw UnsupportedError("registers-multik: one centroid row does not fit in shared memory");
+    KernelConfig config{problem.n,  problem.k.kmin, problem.k.kmax, block_, smem_slots_,
+                        state_.layout() == Layout::SoA, params.at("accumulate").get<std::string>() == "mma",
+#ifdef MKBENCH_PLANT_SLOWDOWN
+                        true,
+#else
+                        false,
+#endif
+                        device.cc_major, device.cc_minor};
+    kernel_ = &compiled_kernel(config);
+    dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
+    if (dynamic_smem_ > 48 * 1024)
+      check_driver(cuFuncSetAttribute(kernel_->iteration, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      int(dynamic_smem_)),
+                   "shared memory limit");
+    packed_.allocate(size_t(sum_k) * (problem.n + 1) + 1, "packed centroids");
+  }
+
+  void iterate(bool store_labels) override {
+    state_.zero_accumulators();
+    CUstream stream = reinterpret_cast<CUstream>(state_.stream());
+    const float* centroids = state_.centroids();
+    float* packed = packed_.get();
+    void* prepare_args[] = {&centroids, &packed};
+    check_driver(cuLaunchKernel(kernel_->prepare, 1, 1, 1, 256, 1, 1, 0, stream, prepare_args, nullptr),
+                 "multik_prepare_centroids");
+    check_driver(cuMemcpyDtoDAsync(kernel_->constant_centroids, reinterpret_cast<CUdeviceptr>(packed),
+                                   packed_.bytes(), stream),
+                 "centroids to constant memory");
+    auto acc = state_.accumulators(store_labels);
+    const float* points = state_.points().data;
+    long long m = state_.problem().m;
+    void* args[] = {&points, &m, &acc.sums, &acc.counts, &acc.inertia, &acc.labels};
+    check_driver(cuLaunchKernel(kernel_->iteration, unsigned(grid_), 1, 1, unsigned(block_), 1, 1,
+                                unsigned(dynamic_smem_), stream, args, nullptr),
+                 "multik_iteration");
+    state_.finalize();
+  }
+
+ private:
+  int block_ = 256;
+  int64_t grid_ = 1;
+  int smem_slots_ = 0;
+  size_t dynamic_smem_ = 0;
+  const CompiledKernel* kernel_ = nullptr;
+  gpu::DeviceBuffer<float> packed_;
+};
+
+class RegistersMultiK : public Variant {
+ public:
+  std::string name() const override { return "registers-multik"; }
+  std::string description() const override {
+    return "seed 000 MultiK: all K of the range per point read, register accumulation, NVRTC-specialised";
+  }
+  bool runs_on_gpu() const override { return true; }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (!device.is_gpu) return "needs a CUDA GPU";
+    const int sum_k = problem.k.sum();
+    if (problem.k.kmax > 256) return "K above 256 per range end: use gemm-cublas or gemm-tf32x3";
+    if (sum_k > kMaxSlotsMma) return "ΣK=" + std::to_string(sum_k) + " exceeds 256 register-resident centroid slots";
+    if (sum_k * (problem.n + 1) + 1 > kConstantFloats)
+      return "ΣK·(N+1)=" + std::to_string(sum_k * (problem.n + 1)) + " floats exceed 64 KB of constant memory";
+    if (problem.n > 128) return "N above 128 would not keep a point in registers";
+    if (!accumulate_options(problem, device).size()) return "no accumulation strategy fits this shape on this GPU";
+    return gpu::check_fits_in_memory(problem, device);
+  }
+
+  ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
+    ParamSpace space;
+    const int sms = std::max(1, device.sm_count);
+    std::vector<nlohmann::json> grids{0};
+    for (double factor : {1.0, 1.275, 2.0, 2.5, 3.0, 3.75, 4.0, 5.0, 7.5, 8.0, 10.0, 16.0, 32.0, 80.0, 300.0})
+      grids.push_back(int64_t(std::llround(factor * sms)));
+    grids.push_back(1);
+    space.axes.push_back({"grid", grids, "blocks; 0 = derive from ppt"});
+    space.axes.push_back({"ppt", {0, 1, 4, 16, 64, 128, 256, 512, 1024, 4096}, "points per thread; 0 = derive from grid"});
+    space.axes.push_back({"block", {128, 256, 512}, "threads per block (seed: 256)"});
+    space.axes.push_back({"layout", {"aos", "soa"}, "point layout in device memory"});
+    std::vector<nlohmann::json> accumulate;
+    for (const auto& option : accumulate_options(problem, device)) accumulate.push_back(option);
+    space.axes.push_back({"accumulate", accumulate, "mma = tensor-core one-hot product; registers = seed's select"});
+    space.restrictions.push_back({"exactly one of grid and ppt is set (the other is derived)", [](const Params& p) {
+                                    return (p.at("grid").get<int64_t>() > 0) != (p.at("ppt").get<int64_t>() > 0);
+                                  }});
+    const int64_t m = problem.m;
+    space.restrictions.push_back({"grid*block <= M rounded up to a warp (no idle blocks)", [m](const Params& p) {
+                                    const int64_t grid = p.at("grid").get<int64_t>();
+                                    const int64_t block = p.at("block").get<int64_t>();
+                                    return grid == 0 || (grid - 1) * block < ((m + 31) / 32) * 32;
+                                  }});
+    space.restrictions.push_back({"ppt*block <= M rounded up (at least one full block of work)", [m](const Params& p) {
+                                    const int64_t ppt = p.at("ppt").get<int64_t>();
+                                    return ppt == 0 || ppt == 1 || ppt * p.at("block").get<int64_t>() <= m + 32 * ppt;
+                                  }});
+    return space;
+  }
+
+  // Heuristic without a tuned config: a grid that is a multiple of the SM count (seed 000
+  // §5.1: partial waves idle whole SMs), 4 blocks per SM, but never more blocks than give
+  // each thread at least 64 points, so the register-level reduction stays amortised.
+  Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    const int block = 256;
+    const int64_t sms = std::max(1, device.sm_count);
+    int64_t grid = 4 * sms;
+    const int64_t max_grid = std::max<int64_t>(1, problem.m / (int64_t(block) * 64));
+    if (grid > max_grid) grid = std::max<int64_t>(1, (max_grid / sms) * sms);
+    if (grid < 1) grid = 1;
+    // The grid axis holds only the declared values: snap to the nearest declared one.
+    const auto space = param_space(problem, device);
+    int64_t best = 1;
+    for (const auto& value : space.find("grid")->values) {
+      const int64_t v = value.get<int64_t>();
+      if (v > 0 && std::llabs(v - grid) < std::llabs(best - grid)) best = v;
+    }
+    const auto options = accumulate_options(problem, device);
+    return {{"grid", best}, {"ppt", 0}, {"block", block}, {"layout", "aos"},
+            {"accumulate", options.empty() ? "mma" : options.front()}};
+  }
+
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    return std::make_unique<RegistersMultiKRun>(problem, data, params, device);
+  }
+
+ private:
+  static std::vector<std::string> accumulate_options(const Problem& problem, const DeviceInfo& device) {
+    std::vector<std::string> options;
+    if (device.cc_major >= 8 || !device.is_gpu) options.push_back("mma");
+    if (problem.k.sum() * problem.n <= kMaxRegisterValues) options.push_back("registers");
+    return options;
+  }
+};
+
+MKBENCH_REGISTER_VARIANT(RegistersMultiK);
+
+}  // namespace
+}  // namespace mk
