@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -21,10 +21,13 @@ namespace {
 std::string read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw InputError("error while reading '" + path + "'");
-  return buffer.str();
+  std::error_code error;
+  const uintmax_t bytes = std::filesystem::file_size(path, error);
+  if (error) throw InputError("cannot read '" + path + "': " + error.message());
+  std::string text(static_cast<size_t>(bytes), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(bytes));
+  if (static_cast<uintmax_t>(in.gcount()) != bytes) throw InputError("error while reading '" + path + "'");
+  return text;
 }
 
 std::string_view trim(std::string_view text) {

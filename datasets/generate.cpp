@@ -90,24 +90,54 @@ Dataset generate(const GeneratorSpec& spec) {
   const double two_pi = 6.283185307179586476925286766559;
   float* values = data.values.data();
 
+  // Box-Muller turns one pair of uniforms into two normals; pairs are numbered by the flat
+  // entry index (entries 2p and 2p+1 share pair p), so a row boundary inside a pair only
+  // costs recomputing it, never a different value.
+  auto normal_pair = [&](uint64_t pair, double& cosine_part, double& sine_part) {
+    double u_radius = 1.0 - radius.unit_double(pair);  // (0, 1], so log() stays finite
+    double r = std::sqrt(-2.0 * std::log(u_radius));
+    double theta = two_pi * angle.unit_double(pair);
+    cosine_part = r * std::cos(theta);
+    sine_part = r * std::sin(theta);
+  };
+  auto zeroed = [&](uint64_t entry) {
+    return zero_fraction > 0 && zero_mask.unit_double(entry) < zero_fraction;
+  };
+
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < spec.m; ++i) {
     float* row = values + static_cast<size_t>(i) * n;
-    const float* centre =
-        blobs ? centres.data() + assignment.below(static_cast<uint64_t>(i), spec.centers) * n : nullptr;
-    for (int d = 0; d < n; ++d) {
-      const uint64_t entry = static_cast<uint64_t>(i) * n + d;
-      float value;
-      if (blobs) {
-        // Box-Muller; the radius uniform is shifted to (0, 1] so log() stays finite.
-        double u_radius = 1.0 - radius.unit_double(entry);
-        double normal = std::sqrt(-2.0 * std::log(u_radius)) * std::cos(two_pi * angle.unit_double(entry));
-        value = static_cast<float>(centre[d] + spec.spread * normal);
+    const uint64_t first_entry = static_cast<uint64_t>(i) * n;
+    if (!blobs) {
+      // Both values are computed before selecting so the random mask is a select, not a
+      // branch the CPU would mispredict half the time.
+      if (zero_fraction > 0) {
+        for (int d = 0; d < n; ++d) {
+          const float value = uniform.unit_float(first_entry + d);
+          const bool zero = zero_mask.unit_double(first_entry + d) < zero_fraction;
+          row[d] = zero ? 0.0f : value;
+        }
       } else {
-        value = uniform.unit_float(entry);
+        for (int d = 0; d < n; ++d) row[d] = uniform.unit_float(first_entry + d);
       }
-      if (zero_fraction > 0 && zero_mask.unit_double(entry) < zero_fraction) value = 0.0f;
-      row[d] = value;
+      continue;
+    }
+    const float* centre = centres.data() + assignment.below(static_cast<uint64_t>(i), spec.centers) * n;
+    for (int d = 0; d < n;) {
+      const uint64_t entry = first_entry + d;
+      const bool whole_pair = (entry % 2 == 0) && d + 1 < n;
+      const bool zero_first = zeroed(entry), zero_second = whole_pair && zeroed(entry + 1);
+      double cosine_part = 0, sine_part = 0;
+      if (!zero_first || (whole_pair && !zero_second)) normal_pair(entry / 2, cosine_part, sine_part);
+      if (whole_pair) {
+        row[d] = zero_first ? 0.0f : static_cast<float>(centre[d] + spec.spread * cosine_part);
+        row[d + 1] = zero_second ? 0.0f : static_cast<float>(centre[d + 1] + spec.spread * sine_part);
+        d += 2;
+      } else {
+        const double normal = entry % 2 == 0 ? cosine_part : sine_part;
+        row[d] = zero_first ? 0.0f : static_cast<float>(centre[d] + spec.spread * normal);
+        d += 1;
+      }
     }
   }
 

@@ -38,6 +38,15 @@ std::string format_ms(double ms) {
   return format_number(ms, 4);
 }
 
+// Rates span 1e-3 (a CPU on a tiny problem) to 1e5 (a GPU); keep ~4 significant digits.
+std::string format_rate(double value) {
+  const double magnitude = std::fabs(value);
+  if (magnitude >= 100 || magnitude == 0) return format_number(value, 1);
+  if (magnitude >= 1) return format_number(value, 2);
+  if (magnitude >= 0.01) return format_number(value, 4);
+  return format_number(value, 6);
+}
+
 std::string pair_cell(double theoretical, double measured) {
   return format_number(theoretical, 1) + "/" + (measured > 0 ? format_number(measured, 1) : std::string("-"));
 }
@@ -151,8 +160,8 @@ TextTable rows_table(const std::vector<ResultRow>& rows) {
       cells.push_back(format_ms(row.summary.median_ms));
       cells.push_back(format_ms(row.summary.min_ms));
       cells.push_back(format_ms(row.summary.iqr_ms));
-      cells.push_back(format_number(row.metrics.gops, 1));
-      cells.push_back(format_number(row.metrics.effective_gbps, 1));
+      cells.push_back(format_rate(row.metrics.gops));
+      cells.push_back(format_rate(row.metrics.effective_gbps));
       cells.push_back(pair_cell(row.metrics.pct_fp32_theoretical, row.metrics.pct_fp32_measured));
       cells.push_back(pair_cell(row.metrics.pct_dram_theoretical, row.metrics.pct_dram_measured));
       cells.push_back(row.metrics.roofline_bound_ms > 0 ? format_ms(row.metrics.roofline_bound_ms) : "-");

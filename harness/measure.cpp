@@ -328,7 +328,8 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
     // Partial clock lists would misalign with samples; keep all or nothing.
     if (clocks.size() == samples.size()) row.timing.sm_clock_mhz = clocks;
     row.summary = summarize(samples);
-    row.metrics = compute_metrics(problem, row.summary.median_ms, device.peaks);
+    // A CPU variant on a GPU machine is not bounded by the GPU's roofs.
+    row.metrics = compute_metrics(problem, row.summary.median_ms, on_gpu ? device.peaks : Peaks{});
 
     if (spec.verify) {
       // The second check starts from wherever the timed loop left the centroids, so a

@@ -347,8 +347,9 @@ std::vector<Params> expand_params(const Variant& variant, const Problem& problem
 std::vector<std::string> expand_variant_names(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& name : names) {
-    if (name == "all") {
-      for (const Variant* v : Registry::instance().all()) out.push_back(v->name());
+    if (name == "all" || name == "all-gpu" || name == "all-cpu") {
+      for (const Variant* v : Registry::instance().all())
+        if (name == "all" || v->runs_on_gpu() == (name == "all-gpu")) out.push_back(v->name());
     } else {
       out.push_back(name);
     }
@@ -377,9 +378,14 @@ nlohmann::json load_published(const SuiteDefinition& suite) {
   return nullptr;
 }
 
-void print_suite_output(std::ostream& out, const SuiteDefinition& suite, const ResultFile& file, OutputFormat format) {
-  if (format == OutputFormat::Json || suite.report_kind != "table1") {
+void print_suite_output(std::ostream& out, const SuiteDefinition& suite, const ResultFile& file, OutputFormat format,
+                        bool cpu_fallback) {
+  if (cpu_fallback && suite.report_kind == "table1" && format != OutputFormat::Json)
+    std::cerr << "mkbench: the table1 view needs the GPU rows; printing the CPU baseline rows instead\n";
+  if (format == OutputFormat::Json || suite.report_kind != "table1" || cpu_fallback) {
     print_results(out, file, format);
+    if (suite.report_kind != "generic" && suite.report_kind != "table1" && format != OutputFormat::Json)
+      std::cerr << "mkbench: `mkbench report` on the results file renders the " << suite.report_kind << " view\n";
     return;
   }
   const nlohmann::json published = load_published(suite);
@@ -493,8 +499,7 @@ SuiteDefinition parse_suite(const ojson& json, const std::string& name) {
     if (!report.is_object()) throw InputError(where + ": expected an object");
     reject_unknown_keys(report, {"kind", "published"}, where);
     if (report.contains("kind")) suite.report_kind = string_value(report.at("kind"), where + ".kind");
-    if (suite.report_kind != "generic" && suite.report_kind != "table1")
-      throw InputError(where + ".kind: expected generic or table1, got '" + suite.report_kind + "'");
+    if (suite.report_kind.empty()) throw InputError(where + ".kind: must not be empty");
     if (report.contains("published")) suite.published = string_value(report.at("published"), where + ".published");
   }
   return suite;
@@ -679,12 +684,14 @@ TextTable table1_view(const std::vector<ResultRow>& rows, const nlohmann::json& 
   };
   for (size_t i = 0; i < rows.size(); ++i) {
     const ResultRow& row = rows[i];
-    const auto grid = int_param(row.params, "grid");
-    const auto block = int_param(row.params, "block");
-    auto ppt = int_param(row.params, "ppt");
-    if (!ppt) ppt = int_param(row.params, "points_per_thread");
-    if (!ppt && grid && block && *grid > 0 && *block > 0)
-      ppt = (row.problem.m + *grid * *block - 1) / (*grid * *block);
+    // 0 (or absent) means "derived from the other one", as registers-multik declares.
+    auto positive = [](std::optional<int64_t> v) { return v && *v > 0 ? v : std::nullopt; };
+    auto grid = positive(int_param(row.params, "grid"));
+    const auto block = positive(int_param(row.params, "block"));
+    auto ppt = positive(int_param(row.params, "ppt"));
+    if (!ppt) ppt = positive(int_param(row.params, "points_per_thread"));
+    if (!ppt && grid && block) ppt = (row.problem.m + *grid * *block - 1) / (*grid * *block);
+    if (!grid && ppt && block) grid = (row.problem.m + *ppt * *block - 1) / (*ppt * *block);
     std::vector<std::string> cells = {grid ? std::to_string(*grid) : "-", ppt ? std::to_string(*ppt) : "-"};
     if (row.ok()) {
       cells.push_back(format_number(row.summary.median_ms, 3));
@@ -722,6 +729,7 @@ void add_suite_options(CLI::App& app, SuiteOptions& options) {
   app.add_option("--device", options.device, "CUDA device ordinal");
   app.add_flag("--benchmark-console", options.benchmark_console, "also print Google Benchmark's report (stderr)");
   app.add_flag("!--no-peak-measure", options.measure_peaks, "do not measure peaks when none are cached");
+  app.add_flag("--dry-run", options.dry_run, "list the rows the suite would measure on this machine, then stop");
 }
 
 int run_suite(const SuiteOptions& options) {
@@ -734,15 +742,29 @@ int run_suite(const SuiteOptions& options) {
   DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
   if (device.is_gpu) {
     select_device(device.ordinal);
-    ensure_measured_peaks(device, options.measure_peaks);
+    ensure_measured_peaks(device, options.measure_peaks && !options.dry_run);
   }
   SuitePlan plan = plan_suite(suite, device, options.variants, options.quick);
   if (plan.used_cpu_fallback) {
     std::string points, variants;
-    for (const auto& p : suite.fallback_points) points += (points.empty() ? "" : ",") + p;
+    std::set<int64_t> seen_points;
+    for (const auto& group : plan.groups)
+      if (group.cpu_fallback && seen_points.insert(group.points).second)
+        points += (points.empty() ? "" : ",") + format_count(group.points);
     for (const auto& v : suite.fallback_variants) variants += (variants.empty() ? "" : ",") + v;
     std::cerr << "mkbench: no CUDA GPU (" << strip_no_gpu_prefix(no_gpu_reason()) << "): running the CPU baseline ("
               << variants << ") at reduced M=" << points << " instead\n";
+  }
+
+  if (options.dry_run) {
+    size_t index = 0;
+    for (const auto& group : plan.groups)
+      for (const auto& row : group.rows)
+        std::cout << "[" << ++index << "/" << plan.row_count() << "] "
+                  << row_name(row.variant_name, row.problem, row.overrides) << "  (dataset " << group.dataset_spec
+                  << ", iters " << group.iters << ", warmup " << group.warmup << (group.verify ? ", verify" : "")
+                  << ")\n";
+    return kExitOk;
   }
 
   ResultFile file = new_result_file(device, suite.name);
@@ -817,7 +839,7 @@ int run_suite(const SuiteOptions& options) {
       }
     }
   }
-  print_suite_output(std::cout, suite, file, format);
+  print_suite_output(std::cout, suite, file, format, plan.used_cpu_fallback);
   std::cerr << "mkbench: suite " << suite.name << ": " << file.rows.size() << " rows, "
             << (file.rows.size() - refusals - failures) << " measured, " << refusals << " refused, " << failures
             << " failed";

@@ -121,6 +121,7 @@ struct SuiteOptions {
   int device = 0;
   bool benchmark_console = false;
   bool measure_peaks = true;
+  bool dry_run = false;  // print the planned rows, measure nothing
 };
 
 void add_suite_options(CLI::App& app, SuiteOptions& options);

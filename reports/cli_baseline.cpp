@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BaselineArguments {
-  std::string suite, from, device_slug, dir, out_path;
+  std::string suite, from, device_slug, dir, results;
   bool force = false;
   CLI::App* update = nullptr;
   CLI::App* show = nullptr;
@@ -38,7 +38,7 @@ std::string run_suite_into_temp(const std::string& suite, int& exit_code) {
   if (!::mkdtemp(pattern.data())) throw mk::InputError("cannot create a temporary folder");
   const std::string out = (fs::path(pattern) / (suite + ".json")).string();
   const std::string command = quoted(mk::reports::self_executable()) + " --suite " + quoted(suite) +
-                              " --out " + quoted(out);
+                              " --out " + quoted(out) + " >&2";  // stdout stays the stored path
   std::cerr << "mkbench baseline: running " << command << "\n";
   const int status = std::system(command.c_str());
   exit_code = status == -1 ? 127 : WIFEXITED(status) ? WEXITSTATUS(status) : 128;
@@ -104,6 +104,8 @@ std::function<int()> setup_baseline(CLI::App& sub) {
   args->path = sub.add_subcommand("path", "Print the baseline path of a suite on this device");
   args->path->add_option("--suite", args->suite, "Suite name")->required();
   args->path->add_option("--device-slug", args->device_slug, "Device slug (default: GPU 0, or the host CPU)");
+  args->path->add_option("--results", args->results,
+                         "Take the device slug from this result file (what the perf gate just ran)");
   args->path->add_option("--dir", args->dir, "Baseline folder");
 
   return [args]() -> int {
@@ -116,7 +118,12 @@ std::function<int()> setup_baseline(CLI::App& sub) {
         return mk::kExitOk;
       }
       if (args->path->parsed()) {
-        const std::string slug = args->device_slug.empty() ? current_device_slug() : args->device_slug;
+        std::string slug = args->device_slug;
+        if (slug.empty() && !args->results.empty()) {
+          slug = device_slug(load_results_file(args->results));
+          if (slug.empty()) throw mk::InputError(args->results + ": has no device.slug");
+        }
+        if (slug.empty()) slug = current_device_slug();
         std::cout << baseline_path(dir, slug, args->suite) << "\n";
         return mk::kExitOk;
       }

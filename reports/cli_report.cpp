@@ -30,6 +30,9 @@ std::function<int()> setup_report(CLI::App& sub) {
   sub.add_option("--published", args->options.published_table1,
                  "Published seed Table 1 JSON shown beside table1 results (default: "
                  "reports/published/table1_t4.json; \"none\" leaves it out)");
+  sub.add_option("--published-table3", args->options.published_table3,
+                 "Published seed Table 3 JSON (T4, A100) shown beside a table3 file (default: "
+                 "reports/published/table3_t4_a100.json; \"none\" leaves it out)");
   sub.add_flag("--require-plots", args->options.require_plots,
                "html: exit 2 if the plots cannot be drawn (no python3/matplotlib)");
   return [args]() -> int {

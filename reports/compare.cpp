@@ -348,11 +348,13 @@ std::string render_compare_table(const ComparisonReport& report, const CompareOp
   out << summary_line(report) << "\n" << rule_line(options) << "\n";
   for (const auto& warning : report.warnings) out << "warning: " << warning << "\n";
   for (const auto& line : cells) {
+    std::string text;
     for (size_t c = 0; c < line.size(); ++c) {
-      out << line[c];
-      if (c + 1 < line.size()) out << std::string(widths[c] - width_of(line[c]) + 2, ' ');
+      text += line[c];
+      if (c + 1 < line.size()) text += std::string(widths[c] - width_of(line[c]) + 2, ' ');
     }
-    out << "\n";
+    text.erase(text.find_last_not_of(' ') + 1);
+    out << text << "\n";
   }
   for (const auto& name : report.missing) out << "missing in candidate: " << name << "\n";
   for (const auto& name : report.added) out << "new in candidate: " << name << "\n";

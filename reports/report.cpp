@@ -183,72 +183,114 @@ ReportTable generic_table(const LoadedResults& file) {
     std::string status = row_status(*row);
     const std::string reason = string_or(*row, "reason", "");
     if (status != "ok" && !reason.empty()) status += ": " + reason;
-    const double pct_fp32 = number_or(metrics, "pct_fp32_measured", 0) > 0
-                                ? number_or(metrics, "pct_fp32_measured", NAN)
-                                : number_or(metrics, "pct_fp32_theoretical", NAN);
-    const double pct_dram = number_or(metrics, "pct_dram_measured", 0) > 0
-                                ? number_or(metrics, "pct_dram_measured", NAN)
-                                : number_or(metrics, "pct_dram_theoretical", NAN);
+    // 0 means "no peak known" (SCHEMA.md), e.g. on a CPU-only machine.
+    auto percent = [&](const char* measured, const char* theoretical) {
+      const double value = number_or(metrics, measured, 0) > 0 ? number_or(metrics, measured, NAN)
+                                                               : number_or(metrics, theoretical, NAN);
+      return value > 0 ? value : NAN;
+    };
+    const double pct_fp32 = percent("pct_fp32_measured", "pct_fp32_theoretical");
+    const double pct_dram = percent("pct_dram_measured", "pct_dram_theoretical");
+    std::string bound = string_or(metrics, "roofline_limit", "");
+    if (bound.empty()) bound = kMissing;
     table.rows.push_back({row_name(*row), status, ms_text(row_median_ms(*row)),
                           ms_text(number_or(summary, "min_ms", NAN)),
                           ms_text(number_or(summary, "q3_ms", NAN)),
                           fixed(number_or(metrics, "gops", NAN), 2),
                           fixed(number_or(metrics, "effective_gbps", NAN), 1), fixed(pct_fp32, 1),
-                          fixed(pct_dram, 1), string_or(metrics, "roofline_limit", kMissing)});
+                          fixed(pct_dram, 1), bound});
     table.bold.push_back(false);
   }
-  table.notes.push_back("% FP32 and % DRAM use the measured peak (`mkbench peak`) when the file has one, "
-                        "else the theoretical peak.");
+  table.notes.push_back("% FP32 and % DRAM use the measured peak (mkbench peak) when the file has one, "
+                        "else the theoretical peak; — where no peak is known.");
   return table;
 }
 
 // ---------------------------------------------------------------------------------------
 // Table 1: work per thread (grid sweep), with the published T4 numbers beside ours.
 
+// "3..7" / "3...7" / "5" -> (kmin, kmax); nullopt when unreadable.
+std::optional<std::pair<int64_t, int64_t>> parse_k_text(const json& value) {
+  if (value.is_number_integer()) return std::make_pair(value.get<int64_t>(), value.get<int64_t>());
+  if (!value.is_string()) return std::nullopt;
+  const std::string text = value.get<std::string>();
+  try {
+    const size_t dots = text.find("..");
+    if (dots == std::string::npos) {
+      const int64_t k = std::stoll(text);
+      return std::make_pair(k, k);
+    }
+    const size_t end = text.find_first_not_of('.', dots);
+    return std::make_pair(int64_t(std::stoll(text.substr(0, dots))), int64_t(std::stoll(text.substr(end))));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string load_text_or_empty(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 struct PublishedTable1 {
   bool loaded = false;
-  std::string gpu = "Tesla T4";
-  std::string source;
-  std::optional<ProblemKey> problem;
+  std::string gpu, source;
+  bool has_ops_note = false;
+  std::optional<ProblemKey> problem;  // from "setup" (n, k, m) when the file gives it
   struct Row { int64_t grid; double points_per_thread, time_ms, gops; };
   std::vector<Row> rows;
-  std::string problem_note;  // why it is not shown, when it is not
+  std::string why_not_shown;
 };
 
 PublishedTable1 load_published_table1(const std::string& path) {
   PublishedTable1 published;
   if (path == "none") return published;
-  std::ifstream in(path);
-  if (!in) {
-    published.problem_note = "published T4 column left out: " + path + " not found";
+  const std::string text = load_text_or_empty(path);
+  if (text.empty()) {
+    published.why_not_shown = "published T4 column left out: " + path + " not found";
     return published;
   }
   try {
-    json doc = json::parse(in);
-    published.gpu = string_or(doc, "gpu", published.gpu);
+    const json doc = json::parse(text);
+    published.gpu = doc.contains("gpu") ? (doc["gpu"].is_string() ? doc["gpu"].get<std::string>() : doc["gpu"].dump()) : "";
     published.source = string_or(doc, "source", "");
-    if (doc.contains("problem") && doc["problem"].is_object()) {
-      ProblemKey key;
-      key.n = int64_t(number_or(doc["problem"], "n", 0));
-      key.k_min = int64_t(number_or(doc["problem"], "k_min", 0));
-      key.k_max = int64_t(number_or(doc["problem"], "k_max", 0));
-      key.m = int64_t(number_or(doc["problem"], "m", 0));
-      published.problem = key;
+    published.has_ops_note = doc.contains("ops_note");
+    if (doc.contains("setup") && doc["setup"].is_object()) {
+      const json& setup = doc["setup"];
+      const auto k = setup.contains("k") ? parse_k_text(setup["k"]) : std::nullopt;
+      if (k && setup.contains("n") && setup.contains("m"))
+        published.problem = ProblemKey{int64_t(number_or(setup, "n", 0)), k->first, k->second,
+                                       int64_t(number_or(setup, "m", 0))};
     }
-    for (const json& row : doc.at("rows")) {
-      published.rows.push_back({int64_t(number_or(row, "grid", -1)),
-                                number_or(row, "points_per_thread", NAN),
+    for (const json& row : doc.at("rows"))
+      published.rows.push_back({int64_t(number_or(row, "grid", -1)), number_or(row, "points_per_thread", NAN),
                                 number_or(row, "time_ms", NAN), number_or(row, "gops", NAN)});
-    }
     published.loaded = true;
   } catch (const std::exception& error) {
-    published.problem_note = "published T4 column left out: " + path + " is malformed (" + error.what() + ")";
+    published.why_not_shown = "published T4 column left out: " + path + " is malformed (" + error.what() + ")";
   }
   return published;
 }
 
-std::string published_label(const PublishedTable1& published) {
-  return "published (" + published.gpu + ", seed 000) — another GPU, not our measurement";
+// Fixed wording: readers must never take the seed's numbers for ours.
+const char* const kPublishedTable1Label = "published (Tesla T4, seed 000) — another GPU, not our measurement";
+
+// Grid and points per thread of a row. The table1 suite sets one of them to 0 ("derive it
+// from the other"): ppt = ceil(M / (grid·block)), grid = ceil(M / (block·ppt)).
+std::pair<double, double> grid_and_ppt(const json& row, int64_t m) {
+  const json& params = params_of(row);
+  double grid = number_or(params, "grid", NAN);
+  double ppt = number_or(params, "ppt", number_or(params, "points_per_thread", NAN));
+  const double block = number_or(params, "block", NAN);
+  const bool known_grid = std::isfinite(grid) && grid > 0, known_ppt = std::isfinite(ppt) && ppt > 0;
+  if (!known_grid && known_ppt && std::isfinite(block) && block > 0 && m > 0)
+    grid = std::ceil(double(m) / (block * ppt));
+  if (!known_ppt && known_grid && std::isfinite(block) && block > 0 && m > 0)
+    ppt = std::ceil(double(m) / (grid * block));
+  return {grid > 0 ? grid : NAN, ppt > 0 ? ppt : NAN};
 }
 
 std::vector<ReportTable> table1_tables(const LoadedResults& file, const ReportOptions& options) {
@@ -261,19 +303,16 @@ std::vector<ReportTable> table1_tables(const LoadedResults& file, const ReportOp
   std::vector<ProblemKey> problems;
   std::map<ProblemKey, std::vector<const json*>> by_problem;
   for (const json* row : ok_rows(file.doc)) {
-    if (!params_of(*row).contains("grid")) continue;
+    const json& params = params_of(*row);
+    if (!params.contains("grid") && !params.contains("ppt")) continue;
     const ProblemKey key = problem_of(*row);
     if (!by_problem.count(key)) problems.push_back(key);
     by_problem[key].push_back(row);
   }
   for (const ProblemKey& key : problems) {
-    std::vector<const json*> rows = by_problem[key];
-    std::stable_sort(rows.begin(), rows.end(), [](const json* a, const json* b) {
-      return number_or(params_of(*a), "grid", 0) < number_or(params_of(*b), "grid", 0);
-    });
+    const std::vector<const json*>& rows = by_problem[key];
     // Show the other parameters only when they vary, so the usual table stays the seed's.
-    std::set<std::string> others;
-    std::set<std::string> variants;
+    std::set<std::string> others, variants;
     for (const json* row : rows) {
       others.insert(params_text(params_of(*row), {"grid", "ppt", "points_per_thread"}));
       variants.insert(string_or(*row, "variant", ""));
@@ -283,8 +322,18 @@ std::vector<ReportTable> table1_tables(const LoadedResults& file, const ReportOp
     for (const json* row : rows)
       all_measured = all_measured && row->contains("metrics") &&
                      number_or((*row)["metrics"], "pct_fp32_measured", 0) > 0;
-    const bool with_published =
-        published.loaded && (!published.problem || *published.problem == key);
+    std::string published_note = published.why_not_shown;
+    bool with_published = published.loaded;
+    if (with_published && published.problem && !(*published.problem == key)) {
+      with_published = false;
+      published_note = "published T4 column left out: the seed measured N=" + std::to_string(published.problem->n) +
+                       ", K=" + published.problem->k_text() + ", M=" + std::to_string(published.problem->m) +
+                       ", not this problem";
+    }
+    // The suite lists its grids in the order of the seed's rows (multiples of this GPU's SM
+    // count standing in for the T4's), so equal row counts pair rows by position; otherwise
+    // rows pair only where the grids are equal.
+    const bool by_position = with_published && published.rows.size() == rows.size();
 
     ReportTable table;
     table.title = "Table 1 — work per thread: N=" + std::to_string(key.n) + ", K=" + key.k_text() +
@@ -297,8 +346,9 @@ std::vector<ReportTable> table1_tables(const LoadedResults& file, const ReportOp
       table.header.insert(table.header.begin() + 1, "Params");
       table.numeric.insert(table.numeric.begin() + 1, false);
     }
+    const size_t our_columns = table.header.size();
     if (with_published) {
-      for (const char* column : {"T4 Points/thread¹", "T4 Time (ms)¹", "T4 Gops/s¹"}) {
+      for (const char* column : {"T4 Grid¹", "T4 Points/thread¹", "T4 Time (ms)¹", "T4 Gops/s¹"}) {
         table.header.push_back(column);
         table.numeric.push_back(true);
       }
@@ -307,50 +357,52 @@ std::vector<ReportTable> table1_tables(const LoadedResults& file, const ReportOp
     for (size_t i = 0; i < rows.size(); ++i)
       if (row_gops(*rows[i]) > row_gops(*rows[best])) best = i;
 
-    std::set<int64_t> our_grids;
-    auto published_cells = [&](int64_t grid) {
-      std::vector<std::string> cells = {kMissing, kMissing, kMissing};
-      for (const auto& p : published.rows)
-        if (p.grid == grid)
-          cells = {fixed(p.points_per_thread, 0), ms_text(p.time_ms), fixed(p.gops, 2)};
-      return cells;
+    auto published_cells = [&](const PublishedTable1::Row& p) {
+      return std::vector<std::string>{std::to_string(p.grid), fixed(p.points_per_thread, 0), ms_text(p.time_ms),
+                                      fixed(p.gops, 2)};
     };
     struct Line { double grid; std::vector<std::string> cells; bool bold; };
     std::vector<Line> lines;
+    std::set<int64_t> our_grids;
     for (size_t i = 0; i < rows.size(); ++i) {
       const json& row = *rows[i];
-      const json& params = params_of(row);
-      const int64_t grid = int64_t(number_or(params, "grid", 0));
-      our_grids.insert(grid);
-      double ppt = number_or(params, "ppt", number_or(params, "points_per_thread", NAN));
-      const double block = number_or(params, "block", NAN);
-      if (!std::isfinite(ppt) && std::isfinite(block) && grid > 0 && key.m > 0)
-        ppt = std::ceil(double(key.m) / (double(grid) * block));
+      const auto [grid, ppt] = grid_and_ppt(row, key.m);
+      if (std::isfinite(grid)) our_grids.insert(int64_t(grid));
       const json metrics = row.contains("metrics") ? row["metrics"] : json::object();
       const double pct = all_measured ? number_or(metrics, "pct_fp32_measured", NAN)
                                       : number_or(metrics, "pct_fp32_theoretical", NAN);
-      std::vector<std::string> cells = {std::to_string(grid), fixed(ppt, 0), ms_text(row_median_ms(row)),
-                                        fixed(row_gops(row), 2), fixed(pct, 1)};
+      std::vector<std::string> cells = {fixed(grid, 0), fixed(ppt, 0), ms_text(row_median_ms(row)),
+                                        fixed(row_gops(row), 2), fixed(pct > 0 ? pct : NAN, 1)};
       if (show_params) {
-        std::string label = params_text(params, {"grid", "ppt", "points_per_thread"});
+        std::string label = params_text(params_of(row), {"grid", "ppt", "points_per_thread"});
         if (variants.size() > 1) label = string_or(row, "variant", "") + " " + label;
         cells.insert(cells.begin() + 1, label);
       }
-      if (with_published)
-        for (auto& cell : published_cells(grid)) cells.push_back(cell);
-      lines.push_back({double(grid), cells, i == best});
+      if (with_published) {
+        std::vector<std::string> extra(4, kMissing);
+        if (by_position) {
+          extra = published_cells(published.rows[i]);
+        } else {
+          for (const auto& p : published.rows)
+            if (std::isfinite(grid) && p.grid == int64_t(grid)) extra = published_cells(p);
+        }
+        cells.insert(cells.end(), extra.begin(), extra.end());
+      }
+      lines.push_back({grid, cells, i == best});
     }
-    if (with_published) {
+    if (with_published && !by_position) {
       // Grids only the seed measured still get a line, so its whole table is visible.
       for (const auto& p : published.rows) {
         if (our_grids.count(p.grid)) continue;
-        std::vector<std::string> cells(table.header.size() - 3, kMissing);
-        cells[0] = std::to_string(p.grid);
-        for (auto& cell : published_cells(p.grid)) cells.push_back(cell);
+        std::vector<std::string> cells(our_columns, kMissing);
+        cells[0] = std::to_string(p.grid);  // the grid column is shared when pairing by grid
+        const auto extra = published_cells(p);
+        cells.insert(cells.end(), extra.begin(), extra.end());
         lines.push_back({double(p.grid), cells, false});
       }
-      std::stable_sort(lines.begin(), lines.end(),
-                       [](const Line& a, const Line& b) { return a.grid < b.grid; });
+      std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
+        return (std::isfinite(a.grid) ? a.grid : 1e300) < (std::isfinite(b.grid) ? b.grid : 1e300);
+      });
     }
     for (auto& line : lines) {
       table.rows.push_back(line.cells);
@@ -359,13 +411,18 @@ std::vector<ReportTable> table1_tables(const LoadedResults& file, const ReportOp
     table.notes.push_back("Bold: our best row (highest Gops/s). Time is the median of the timed "
                           "iterations; Gops/s = 3·ΣK·N·M / time.");
     if (with_published) {
-      std::string note = "¹ " + published_label(published) + ".";
+      std::string note = std::string("¹ ") + kPublishedTable1Label + ".";
       if (!published.source.empty()) note += " Source: " + published.source + ".";
-      note += " The seed reports the mean of 10 runs on a 40-SM GPU; its grids are multiples "
-              "of 40, ours of this GPU's SM count, so rows rarely line up.";
+      if (!published.gpu.empty()) note += " GPU: " + published.gpu + ".";
+      note += by_position ? " Rows are paired by position: the suite's grids are multiples of this GPU's "
+                            "SM count standing in for the seed's multiples of the T4's 40 SMs."
+                          : " Rows are paired where the grids are equal.";
+      if (published.has_ops_note)
+        note += " The published times cover about 5 Lloyd iterations (see ops_note in the file): "
+                "compare Gops/s, not time.";
       table.notes.push_back(note);
-    } else if (!published.problem_note.empty()) {
-      table.notes.push_back(published.problem_note);
+    } else if (!published_note.empty()) {
+      table.notes.push_back(published_note);
     }
     tables.push_back(std::move(table));
   }
@@ -515,15 +572,13 @@ std::vector<ReportTable> table2_tables(const LoadedResults& file) {
 // ---------------------------------------------------------------------------------------
 // Table 3 / --merge: the same problems on several GPUs, with speedup and cost-performance.
 
-std::optional<double> price_for(const json& doc, const ReportOptions& options) {
-  const std::string name = lower(device_label(doc)), slug = lower(device_slug(doc));
+std::optional<double> price_for_text(const std::string& haystack, const ReportOptions& options) {
+  const std::string text = lower(haystack);
   std::optional<double> price;
   size_t best_length = 0;
   for (const auto& [key, value] : options.prices) {
     const std::string needle = lower(key);
-    if (needle.empty()) continue;
-    if ((name.find(needle) != std::string::npos || slug.find(needle) != std::string::npos) &&
-        needle.size() > best_length) {
+    if (!needle.empty() && text.find(needle) != std::string::npos && needle.size() > best_length) {
       price = value;
       best_length = needle.size();
     }
@@ -531,7 +586,47 @@ std::optional<double> price_for(const json& doc, const ReportOptions& options) {
   return price;
 }
 
-ReportTable merged_table(const std::vector<LoadedResults>& files, const ReportOptions& options) {
+std::optional<double> price_for(const json& doc, const ReportOptions& options) {
+  return price_for_text(device_label(doc) + " " + device_slug(doc), options);
+}
+
+struct PublishedTable3 {
+  bool loaded = false;
+  std::string source;
+  int64_t m = 0;
+  struct Row { double t4_gops, t4_ms, a100_gops, a100_ms; };
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Row> rows;  // (n, kmin, kmax)
+  std::string why_not_shown;
+};
+
+PublishedTable3 load_published_table3(const std::string& path) {
+  PublishedTable3 published;
+  if (path == "none") return published;
+  const std::string text = load_text_or_empty(path);
+  if (text.empty()) {
+    published.why_not_shown = "published T4/A100 columns left out: " + path + " not found";
+    return published;
+  }
+  try {
+    const json doc = json::parse(text);
+    published.source = string_or(doc, "source", "");
+    if (doc.contains("setup")) published.m = int64_t(number_or(doc["setup"], "m", 0));
+    for (const json& row : doc.at("rows")) {
+      const auto k = row.contains("k") ? parse_k_text(row["k"]) : std::nullopt;
+      if (!k) continue;
+      published.rows[{int64_t(number_or(row, "n", 0)), k->first, k->second}] = {
+          number_or(row, "t4_gops", NAN), number_or(row, "t4_time_ms", NAN), number_or(row, "a100_gops", NAN),
+          number_or(row, "a100_time_ms", NAN)};
+    }
+    published.loaded = true;
+  } catch (const std::exception& error) {
+    published.why_not_shown = "published T4/A100 columns left out: " + path + " is malformed (" + error.what() + ")";
+  }
+  return published;
+}
+
+ReportTable merged_table(const std::vector<LoadedResults>& files, const ReportOptions& options,
+                         const PublishedTable3* published = nullptr) {
   struct Key {
     std::string variant;
     ProblemKey problem;
@@ -573,7 +668,22 @@ ReportTable merged_table(const std::vector<LoadedResults>& files, const ReportOp
   std::vector<std::optional<double>> prices;
   for (const auto& file : files) prices.push_back(price_for(file.doc, options));
 
+  const bool with_published = published && published->loaded && files.size() == 1 &&
+                              std::all_of(keys.begin(), keys.end(), [&](const Key& key) {
+                                return published->m == 0 || key.problem.m == published->m;
+                              });
+  const std::optional<double> t4_price = price_for_text("NVIDIA Tesla T4 tesla-t4", options);
+  const std::optional<double> a100_price = price_for_text("NVIDIA A100 a100", options);
+
+  // Every value column has a kind so the mean line and the cells format alike.
+  enum Kind { Gops, Ms, Speedup, Relative };
   ReportTable table;
+  std::vector<Kind> kinds;
+  auto add_column = [&](const std::string& name, Kind kind) {
+    table.header.push_back(name);
+    table.numeric.push_back(true);
+    kinds.push_back(kind);
+  };
   table.title = files.size() > 1 ? "Table 3 — MultiK on different GPUs and cloud cost"
                                  : "Table 3 — " + short_device(files[0].doc);
   for (size_t f = 0; f < files.size(); ++f) table.provenance.push_back(provenance_line(files[f], file_rows[f]));
@@ -584,24 +694,42 @@ ReportTable merged_table(const std::vector<LoadedResults>& files, const ReportOp
     table.header.push_back("Variant");
     table.numeric.push_back(false);
   }
+  const size_t fixed_columns = table.header.size();
   for (const auto& label : labels) {
-    table.header.push_back(label + " Gops/s");
-    table.header.push_back(label + " ms");
-    table.numeric.push_back(true);
-    table.numeric.push_back(true);
+    add_column(label + " Gops/s", Gops);
+    add_column(label + " ms", Ms);
   }
   std::vector<size_t> priced;  // files (after the first) that get a cost column
   for (size_t f = 1; f < files.size(); ++f) {
-    table.header.push_back("Speedup " + labels[f] + " vs " + labels[0]);
-    table.numeric.push_back(true);
-    if (prices[0] && prices[f] && *prices[0] > 0) {
+    add_column("Speedup " + labels[f] + " vs " + labels[0], Speedup);
+    if (prices[0] && prices[f]) {
       priced.push_back(f);
-      table.header.push_back("Relative cost-perf " + labels[f]);
-      table.numeric.push_back(true);
+      add_column("Relative cost-perf " + labels[f], Relative);
     }
   }
-  const size_t fixed_columns = show_variant ? 3 : 2;
-  std::vector<std::vector<double>> column_values(table.header.size());
+  const bool price_vs_t4 = with_published && prices[0] && t4_price;
+  const bool price_vs_a100 = with_published && prices[0] && a100_price;
+  if (with_published) {
+    add_column("T4 Gops/s²", Gops);
+    add_column("T4 ms²", Ms);
+    add_column("A100 Gops/s²", Gops);
+    add_column("A100 ms²", Ms);
+    add_column("Speedup vs T4²", Speedup);
+    if (price_vs_t4) add_column("Relative cost-perf vs T4²", Relative);
+    add_column("Speedup vs A100²", Speedup);
+    if (price_vs_a100) add_column("Relative cost-perf vs A100²", Relative);
+  }
+
+  auto format = [&](Kind kind, double value) {
+    switch (kind) {
+      case Gops: return fixed(value, 2);
+      case Ms: return ms_text(value);
+      case Speedup: return speedup_text(value);
+      case Relative: return fixed(value, 2);
+    }
+    return kMissing;
+  };
+  std::vector<std::vector<double>> column_values(kinds.size());
   for (const Key& key : keys) {
     std::vector<double> values;
     for (size_t f = 0; f < files.size(); ++f) {
@@ -615,51 +743,58 @@ ReportTable merged_table(const std::vector<LoadedResults>& files, const ReportOp
       if (std::find(priced.begin(), priced.end(), f) != priced.end())
         values.push_back(speedup / (*prices[f] / *prices[0]));
     }
+    if (with_published) {
+      PublishedTable3::Row p{NAN, NAN, NAN, NAN};
+      const auto it = published->rows.find({key.problem.n, key.problem.k_min, key.problem.k_max});
+      if (it != published->rows.end()) p = it->second;
+      const double ours = values[1];
+      values.insert(values.end(), {p.t4_gops, p.t4_ms, p.a100_gops, p.a100_ms, p.t4_ms / ours});
+      if (price_vs_t4) values.push_back(p.t4_ms / ours / (*prices[0] / *t4_price));
+      values.push_back(p.a100_ms / ours);
+      if (price_vs_a100) values.push_back(p.a100_ms / ours / (*prices[0] / *a100_price));
+    }
     std::vector<std::string> cells = {std::to_string(key.problem.n), key.problem.k_text()};
     if (show_variant) cells.push_back(key.variant);
     for (size_t i = 0; i < values.size(); ++i) {
-      const size_t column = fixed_columns + i;
-      column_values[column].push_back(values[i]);
-      if (i < 2 * files.size())
-        cells.push_back(i % 2 == 0 ? fixed(values[i], 2) : ms_text(values[i]));
-      else if (table.header[column].rfind("Relative", 0) == 0)
-        cells.push_back(fixed(values[i], 2));
-      else
-        cells.push_back(speedup_text(values[i]));
+      column_values[i].push_back(values[i]);
+      cells.push_back(format(kinds[i], values[i]));
     }
     table.rows.push_back(cells);
     table.bold.push_back(false);
   }
-  if (keys.size() > 1) {
+  if (keys.size() > 1) {  // the seed's "media" line
     std::vector<std::string> cells(fixed_columns, "");
     cells[0] = "Mean";
-    for (size_t column = fixed_columns; column < table.header.size(); ++column) {
-      const double mean = mean_of(column_values[column]);
-      const size_t i = column - fixed_columns;
-      if (i < 2 * files.size())
-        cells.push_back(i % 2 == 0 ? fixed(mean, 2) : ms_text(mean));
-      else if (table.header[column].rfind("Relative", 0) == 0)
-        cells.push_back(fixed(mean, 2));
-      else
-        cells.push_back(speedup_text(mean));
-    }
+    for (size_t i = 0; i < kinds.size(); ++i) cells.push_back(format(kinds[i], mean_of(column_values[i])));
     table.rows.push_back(cells);
     table.bold.push_back(false);
   }
-  table.notes.push_back("Each cell is the fastest row for that variant and problem on that GPU. "
-                        "Speedup = time on " + labels[0] + " / time on the other GPU.");
-  if (!priced.empty()) {
-    std::string note = "Relative cost-perf = speedup / (price of the GPU / price of " + labels[0] +
-                       "); above 1 the other GPU gives more per unit of money. Prices (--price): ";
-    for (size_t f = 0; f < files.size(); ++f)
-      if (prices[f]) note += labels[f] + "=" + fixed(*prices[f], 3) + " ";
+  table.notes.push_back("Each cell is the fastest row for that variant and problem on that GPU." +
+                        (files.size() > 1 ? " Speedup = time on " + labels[0] + " / time on the other GPU."
+                                          : std::string()));
+  if (!priced.empty() || price_vs_t4 || price_vs_a100) {
+    std::string note = "Relative cost-perf = speedup ÷ (price of the GPU the speedup belongs to ÷ price of the GPU "
+                       "it is measured against); above 1 the former gives more per unit of money. Prices (--price):";
+    for (const auto& [key, value] : options.prices) note += " " + key + "=" + fixed(value, 3);
     table.notes.push_back(note);
-  } else if (!options.prices.empty() && files.size() > 1) {
+  } else if (!options.prices.empty() && (files.size() > 1 || with_published)) {
     std::string unmatched;
     for (size_t f = 0; f < files.size(); ++f)
       if (!prices[f]) unmatched += (unmatched.empty() ? "" : ", ") + labels[f];
-    table.notes.push_back("No cost column: --price has no entry matching " + unmatched +
+    table.notes.push_back("No cost column: --price has no entry matching " +
+                          (unmatched.empty() ? std::string("T4/A100") : unmatched) +
                           " (entries match a substring of the device name or slug).");
+  }
+  if (with_published) {
+    std::string note = "² published (Tesla T4 and A100, seed 000) — other GPUs, not our measurement; one Lloyd "
+                       "iteration each, so comparable with our per-iteration medians. Speedup vs T4/A100 = "
+                       "published time / our time.";
+    if (!published->source.empty()) note += " Source: " + published->source + ".";
+    table.notes.push_back(note);
+  } else if (published && files.size() == 1) {
+    table.notes.push_back(published->loaded ? "published T4/A100 columns left out: the seed used M=" +
+                                                  std::to_string(published->m) + ", these rows another M"
+                                            : published->why_not_shown);
   }
   return table;
 }
@@ -694,15 +829,17 @@ std::vector<std::pair<std::string, double>> parse_prices(const std::string& text
   return prices;
 }
 
-std::string default_published_table1_path() {
+std::string default_published_path(const std::string& file_name) {
   if (const char* dir = std::getenv("MKBENCH_REPORTS_DIR"); dir && *dir)
-    return (fs::path(dir) / "published" / "table1_t4.json").string();
+    return (fs::path(dir) / "published" / file_name).string();
 #ifdef MKBENCH_SOURCE_DIR
-  return (fs::path(MKBENCH_SOURCE_DIR) / "reports" / "published" / "table1_t4.json").string();
+  return (fs::path(MKBENCH_SOURCE_DIR) / "reports" / "published" / file_name).string();
 #else
-  return "reports/published/table1_t4.json";
+  return "reports/published/" + file_name;
 #endif
 }
+
+std::string default_published_table1_path() { return default_published_path("table1_t4.json"); }
 
 std::vector<ReportTable> build_report_tables(const std::vector<LoadedResults>& files,
                                              const ReportOptions& options) {
@@ -719,7 +856,11 @@ std::vector<ReportTable> build_report_tables(const std::vector<LoadedResults>& f
     std::vector<ReportTable> special;
     if (suite == "table1") special = table1_tables(file, options);
     else if (suite == "table2") special = table2_tables(file);
-    else if (suite == "table3") special = {merged_table({file}, options)};
+    else if (suite == "table3") {
+      const PublishedTable3 published = load_published_table3(
+          options.published_table3.empty() ? default_published_path("table3_t4_a100.json") : options.published_table3);
+      special = {merged_table({file}, options, &published)};
+    }
     const bool has_special = !special.empty();
     if (!has_special) special.push_back(generic_table(file));
     for (auto& table : special) tables.push_back(std::move(table));
@@ -752,7 +893,7 @@ std::string render_markdown(const std::vector<ReportTable>& tables) {
       const bool bold = r < table.bold.size() && table.bold[r];
       md << "|";
       for (const auto& cell : table.rows[r]) {
-        const bool mark = bold && !cell.empty();
+        const bool mark = bold && !cell.empty() && cell != kMissing;
         md << " " << (mark ? "**" : "") << cell_text(cell) << (mark ? "**" : "") << " |";
       }
       md << "\n";

@@ -36,12 +36,15 @@ struct ReportOptions {
   // Published seed Table 1 (another GPU) shown next to table1 results; empty = the
   // repository copy, "none" = leave the column out.
   std::string published_table1;
+  // Published seed Table 3 (T4 and A100) shown beside a single table3 file; same rules.
+  std::string published_table3;
   bool require_plots = false;
   // Append the one-row-per-result table after suite tables (html does, md stays the seed's).
   bool all_rows = false;
 };
 
 std::vector<std::pair<std::string, double>> parse_prices(const std::string& text);
+std::string default_published_path(const std::string& file_name);  // reports/published/<file_name>
 std::string default_published_table1_path();
 
 std::vector<ReportTable> build_report_tables(const std::vector<LoadedResults>& files,

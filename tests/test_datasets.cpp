@@ -191,13 +191,13 @@ TEST(Generate, UniformIsInUnitIntervalAndCoversIt) {
 }
 
 TEST(Generate, BlobsClusterAroundTheirCentres) {
-  GeneratorSpec spec = spec_of("blobs", 20000, 4, 5);
+  GeneratorSpec spec = spec_of("blobs", 20000, 5, 5);  // odd N: normals pair across rows
   spec.centers = 6;
   spec.spread = 0.5;
   spec.box = 20;
   Dataset data = mk::generate(spec);
   std::vector<float> centres = mk::blob_centers(spec);
-  ASSERT_EQ(centres.size(), 6u * 4u);
+  ASSERT_EQ(centres.size(), 6u * 5u);
   for (float c : centres) {
     EXPECT_GE(c, -20.0f);
     EXPECT_LE(c, 20.0f);

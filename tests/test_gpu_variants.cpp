@@ -53,21 +53,22 @@ TEST_P(GpuVariant, MatchesTheReferenceOnSmallShapesWithDefaultParams) {
   for (const int n : {2, 4, 8, 32})
     for (const KRange k : {KRange{3, 3}, KRange{3, 7}, KRange{16, 16}})
       for (const int64_t m : {int64_t(1000), int64_t(100000)}) {
+        GeneratorSpec spec;
+        spec.m = m;
+        spec.n = n;
+        spec.seed = 99 + n;
+        const Dataset data = generate(spec);
         Problem problem;
         problem.m = m;
         problem.n = n;
         problem.k = k;
+        problem.sparsity = data.sparsity;
         SCOPED_TRACE(variant.name() + " " + problem.str());
         if (auto reason = variant.can_implement(problem, device)) {
           refusals += "\n  " + problem.str() + ": " + *reason;
           continue;
         }
         ++implemented;
-        GeneratorSpec spec;
-        spec.m = m;
-        spec.n = n;
-        spec.seed = 99 + n;
-        const Dataset data = generate(spec);
         const Params params = resolve_params(variant, problem, device, Params::object());
         SCOPED_TRACE(params_label(params));
         std::unique_ptr<PreparedRun> run = variant.prepare(problem, data, params, device);
@@ -91,23 +92,58 @@ TEST_P(GpuVariant, MatchesTheReferenceOnSmallShapesWithDefaultParams) {
   if (!refusals.empty()) std::cout << "[   INFO   ] " << variant.name() << " refused:" << refusals << "\n";
 }
 
+// Mostly-zero data is where sparse formats and dispatchers take other code paths.
+TEST_P(GpuVariant, SparseDataMatchesTheReference) {
+  const Variant& variant = Registry::instance().get(GetParam());
+  const DeviceInfo device = query_device(0);
+  GeneratorSpec spec;
+  spec.kind = "blobs";
+  spec.centers = 8;
+  spec.m = 100000;
+  spec.n = 32;
+  spec.zero_fraction = 0.9;
+  const Dataset data = generate(spec);
+  Problem problem;
+  problem.m = data.m;
+  problem.n = data.n;
+  problem.k = KRange{3, 7};
+  problem.sparsity = data.sparsity;
+  if (auto reason = variant.can_implement(problem, device))
+    GTEST_SKIP() << variant.name() << " cannot run " << problem.str() << " at sparsity " << data.sparsity << ": "
+                 << *reason;
+  const Params params = resolve_params(variant, problem, device, Params::object());
+  SCOPED_TRACE(params_label(params));
+  auto run = variant.prepare(problem, data, params, device);
+  std::vector<float> centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 3);
+  run->set_centroids(centroids);
+  for (int step = 1; step <= 2; ++step) {
+    run->iterate(true);
+    run->synchronize();
+    const IterationResult got = run->read_back();
+    const VerifyReport report = compare_with_reference(data, problem.k, centroids, got);
+    ASSERT_TRUE(report.passed) << "step " << step << ": " << report.summary();
+    centroids = packed_centroids(got, problem.k, problem.n);
+  }
+}
+
 // Labels are optional in the timed loop; the centroids, counts and inertia must be the same
 // whether or not they were stored.
 TEST_P(GpuVariant, StepWithoutLabelsMatchesTheReference) {
   const Variant& variant = Registry::instance().get(GetParam());
   const DeviceInfo device = query_device(0);
-  Problem problem;
-  problem.m = 100000;
-  problem.n = 8;
-  problem.k = KRange{3, 7};
-  if (auto reason = variant.can_implement(problem, device))
-    GTEST_SKIP() << variant.name() << " cannot run " << problem.str() << ": " << *reason;
   GeneratorSpec spec;
   spec.kind = "blobs";
   spec.centers = 5;
-  spec.m = problem.m;
-  spec.n = problem.n;
+  spec.m = 100000;
+  spec.n = 8;
   const Dataset data = generate(spec);
+  Problem problem;
+  problem.m = data.m;
+  problem.n = data.n;
+  problem.k = KRange{3, 7};
+  problem.sparsity = data.sparsity;
+  if (auto reason = variant.can_implement(problem, device))
+    GTEST_SKIP() << variant.name() << " cannot run " << problem.str() << ": " << *reason;
   auto run = variant.prepare(problem, data, resolve_params(variant, problem, device, Params::object()), device);
   const auto centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 5);
   run->set_centroids(centroids);

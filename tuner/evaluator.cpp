@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include "datasets/dataset.hpp"
 #include "harness/errors.hpp"
@@ -28,7 +29,7 @@ struct HarnessState {
   std::unique_ptr<Dataset> data;
   std::string init_key;
   std::vector<float> init_centroids;
-  std::string verified_problem;
+  std::set<std::string> verified;  // "variant|shape" pairs that passed the reference check
 };
 
 }  // namespace
@@ -62,8 +63,8 @@ Evaluator make_harness_evaluator(const DeviceInfo& device, const HarnessEvaluato
     spec.init_centroids = state->init_centroids;
     spec.warmup = options.warmup;
     spec.samples = options.samples;
-    const std::string problem_id = problem.str();
-    spec.verify = options.verify_first && state->verified_problem != problem_id;
+    const std::string verify_id = variant.name() + "|" + problem.str();
+    spec.verify = options.verify_first && !state->verified.count(verify_id);
 
     const ResultRow row = measure_row(spec, device);
     Measurement measurement;
@@ -73,7 +74,7 @@ Evaluator make_harness_evaluator(const DeviceInfo& device, const HarnessEvaluato
     measurement.reason = row.reason;
     if (row.ok() && !row.verify_passed())
       measurement.reason = "does not match the FP64 reference (" + row.verify.dump() + ")";
-    if (spec.verify && measurement.ok) state->verified_problem = problem_id;
+    if (spec.verify && measurement.ok) state->verified.insert(verify_id);
     return measurement;
   };
 }

@@ -31,8 +31,9 @@ struct HarnessEvaluatorOptions {
   int warmup = 3;
   std::string dataset = "uniform";  // a --dataset spec (datasets/dataset.hpp)
   uint64_t seed = 42;
-  // Check the first evaluated point of each problem against the FP64 reference, so a
-  // tune cannot pick a fast but wrong configuration without anyone noticing.
+  // Check the first point of each (variant, shape) against the FP64 reference, so a
+  // variant that is wrong for this shape is caught before its timings count. Points
+  // that fail verification are failed measurements.
   bool verify_first = false;
 };
 

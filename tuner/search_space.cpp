@@ -37,7 +37,17 @@ void SearchSpace::add(const Variant& variant, ParamSpace space) {
     index_.emplace(candidate.key(), points_.size());
     points_.push_back(std::move(candidate));
   }
-  parts_.push_back({&variant, std::move(space)});
+  // Declared orders are for sweeps and may list a special value last (e.g. grid=1 after
+  // 300·SM); a walk should step between numerically close values.
+  std::vector<std::vector<nlohmann::json>> walk_order;
+  for (const Axis& axis : space.axes) {
+    std::vector<nlohmann::json> values = axis.values;
+    if (std::all_of(values.begin(), values.end(), [](const nlohmann::json& v) { return v.is_number(); }))
+      std::stable_sort(values.begin(), values.end(),
+                       [](const nlohmann::json& a, const nlohmann::json& b) { return a.get<double>() < b.get<double>(); });
+    walk_order.push_back(std::move(values));
+  }
+  parts_.push_back({&variant, std::move(space), std::move(walk_order)});
 }
 
 const SearchSpace::Part* SearchSpace::part_of(const Variant* variant) const {
@@ -66,15 +76,17 @@ std::vector<size_t> SearchSpace::neighbour_indices(size_t index) const {
   const Part* part = part_of(point.variant);
   std::vector<size_t> out;
   if (!part) return out;
-  for (const Axis& axis : part->space.axes) {
+  for (size_t a = 0; a < part->space.axes.size(); ++a) {
+    const Axis& axis = part->space.axes[a];
+    const auto& values = part->walk_order[a];
     if (!point.params.contains(axis.name)) continue;
-    const auto here = std::find(axis.values.begin(), axis.values.end(), point.params.at(axis.name));
-    if (here == axis.values.end()) continue;
-    const long position = long(here - axis.values.begin());
+    const auto here = std::find(values.begin(), values.end(), point.params.at(axis.name));
+    if (here == values.end()) continue;
+    const long position = long(here - values.begin());
     for (long direction : {-1L, 1L}) {
-      for (long next = position + direction; next >= 0 && next < long(axis.values.size()); next += direction) {
+      for (long next = position + direction; next >= 0 && next < long(values.size()); next += direction) {
         Params moved = point.params;
-        moved[axis.name] = axis.values[size_t(next)];
+        moved[axis.name] = values[size_t(next)];
         if (auto found = index_of_key(candidate_key(point.variant->name(), moved))) {
           if (std::find(out.begin(), out.end(), *found) == out.end()) out.push_back(*found);
           break;

@@ -46,9 +46,10 @@ class SearchSpace {
   std::optional<size_t> index_of_key(const std::string& key) const;
 
   const Candidate& random_point(Rng& rng) const;
-  // Points that differ from `point` in exactly one axis, moved to the adjacent value in
-  // that axis's order. When the adjacent value is illegal the move continues in the same
-  // direction to the first legal one, so restrictions do not cut the walk.
+  // Points that differ from `point` in exactly one axis, moved to the adjacent value of
+  // that axis (numeric order when every value is a number, else declared order). When
+  // the adjacent value is illegal the move continues in the same direction to the first
+  // legal one, so restrictions do not cut the walk.
   std::vector<Candidate> neighbours(const Candidate& point) const;
   std::vector<size_t> neighbour_indices(size_t index) const;
 
@@ -61,6 +62,7 @@ class SearchSpace {
   struct Part {
     const Variant* variant;
     ParamSpace space;
+    std::vector<std::vector<nlohmann::json>> walk_order;  // per axis: values in step order
   };
   const Part* part_of(const Variant* variant) const;
 

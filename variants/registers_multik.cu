@@ -20,7 +20,6 @@
 //              compile-time-indexed register array per (slot, dim) updated by select.
 //   reduction  registers → shared memory (in passes when ΣK·N does not fit) → one FP64
 //              global atomic per block per value → divide on the device. No CPU step.
-#include <cuda.h>
 #include <nvrtc.h>
 
 #include <cmath>
@@ -124,9 +123,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #pragma unroll
     for (int d = 0; d < NDIM; ++d) acc[s][d] = 0.f;
 #endif
+#if ACCUM_MMA
+  unsigned tile_counts[NTILES];  // lane (g,t): slot 8s+g, over the points t, t+4 it feeds
+#pragma unroll
+  for (int s = 0; s < NTILES; ++s) tile_counts[s] = 0u;
+#else
   unsigned lane_counts[WORDS];
 #pragma unroll
   for (int w = 0; w < WORDS; ++w) lane_counts[w] = 0u;
+#endif
   // FP64 per lane: with one block a lane sums 10^5 distances, beyond FP32's 1e-5 budget.
   double lane_inertia[KMAX - KMIN + 1];
 #pragma unroll
@@ -225,12 +230,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #endif
     }
 
+#if !ACCUM_MMA
     // Counts: one ballot per slot; lane (s mod 32) keeps slot s.
 #pragma unroll
     for (int s = 0; s < SUMK; ++s) {
       const unsigned votes = __ballot_sync(FULL_MASK, (one_hot[s >> 5] >> (s & 31)) & 1u);
       if (lane == (s & 31)) lane_counts[s >> 5] += __popc(votes);
     }
+#endif
 
 #if ACCUM_MMA
     // Sums on tensor cores: D[16 × 8 slots] += A[16 × 8 points] · B[8 points × 8 slots] with
@@ -257,8 +264,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #pragma unroll
         for (int s = 0; s < NTILES; ++s) {
           const int word = s >> 2, shift = ((s & 3) << 3) + g;
-          const unsigned b0 = ((hot0[word] >> shift) & 1u) ? 0x3f800000u : 0u;
-          const unsigned b1 = ((hot1[word] >> shift) & 1u) ? 0x3f800000u : 0u;
+          const unsigned bit0 = (hot0[word] >> shift) & 1u, bit1 = (hot1[word] >> shift) & 1u;
+          // Counts ride on the one-hot bits already extracted: no per-slot ballots.
+          if (q == 0) tile_counts[s] += bit0 + bit1;
+          const unsigned b0 = bit0 * 0x3f800000u, b1 = bit1 * 0x3f800000u;  // 1.0f or 0.0f
           mma_tf32(acc[q][s][0], acc[q][s][1], acc[q][s][2], acc[q][s][3], hi0, lo0, hi1, lo1, b0, b1);
         }
       }
@@ -275,11 +284,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     if (lane == 0) atomicAdd(inertia + k, v);
   }
   __syncthreads();  // block_counts zeroed before anyone adds
+#if ACCUM_MMA
+#pragma unroll
+  for (int s = 0; s < NTILES; ++s) {
+    unsigned c = tile_counts[s];
+    c += __shfl_xor_sync(FULL_MASK, c, 1);
+    c += __shfl_xor_sync(FULL_MASK, c, 2);
+    const int slot = s * 8 + g;
+    if (t == 0 && slot < SUMK && c) atomicAdd(&block_counts[slot], c);
+  }
+#else
 #pragma unroll
   for (int w = 0; w < WORDS; ++w) {
     const int s = w * 32 + lane;
     if (s < SUMK && lane_counts[w]) atomicAdd(&block_counts[s], lane_counts[w]);
   }
+#endif
 
   // Sums: registers → shared memory, SMEM_SLOTS slots per pass → FP64 global atomics.
   for (int pass_begin = 0; pass_begin < SUMK; pass_begin += SMEM_SLOTS) {
@@ -319,15 +339,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 }
 )MKSRC";
 
-void check_driver(CUresult status, const char* what) {
-  if (status == CUDA_SUCCESS) return;
-  const char* name = nullptr;
-  cuGetErrorName(status, &name);
-  if (status == CUDA_ERROR_OUT_OF_MEMORY)
-    throw DeviceError(std::string("GPU out of memory in ") + what);
-  throw DeviceError(std::string(what) + ": " + (name ? name : "CUDA driver error"));
-}
-
 struct KernelConfig {
   int n, kmin, kmax, block, smem_slots;
   bool soa, mma, plant_slowdown;
@@ -339,11 +350,13 @@ struct KernelConfig {
   }
 };
 
+// Loaded through the runtime's library API (CUDA 12+), not the driver API, so the binary
+// does not need libcuda.so on machines without a GPU.
 struct CompiledKernel {
-  CUmodule module = nullptr;
-  CUfunction iteration = nullptr;
-  CUfunction prepare = nullptr;
-  CUdeviceptr constant_centroids = 0;
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t iteration = nullptr;
+  cudaKernel_t prepare = nullptr;
+  void* constant_centroids = nullptr;
   size_t constant_bytes = 0;
 };
 
@@ -393,14 +406,13 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
   nvrtcGetCUBIN(program, cubin.data());
   nvrtcDestroyProgram(&program);
 
-  // The runtime API owns the primary context; make sure it exists before the driver API.
-  gpu::check(cudaFree(nullptr), "CUDA context");
   CompiledKernel kernel;
-  check_driver(cuModuleLoadData(&kernel.module, cubin.data()), "cuModuleLoadData");
-  check_driver(cuModuleGetFunction(&kernel.iteration, kernel.module, "multik_iteration"), "multik_iteration");
-  check_driver(cuModuleGetFunction(&kernel.prepare, kernel.module, "multik_prepare_centroids"), "prepare");
-  check_driver(cuModuleGetGlobal(&kernel.constant_centroids, &kernel.constant_bytes, kernel.module, "c_centroids"),
-               "c_centroids");
+  gpu::check(cudaLibraryLoadData(&kernel.library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+             "load registers-multik cubin");
+  gpu::check(cudaLibraryGetKernel(&kernel.iteration, kernel.library, "multik_iteration"), "multik_iteration");
+  gpu::check(cudaLibraryGetKernel(&kernel.prepare, kernel.library, "multik_prepare_centroids"), "prepare");
+  gpu::check(cudaLibraryGetGlobal(&kernel.constant_centroids, &kernel.constant_bytes, kernel.library, "c_centroids"),
+             "c_centroids");
   return cache.emplace(config, kernel).first->second;
 }
 
@@ -433,30 +445,30 @@ class RegistersMultiKRun : public gpu::GpuRun {
     kernel_ = &compiled_kernel(config);
     dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
     if (dynamic_smem_ > 48 * 1024)
-      check_driver(cuFuncSetAttribute(kernel_->iteration, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      int(dynamic_smem_)),
-                   "shared memory limit");
+      gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_->iteration),
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_smem_)),
+                 "shared memory limit");
     packed_.allocate(size_t(sum_k) * (problem.n + 1) + 1, "packed centroids");
   }
 
   void iterate(bool store_labels) override {
     state_.zero_accumulators();
-    CUstream stream = reinterpret_cast<CUstream>(state_.stream());
+    cudaStream_t stream = state_.stream();
     const float* centroids = state_.centroids();
     float* packed = packed_.get();
     void* prepare_args[] = {&centroids, &packed};
-    check_driver(cuLaunchKernel(kernel_->prepare, 1, 1, 1, 256, 1, 1, 0, stream, prepare_args, nullptr),
-                 "multik_prepare_centroids");
-    check_driver(cuMemcpyDtoDAsync(kernel_->constant_centroids, reinterpret_cast<CUdeviceptr>(packed),
-                                   packed_.bytes(), stream),
-                 "centroids to constant memory");
+    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->prepare), dim3(1), dim3(256), prepare_args, 0,
+                                stream),
+               "multik_prepare_centroids");
+    gpu::check(cudaMemcpyAsync(kernel_->constant_centroids, packed, packed_.bytes(), cudaMemcpyDeviceToDevice, stream),
+               "centroids to constant memory");
     auto acc = state_.accumulators(store_labels);
     const float* points = state_.points().data;
     long long m = state_.problem().m;
     void* args[] = {&points, &m, &acc.sums, &acc.counts, &acc.inertia, &acc.labels};
-    check_driver(cuLaunchKernel(kernel_->iteration, unsigned(grid_), 1, 1, unsigned(block_), 1, 1,
-                                unsigned(dynamic_smem_), stream, args, nullptr),
-                 "multik_iteration");
+    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->iteration), dim3(unsigned(grid_)),
+                                dim3(unsigned(block_)), args, dynamic_smem_, stream),
+               "multik_iteration");
     state_.finalize();
   }
 

@@ -17,6 +17,7 @@
 //              shuffles (__match_any_sync groups) and one lane does the shared atomic; none:
 //              every lane does its own atomics. With few clusters most of a warp lands on
 //              the same slot and the shared atomics serialise, which warp aggregation avoids.
+#include <algorithm>
 #include <cfloat>
 #include <memory>
 #include <optional>
@@ -36,7 +37,7 @@ MKBENCH_DEFINE_CONSTANT_CENTROID_BANK(SharedAtomicsConstantBank);
 const int kGridMultiples[] = {1, 2, 4, 8, 16, 32};
 
 template <class Source, bool kSoA>
-__global__ void __launch_bounds__(1024)
+__global__ void __launch_bounds__(1024, 1)
     shared_atomics_step(gpu::PointsView points, const float* __restrict__ centroids, gpu::KRangeView ks,
                         gpu::AccumulatorView acc, gpu::SharedLayout layout, int iterations_per_flush,
                         bool warp_aggregate) {
@@ -136,6 +137,10 @@ class SharedAtomicsRun : public gpu::GpuRun {
         warp_aggregate_(params.at("aggregate").get<std::string>() == "warp"),
         layout_(gpu::shared_layout(problem, true, placement_ == gpu::CentroidPlacement::Shared)),
         kernel_(pick_kernel(placement_, state_.layout() == Layout::SoA)) {
+    if (placement_ == gpu::CentroidPlacement::Constant && !gpu::fits_constant_bank(problem))
+      throw UnsupportedError("shared-atomics: centroids=constant needs ΣK·N ≤ " +
+                             std::to_string(gpu::kConstantCentroidFloats) + ", got " +
+                             std::to_string(int64_t(problem.k.sum()) * problem.n));
     const int64_t bytes = layout_.bytes();
     if (device.smem_per_block_optin > 0 && bytes > device.smem_per_block_optin)
       throw UnsupportedError("shared-atomics needs " + describe_bytes(bytes) + " of shared memory per block, " +
@@ -218,7 +223,8 @@ class SharedAtomics : public Variant {
   // Heuristic: 256 threads; SoA (coalesced per-coordinate loads); centroids in the constant
   // bank when they fit (warp-uniform reads broadcast and leave shared memory to the sums),
   // else shared when that fits, else global; warp aggregation when the largest K is at most
-  // 32 (then most lanes of a warp share a slot); grid = SMs × the blocks one SM can hold at
+  // 16 (32 lanes over at most 16 slots: most lanes share their slot with others, and the
+  // shuffles cost less than the serialised same-address atomics they replace); grid = SMs × the blocks one SM can hold at
   // this block size and shared-memory footprint, rounded down to an axis value.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int block = 256;
@@ -237,7 +243,7 @@ class SharedAtomics : public Variant {
             {"grid", std::max(device.sm_count, 1) * multiple},
             {"layout", "soa"},
             {"centroids", centroids},
-            {"aggregate", problem.k.kmax <= 32 ? "warp" : "none"}};
+            {"aggregate", problem.k.kmax <= 16 ? "warp" : "none"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

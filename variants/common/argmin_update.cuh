@@ -121,7 +121,7 @@ struct ExactChoice {
 
 // The near-tie path: exact distance to every centroid of one K, lanes over centroids,
 // lowest index among exact ties. Whole warp must call.
-__device__ inline ExactChoice warp_exact_argmin(const gpu::PointsView& points, int64_t i,
+__device__ __forceinline__ ExactChoice warp_exact_argmin(const gpu::PointsView& points, int64_t i,
                                                const float* __restrict__ centroids_of_k, int k, int n) {
   const int lane = threadIdx.x & 31;
   double best = INFINITY;
@@ -170,29 +170,32 @@ __device__ __forceinline__ void warp_add_point(const gpu::PointsView& points, in
   if (lane == 0) atomicAdd(targets.counts + slot, 1ull);
 }
 
+// Bytes of block-private accumulators at the start of dynamic shared memory; equals
+// block_accumulator_bytes() on the host.
+__host__ __device__ inline int64_t update_target_bytes(const gpu::KRangeView& ks, int n, bool private_sums) {
+  int64_t words = ks.count();
+  if (private_sums) words += int64_t(ks.slots) * n + ks.slots;
+  return words * 8;
+}
+
 // Carve the block-private accumulators from the start of dynamic shared memory (8-byte
-// aligned) and zero them. Returns the targets and the bytes used. Must be followed by a
-// __syncthreads() before use (callers have one anyway).
-__device__ inline UpdateTargets carve_update_targets(unsigned char* smem, const gpu::KRangeView& ks, int n,
-                                                     bool private_sums, const gpu::AccumulatorView& acc,
-                                                     int64_t* bytes_used) {
+// aligned) and zero them. Must be followed by a __syncthreads() before use.
+__device__ __forceinline__ UpdateTargets carve_update_targets(unsigned char* smem, const gpu::KRangeView& ks, int n,
+                                                     bool private_sums, const gpu::AccumulatorView& acc) {
   const int nk = ks.count();
   double* inertia = reinterpret_cast<double*>(smem);
-  int64_t words = nk;
   UpdateTargets targets{acc.sums, acc.counts, inertia};
   if (private_sums) {
     targets.sums = inertia + nk;
     targets.counts = reinterpret_cast<unsigned long long*>(targets.sums + int64_t(ks.slots) * n);
-    words += int64_t(ks.slots) * n + ks.slots;
   }
-  double* zero = inertia;
-  for (int64_t w = threadIdx.x; w < words; w += blockDim.x) zero[w] = 0.0;  // 0.0 and 0ull share bits
-  *bytes_used = words * 8;
+  const int64_t words = update_target_bytes(ks, n, private_sums) / 8;
+  for (int64_t w = threadIdx.x; w < words; w += blockDim.x) inertia[w] = 0.0;  // 0.0 and 0ull share bits
   return targets;
 }
 
 // Add the block's private totals to the global accumulators. Call after a __syncthreads().
-__device__ inline void flush_update_targets(const UpdateTargets& targets, const gpu::KRangeView& ks, int n,
+__device__ __forceinline__ void flush_update_targets(const UpdateTargets& targets, const gpu::KRangeView& ks, int n,
                                             bool private_sums, const gpu::AccumulatorView& acc) {
   for (int k = threadIdx.x; k < ks.count(); k += blockDim.x)
     if (targets.inertia[k] != 0.0) atomicAdd(acc.inertia + k, targets.inertia[k]);

@@ -1,0 +1,234 @@
+// `mkbench run`: one or more variants on one problem, printed and optionally saved.
+#include "harness/cli_run.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <regex>
+
+#include <CLI/CLI.hpp>
+
+#include "datasets/dataset.hpp"
+#include "harness/command.hpp"
+#include "harness/errors.hpp"
+#include "harness/format.hpp"
+#include "harness/measure.hpp"
+#include "harness/peak.hpp"
+#include "harness/reference.hpp"
+#include "harness/results.hpp"
+#include "harness/tuned_config.hpp"
+
+namespace mk {
+
+nlohmann::json parse_param_value(const std::string& text) {
+  static const std::regex integer(R"([+-]?[0-9]+)");
+  static const std::regex real(R"([+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?)");
+  if (std::regex_match(text, integer)) {
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) throw InputError("parameter value out of range: " + text);
+    return value;
+  }
+  if (std::regex_match(text, real)) return std::strtod(text.c_str(), nullptr);
+  return text;
+}
+
+Params parse_param_assignments(const std::vector<std::string>& items) {
+  Params params = Params::object();
+  for (const auto& item : items) {
+    const auto equals = item.find('=');
+    if (equals == std::string::npos)
+      throw InputError("--param expects key=value, got '" + item + "'");
+    const std::string key = item.substr(0, equals);
+    const std::string text = item.substr(equals + 1);
+    if (key.empty()) throw InputError("--param has an empty key: '" + item + "'");
+    if (text.empty()) throw InputError("--param " + key + " has an empty value");
+    const nlohmann::json value = parse_param_value(text);
+    if (params.contains(key) && params.at(key) != value)
+      throw InputError("parameter " + key + " given twice with different values (" + params.at(key).dump() +
+                       " and " + value.dump() + ")");
+    params[key] = value;
+  }
+  return params;
+}
+
+Params collect_overrides(const RunOptions& options) {
+  Params overrides = parse_param_assignments(options.params);
+  auto set = [&](const std::string& key, const nlohmann::json& value) {
+    if (overrides.contains(key) && overrides.at(key) != value)
+      throw InputError("--" + key + " conflicts with --param " + key + "=" + overrides.at(key).dump());
+    overrides[key] = value;
+  };
+  if (options.grid_given) set("grid", options.grid);
+  if (options.block_given) set("block", options.block);
+  if (options.ppt_given) set("ppt", options.ppt);
+  if (!options.layout.empty()) set("layout", to_string(parse_layout(options.layout)));
+  if (overrides.contains("layout") && overrides.at("layout").is_string())
+    overrides["layout"] = to_string(parse_layout(overrides.at("layout").get<std::string>()));
+  return overrides;
+}
+
+void add_run_options(CLI::App& app, RunOptions& options) {
+  app.add_option("--variant", options.variants, "variant name(s), comma-separated (see `mkbench list`)")->required();
+  app.add_option("--dims,-n", options.dims, "N, dimensions per point")->capture_default_str();
+  app.add_option("--points,-m", options.points, "M, number of points (1000, 1e6, 32M = 2^25)")->capture_default_str();
+  app.add_option("--k,-k", options.k, "K or a K range solved together, e.g. 3..7")->capture_default_str();
+  app.add_option("--iters", options.iters, "timed iterations (samples); fewer than 10 is allowed but noisy")
+      ->capture_default_str();
+  app.add_option("--warmup", options.warmup, "untimed iterations before timing")->capture_default_str();
+  app.add_flag("--verify", options.verify, "check one step before and one after timing against the FP64 reference");
+  app.add_option("--dataset", options.dataset,
+                 "uniform | blobs:centers=10,spread=1.5 | csv:PATH[:header][:label=COL] | npy:PATH")
+      ->capture_default_str();
+  app.add_option("--seed", options.seed, "dataset and random-init seed")->capture_default_str();
+  app.add_option("--init", options.init, "initial centroids: first | random")->capture_default_str();
+  auto* grid = app.add_option("--grid", options.grid, "shorthand for --param grid=G");
+  auto* block = app.add_option("--block", options.block, "shorthand for --param block=B");
+  auto* ppt = app.add_option("--ppt", options.ppt, "shorthand for --param ppt=W (points per thread)");
+  app.add_option("--layout", options.layout, "shorthand for --param layout=aos|soa");
+  app.add_option("--param", options.params, "variant parameter key=value (repeatable)");
+  app.add_option("--out", options.out, "write the results JSON here (atomically)");
+  app.add_option("--format", options.format, "table | csv | json | md")
+      ->check(CLI::IsMember(output_format_names()))
+      ->capture_default_str();
+  app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
+  app.add_flag("--benchmark-console", options.benchmark_console, "also print Google Benchmark's report (stderr)");
+  app.add_flag("!--no-peak-measure", options.measure_peaks, "do not measure peaks when none are cached");
+  app.add_flag("!--no-tuned", options.use_tuned, "ignore tuned configurations; use the variant's defaults");
+  app.add_flag("--store-labels", options.store_labels, "materialise labels in the timed loop too");
+  // CLI11 fills the ints either way; remember which shorthands the user actually typed.
+  app.callback([&options, grid, block, ppt] {
+    options.grid_given = grid->count() > 0;
+    options.block_given = block->count() > 0;
+    options.ppt_given = ppt->count() > 0;
+  });
+}
+
+namespace {
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::string current;
+  for (char c : text + ",") {
+    if (c == ',') {
+      if (!current.empty()) names.push_back(current);
+      current.clear();
+    } else if (c != ' ') {
+      current += c;
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  const OutputFormat format = parse_output_format(options.format);
+  if (options.iters < 1) throw InputError("--iters must be at least 1");
+  if (options.warmup < 0) throw InputError("--warmup cannot be negative");
+  if (options.dims < 1) throw InputError("N (dimensions) must be at least 1, got " + std::to_string(options.dims));
+  const int64_t m = parse_count(options.points);
+  if (m < 1) throw InputError("M (points) must be at least 1, got " + options.points);
+  const KRange k = parse_k_range(options.k);
+  const InitMethod init = parse_init(options.init);
+  const Params overrides = collect_overrides(options);
+  if (options.iters < kRecommendedMinSamples)
+    std::cerr << "mkbench: warning: --iters " << options.iters << " is below " << kRecommendedMinSamples
+              << "; the median and IQR will be noisy\n";
+
+  std::vector<const Variant*> variants;
+  for (const auto& name : split_names(options.variants)) variants.push_back(&Registry::instance().get(name));
+  if (variants.empty()) throw InputError("--variant is empty");
+
+  const int gpus = gpu_count();
+  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
+    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
+                     " CUDA GPU(s))");
+  DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
+  // Fail before generating gigabytes of points for a run that cannot happen.
+  if (!device.is_gpu && variants.size() == 1 && variants[0]->runs_on_gpu())
+    throw UnsupportedError("variant " + variants[0]->name() + " needs a CUDA GPU, and there is none: " +
+                           no_gpu_reason());
+  bool any_gpu_variant = false;
+  for (const Variant* v : variants) any_gpu_variant |= v->runs_on_gpu();
+  if (device.is_gpu) {
+    select_device(device.ordinal);
+    if (any_gpu_variant) ensure_measured_peaks(device, options.measure_peaks);
+    else load_cached_peaks(device);
+  }
+
+  Dataset data = load_dataset_spec(options.dataset, m, options.dims, options.seed);
+  check_finite(data);
+  Problem problem;
+  problem.m = data.m;
+  problem.n = data.n;
+  problem.k = k;
+  problem.sparsity = data.sparsity;
+  validate(problem);
+  const std::vector<float> init_centroids = initial_centroids(data, k, init, options.seed);
+
+  ResultFile file = new_result_file(device);
+  for (const Variant* variant : variants) {
+    Params row_overrides = overrides;
+    if (overrides.empty() && options.use_tuned) {
+      std::string config_used;
+      if (auto tuned = tuned_params_for(*variant, problem, device, &config_used)) {
+        try {
+          resolve_params(*variant, problem, device, *tuned);
+          row_overrides = *tuned;
+          std::cerr << "mkbench: using tuned config " << config_used << " for " << variant->name() << ": "
+                    << params_label(*tuned) << "\n";
+        } catch (const Error& e) {
+          std::cerr << "mkbench: warning: ignoring tuned config " << config_used << " (" << e.what() << ")\n";
+        }
+      }
+    }
+    RowSpec spec;
+    spec.variant = variant;
+    spec.problem = problem;
+    spec.params = row_overrides;
+    spec.dataset = &data;
+    spec.init_centroids = init_centroids;
+    spec.warmup = options.warmup;
+    spec.samples = options.iters;
+    spec.verify = options.verify;
+    spec.store_labels = options.store_labels;
+    MeasureOptions measure_options;
+    measure_options.benchmark_console = options.benchmark_console;
+    file.rows.push_back(measure_row(spec, device, measure_options));
+  }
+
+  print_results(std::cout, file, format);
+  if (!options.out.empty()) write_results_atomically(options.out, file);
+
+  bool verify_failed = false;
+  for (const auto& row : file.rows) {
+    if (!row.verified()) continue;
+    const auto& v = row.verify;
+    std::cerr << "verify " << row.name << ": " << (row.verify_passed() ? "PASS" : "FAIL");
+    if (v.contains("summary")) std::cerr << " | first step: " << v.at("summary").get<std::string>();
+    if (v.contains("final_step") && v.at("final_step").contains("summary"))
+      std::cerr << " | after timing: " << v.at("final_step").at("summary").get<std::string>();
+    if (v.contains("error")) std::cerr << " | " << v.at("error").get<std::string>();
+    std::cerr << "\n";
+    verify_failed |= !row.verify_passed();
+  }
+  for (const auto& row : file.rows)
+    if (row.status == "refused") throw UnsupportedError(row.name + ": " + row.reason);
+  if (verify_failed) return kExitVerifyFailed;
+  for (const auto& row : file.rows)
+    if (row.status == "failed") throw DeviceError(row.name + ": " + row.reason);
+  return kExitOk;
+}
+
+namespace {
+
+MKBENCH_REGISTER_COMMAND("run", "measure variants on one problem (timed with CUDA events, optional --verify)",
+                         [](CLI::App& sub) -> std::function<int()> {
+                           auto options = std::make_shared<RunOptions>();
+                           add_run_options(sub, *options);
+                           return [options] { return run_command(*options); };
+                         });
+
+}  // namespace
+
+}  // namespace mk

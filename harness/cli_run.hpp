@@ -1,0 +1,53 @@
+#pragma once
+// `mkbench run`: options and the pieces of its argument handling that tests exercise.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/variant.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace mk {
+
+// "256" -> 256, "-3" -> -3, "1.5" -> 1.5, anything else -> the string itself.
+nlohmann::json parse_param_value(const std::string& text);
+// "key=value" items -> object. InputError for a missing '=', an empty key, or the same
+// key given twice with different values.
+Params parse_param_assignments(const std::vector<std::string>& items);
+
+struct RunOptions {
+  std::string variants = "";  // comma-separated
+  int dims = 8;
+  std::string points = "32M";
+  std::string k = "3..7";
+  int iters = 20;
+  int warmup = 3;
+  bool verify = false;
+  std::string dataset = "uniform";
+  uint64_t seed = 42;
+  std::string init = "first";
+  // Shorthands for --param; only what the user set is passed on (see *_given).
+  int grid = 0, block = 0, ppt = 0;
+  bool grid_given = false, block_given = false, ppt_given = false;
+  std::string layout;
+  std::vector<std::string> params;
+  std::string out;
+  std::string format = "table";
+  int device = 0;
+  bool benchmark_console = false;
+  bool measure_peaks = true;
+  bool use_tuned = true;
+  bool store_labels = false;
+};
+
+// The user's explicit tunables as overrides (validates --layout: InputError).
+Params collect_overrides(const RunOptions& options);
+
+void add_run_options(CLI::App& app, RunOptions& options);
+int run_command(const RunOptions& options);
+
+}  // namespace mk

@@ -1,0 +1,186 @@
+// `mkbench verify-matrix`: every variant × shape against the FP64 reference, printed as a
+// matrix of ✓ / ✗ / the variant's own refusal reason: the one-command device check.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "datasets/dataset.hpp"
+#include "harness/command.hpp"
+#include "harness/device_info.hpp"
+#include "harness/errors.hpp"
+#include "harness/reference.hpp"
+#include "harness/results.hpp"
+#include "harness/variant.hpp"
+
+namespace mk {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct Cell {
+  std::string mark;  // "✓", "✗", or "-" for refusal
+  std::string detail;
+};
+
+int run_verify_matrix(const std::string& variants_text, const std::string& dims_text,
+                      const std::string& k_text, const std::string& points_text, int iterations,
+                      const std::string& out_path, double max_reference_work) {
+  const DeviceInfo device = query_device(0);
+  std::vector<const Variant*> variants;
+  if (variants_text == "all") variants = Registry::instance().all();
+  else
+    for (const auto& name : split_list(variants_text)) variants.push_back(&Registry::instance().get(name));
+
+  std::vector<int> dims;
+  for (const auto& d : split_list(dims_text)) dims.push_back(int(parse_count(d)));
+  std::vector<KRange> ks;
+  for (const auto& k : split_list(k_text)) ks.push_back(parse_k_range(k));
+  std::vector<int64_t> points;
+  for (const auto& p : split_list(points_text)) points.push_back(parse_count(p));
+
+  std::cerr << "verify-matrix on " << device.name << (device.is_gpu ? "" : " (no CUDA GPU: " + no_gpu_reason() + ")")
+            << "\n";
+  nlohmann::json cells = nlohmann::json::array();
+  std::map<std::string, std::map<std::string, Cell>> matrix;  // shape -> variant -> cell
+  std::vector<std::string> shape_order;
+  int failures = 0, passes = 0, refusals = 0;
+
+  for (int64_t m : points)
+    for (int n : dims) {
+      GeneratorSpec spec;
+      spec.kind = "uniform";
+      spec.m = m;
+      spec.n = n;
+      spec.seed = 42;
+      const Dataset data = generate(spec);
+      for (const KRange& k : ks) {
+        Problem problem;
+        problem.m = m;
+        problem.n = n;
+        problem.k = k;
+        problem.sparsity = data.sparsity;
+        const std::string shape = "N=" + std::to_string(n) + " K=" + k.str() + " M=" + format_count(m);
+        shape_order.push_back(shape);
+        if (k.kmax > m) continue;
+        const auto init = initial_centroids(data, k, InitMethod::FirstK, 42);
+        const double work = double(m) * k.sum() * n;
+        for (const Variant* variant : variants) {
+          Cell cell;
+          const auto t0 = std::chrono::steady_clock::now();
+          if (auto reason = variant->can_implement(problem, device)) {
+            cell = {"-", *reason};
+            ++refusals;
+          } else if (work > max_reference_work) {
+            cell = {"-", "skipped: reference too costly (raise --max-reference-work)"};
+            ++refusals;
+          } else {
+            try {
+              const Params params = resolve_params(*variant, problem, device, Params::object());
+              auto run = variant->prepare(problem, data, params, device);
+              run->set_centroids(init);
+              run->iterate(true);
+              const IterationResult first = run->read_back();
+              VerifyReport report = compare_with_reference(data, k, init, first);
+              std::string detail = "step 1: " + report.summary();
+              // Later steps from the variant's own state catch stale-accumulator bugs.
+              for (int step = 1; report.passed && step < iterations; ++step) {
+                std::vector<float> before;
+                const IterationResult state = run->read_back();
+                for (const auto& r : state.per_k) before.insert(before.end(), r.centroids.begin(), r.centroids.end());
+                run->set_centroids(before);
+                run->iterate(true);
+                report = compare_with_reference(data, k, before, run->read_back());
+                detail += "; step " + std::to_string(step + 1) + ": " + report.summary();
+              }
+              cell = {report.passed ? "✓" : "✗", detail};
+              (report.passed ? passes : failures) += 1;
+            } catch (const UnsupportedError& e) {
+              cell = {"-", e.what()};
+              ++refusals;
+            } catch (const Error& e) {
+              cell = {"✗", e.what()};
+              ++failures;
+            }
+          }
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          std::cerr << "  " << shape << "  " << variant->name() << "  " << cell.mark << "  (" << seconds << " s) "
+                    << (cell.mark == "✓" ? "" : cell.detail) << "\n";
+          matrix[shape][variant->name()] = cell;
+          cells.push_back({{"shape", shape}, {"n", n}, {"k_min", k.kmin}, {"k_max", k.kmax}, {"m", m},
+                           {"variant", variant->name()}, {"mark", cell.mark}, {"detail", cell.detail}});
+        }
+      }
+    }
+
+  // Matrix: rows = shapes, columns = variants; refusals shown as short reasons below.
+  std::cout << "| shape |";
+  for (const Variant* v : variants) std::cout << " " << v->name() << " |";
+  std::cout << "\n|---|";
+  for (size_t i = 0; i < variants.size(); ++i) std::cout << "---|";
+  std::cout << "\n";
+  std::map<std::string, int> reason_ids;
+  std::vector<std::string> reasons;
+  for (const auto& shape : shape_order) {
+    if (!matrix.count(shape)) {
+      std::cout << "| " << shape << " | K > M: every variant refuses (InputError) |\n";
+      continue;
+    }
+    std::cout << "| " << shape << " |";
+    for (const Variant* v : variants) {
+      const Cell& cell = matrix[shape][v->name()];
+      if (cell.mark == "-") {
+        auto found = reason_ids.find(cell.detail);
+        if (found == reason_ids.end()) {
+          found = reason_ids.emplace(cell.detail, int(reasons.size()) + 1).first;
+          reasons.push_back(cell.detail);
+        }
+        std::cout << " r" << found->second << " |";
+      } else {
+        std::cout << " " << cell.mark << " |";
+      }
+    }
+    std::cout << "\n";
+  }
+  for (size_t i = 0; i < reasons.size(); ++i) std::cout << "\nr" << i + 1 << ": " << reasons[i];
+  std::cout << "\n\n" << passes << " passed, " << failures << " failed, " << refusals << " refused\n";
+  if (!out_path.empty()) {
+    nlohmann::json doc = {{"schema", "mkbench.verify-matrix/1"}, {"device", device.to_json()}, {"cells", cells}};
+    write_text_atomically(out_path, doc.dump(2) + "\n");
+  }
+  return failures == 0 ? kExitOk : kExitVerifyFailed;
+}
+
+MKBENCH_REGISTER_COMMAND("verify-matrix", "every variant x shape against the FP64 reference (✓ / ✗ / refusal)",
+                         [](CLI::App& sub) -> std::function<int()> {
+                           auto variants = std::make_shared<std::string>("all");
+                           auto dims = std::make_shared<std::string>("2,4,8,16,32,128");
+                           auto ks = std::make_shared<std::string>("3..7,3..12,16..16,256..256,1024..1024");
+                           auto points = std::make_shared<std::string>("1000,1M,8M");
+                           auto iterations = std::make_shared<int>(2);
+                           auto out = std::make_shared<std::string>();
+                           auto max_work = std::make_shared<double>(4e11);
+                           sub.add_option("--variants", *variants, "comma list or 'all'");
+                           sub.add_option("--dims", *dims, "comma list of N");
+                           sub.add_option("--k", *ks, "comma list of K ranges");
+                           sub.add_option("--points", *points, "comma list of M (1000, 1M, 8M)");
+                           sub.add_option("--iterations", *iterations, "verified steps per cell");
+                           sub.add_option("--out", *out, "write the matrix as JSON");
+                           sub.add_option("--max-reference-work", *max_work,
+                                          "skip cells whose M·ΣK·N exceeds this (CPU reference cost)");
+                           return [=] {
+                             return run_verify_matrix(*variants, *dims, *ks, *points, *iterations, *out, *max_work);
+                           };
+                         });
+
+}  // namespace
+}  // namespace mk

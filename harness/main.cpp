@@ -1,0 +1,58 @@
+// mkbench: subcommands register themselves (harness/command.hpp); this file only builds
+// the CLI from that list and turns errors into exit codes (harness/errors.hpp).
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/command.hpp"
+#include "harness/errors.hpp"
+#include "harness/results.hpp"
+#include "harness/suite.hpp"
+
+int main(int argc, char** argv) {
+  mk::set_invocation(argc, argv);
+  CLI::App app{"mkbench: benchmark and autotune multi-K k-means on CUDA GPUs", "mkbench"};
+  app.require_subcommand(0, 1);
+
+  mk::SuiteOptions suite_options;
+  CLI::Option* suite_option =
+      app.add_option("--suite", suite_options.name, "run a suite (same as `mkbench suite NAME`)");
+  mk::add_suite_options(app, suite_options);
+  for (CLI::Option* option : app.get_options())
+    if (option != suite_option && option->get_name() != "--help") option->needs(suite_option);
+
+  std::map<const CLI::App*, std::function<int()>> actions;
+  for (const auto& command : mk::command_registry()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.help);
+    actions[sub] = command.setup(*sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : mk::kExitBadInput;
+  }
+
+  try {
+    if (suite_option->count() > 0) {
+      if (!app.get_subcommands().empty())
+        throw mk::InputError("--suite cannot be combined with a subcommand");
+      return mk::run_suite(suite_options);
+    }
+    for (const CLI::App* sub : app.get_subcommands()) return actions.at(sub)();
+    std::cout << app.help();
+    std::cerr << "mkbench: error: no command given\n";
+    return mk::kExitBadInput;
+  } catch (const mk::Error& e) {
+    std::cerr << "mkbench: error: " << e.what() << "\n";
+    return e.exit_code;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "mkbench: error: out of host memory\n";
+    return mk::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "mkbench: error: " << e.what() << "\n";
+    return mk::kExitBadInput;
+  }
+}

@@ -1,0 +1,366 @@
+// Argument parsing pieces, suite expansion, and the built binary's exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "harness/cli_run.hpp"
+#include "harness/errors.hpp"
+#include "harness/problem.hpp"
+#include "harness/results.hpp"
+#include "harness/suite.hpp"
+
+namespace mk {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ------------------------------------------------------------ counts and K ranges
+
+TEST(ParseCount, BinarySuffixesAndPlainNumbers) {
+  EXPECT_EQ(parse_count("32M"), int64_t(1) << 25);
+  EXPECT_EQ(parse_count("1000"), 1000);
+  EXPECT_EQ(parse_count("1e6"), 1000000);
+  EXPECT_EQ(parse_count("1.5K"), 1536);
+  EXPECT_EQ(parse_count("2G"), int64_t(1) << 31);
+}
+
+TEST(ParseCount, RejectsGarbageNegativesAndFractions) {
+  EXPECT_THROW(parse_count(""), InputError);
+  EXPECT_THROW(parse_count("abc"), InputError);
+  EXPECT_THROW(parse_count("12Q"), InputError);
+  EXPECT_THROW(parse_count("-5"), InputError);
+  EXPECT_THROW(parse_count("0.5"), InputError);
+}
+
+TEST(ParseKRange, RangeAndSingleK) {
+  const KRange range = parse_k_range("3..7");
+  EXPECT_EQ(range.kmin, 3);
+  EXPECT_EQ(range.kmax, 7);
+  EXPECT_EQ(range.sum(), 25);
+  const KRange single = parse_k_range("16");
+  EXPECT_EQ(single.kmin, 16);
+  EXPECT_EQ(single.kmax, 16);
+}
+
+TEST(ParseKRange, RejectsBadRanges) {
+  EXPECT_THROW(parse_k_range("0"), InputError);
+  EXPECT_THROW(parse_k_range("7..3"), InputError);
+  EXPECT_THROW(parse_k_range("3.."), InputError);
+  EXPECT_THROW(parse_k_range("a..b"), InputError);
+  EXPECT_THROW(parse_k_range(""), InputError);
+}
+
+// ------------------------------------------------------------ --param
+
+TEST(ParseParamValue, IntegersRealsAndStrings) {
+  EXPECT_EQ(parse_param_value("256"), nlohmann::json(256));
+  EXPECT_TRUE(parse_param_value("256").is_number_integer());
+  EXPECT_EQ(parse_param_value("-3"), nlohmann::json(-3));
+  EXPECT_TRUE(parse_param_value("1.5").is_number_float());
+  EXPECT_DOUBLE_EQ(parse_param_value("1.5").get<double>(), 1.5);
+  EXPECT_EQ(parse_param_value("soa"), nlohmann::json("soa"));
+  EXPECT_EQ(parse_param_value("12abc"), nlohmann::json("12abc"));
+  EXPECT_EQ(parse_param_value("0x10"), nlohmann::json("0x10"));
+}
+
+TEST(ParseParamAssignments, BuildsAnObject) {
+  const Params p = parse_param_assignments({"block=256", "layout=soa", "grid=264"});
+  EXPECT_EQ(p, (Params{{"block", 256}, {"grid", 264}, {"layout", "soa"}}));
+  // The same value twice is harmless.
+  EXPECT_EQ(parse_param_assignments({"block=256", "block=256"}), (Params{{"block", 256}}));
+  // '=' inside a value belongs to the value.
+  EXPECT_EQ(parse_param_assignments({"expr=a=b"}), (Params{{"expr", "a=b"}}));
+}
+
+TEST(ParseParamAssignments, RejectsMalformedItems) {
+  EXPECT_THROW(parse_param_assignments({"block"}), InputError);
+  EXPECT_THROW(parse_param_assignments({"=5"}), InputError);
+  EXPECT_THROW(parse_param_assignments({"block="}), InputError);
+  EXPECT_THROW(parse_param_assignments({"block=256", "block=128"}), InputError);
+}
+
+TEST(CollectOverrides, OnlyWhatTheUserSet) {
+  RunOptions options;
+  EXPECT_TRUE(collect_overrides(options).empty());
+  options.block = 128;
+  options.block_given = true;
+  options.layout = "soa";
+  options.params = {"tile=4"};
+  EXPECT_EQ(collect_overrides(options), (Params{{"block", 128}, {"layout", "soa"}, {"tile", 4}}));
+}
+
+TEST(CollectOverrides, BadLayoutAndConflictsAreInputErrors) {
+  RunOptions bad_layout;
+  bad_layout.layout = "diagonal";
+  EXPECT_THROW(collect_overrides(bad_layout), InputError);
+  RunOptions bad_param_layout;
+  bad_param_layout.params = {"layout=rows"};
+  EXPECT_THROW(collect_overrides(bad_param_layout), InputError);
+  RunOptions conflict;
+  conflict.grid = 10;
+  conflict.grid_given = true;
+  conflict.params = {"grid=20"};
+  EXPECT_THROW(collect_overrides(conflict), InputError);
+}
+
+// ------------------------------------------------------------ suite expressions
+
+NameLookup fixed_names() {
+  return [](const std::string& name) -> std::optional<double> {
+    if (name == "sm") return 132;
+    if (name == "m") return 1000;
+    if (name == "block") return 256;
+    return std::nullopt;
+  };
+}
+
+TEST(SuiteExpression, EvaluatesOverDeviceAndProblemNames) {
+  const auto r = evaluate_expression("sm*1.275", fixed_names());
+  ASSERT_EQ(r.kind, ExpressionResult::Value);
+  EXPECT_DOUBLE_EQ(r.value, 168.3);
+  EXPECT_EQ(round_parameter(r.value), 168);
+  EXPECT_DOUBLE_EQ(evaluate_expression("cdiv(m, block)", fixed_names()).value, 4);  // ceil(1000/256)
+  EXPECT_DOUBLE_EQ(evaluate_expression("(sm + 2) * 2 - 4 / 2", fixed_names()).value, 266);
+  EXPECT_DOUBLE_EQ(evaluate_expression("max(1, min(sm, 7))", fixed_names()).value, 7);
+  EXPECT_DOUBLE_EQ(evaluate_expression("256", fixed_names()).value, 256);
+}
+
+TEST(SuiteExpression, LiteralsAndUnknownNames) {
+  EXPECT_EQ(evaluate_expression("sm*", fixed_names()).kind, ExpressionResult::NotExpression);
+  EXPECT_EQ(evaluate_expression("", fixed_names()).kind, ExpressionResult::NotExpression);
+  const auto soa = evaluate_expression("soa", fixed_names());
+  EXPECT_EQ(soa.kind, ExpressionResult::UnknownName);
+  EXPECT_EQ(soa.unknown_name, "soa");
+  EXPECT_EQ(evaluate_expression("sn*2", fixed_names()).unknown_name, "sn");
+}
+
+TEST(SuiteExpression, RoundsToAtLeastOne) {
+  EXPECT_EQ(round_parameter(0.2), 1);
+  EXPECT_EQ(round_parameter(2.5), 3);
+  EXPECT_EQ(round_parameter(-4), 1);
+}
+
+// ------------------------------------------------------------ suite parsing and planning
+
+TEST(SuiteParse, RejectsUnknownKeysAndMissingCases) {
+  using nlohmann::ordered_json;
+  EXPECT_THROW(parse_suite(ordered_json::parse(R"({"cases": []})"), "t"), InputError);
+  EXPECT_THROW(parse_suite(ordered_json::parse(R"({"cases": [{"dims": [8], "k": ["3..7"], "points": ["1M"],
+                                                  "variants": ["cpu-openmp"], "colour": 1}]})"),
+                           "t"),
+               InputError);
+  EXPECT_THROW(parse_suite(ordered_json::parse(R"({"cases": [{"dims": [8], "k": ["0"], "points": ["1M"],
+                                                  "variants": ["cpu-openmp"]}]})"),
+                           "t"),
+               InputError);
+  EXPECT_THROW(load_suite("no-such-suite-anywhere"), InputError);
+}
+
+TEST(SuitePlan, WithoutGpuGpuCasesBecomeTheCpuBaselineOnce) {
+  if (!Registry::instance().find("cpu-openmp") || !Registry::instance().find("naive-atomics"))
+    GTEST_SKIP() << "needs the cpu-openmp and naive-atomics variants in this build";
+  const SuiteDefinition suite = parse_suite(nlohmann::ordered_json::parse(R"({
+      "cases": [
+        {"dims": [8], "k": ["3..7"], "points": ["32M"], "variants": ["naive-atomics"],
+         "params": {"block": [128, 256]}},
+        {"dims": [8], "k": ["3..7"], "points": ["64M"], "variants": ["naive-atomics"]}
+      ],
+      "cpu_fallback": {"points": "4K", "variants": ["cpu-openmp"]}})"),
+                                            "t");
+  DeviceInfo cpu;  // is_gpu = false
+  const SuitePlan plan = plan_suite(suite, cpu, {}, false);
+  EXPECT_TRUE(plan.used_cpu_fallback);
+  ASSERT_EQ(plan.row_count(), 1u);
+  const PlannedRow& row = plan.groups.at(0).rows.at(0);
+  EXPECT_EQ(row.variant_name, "cpu-openmp");
+  EXPECT_EQ(row.problem.m, 4096);
+  EXPECT_EQ(row.problem.n, 8);
+  EXPECT_EQ(row.problem.k.sum(), 25);
+}
+
+TEST(SuitePlan, ExpandsExpressionsAgainstTheDevice) {
+  if (!Registry::instance().find("naive-atomics")) GTEST_SKIP() << "needs naive-atomics";
+  const SuiteDefinition suite = parse_suite(nlohmann::ordered_json::parse(R"({
+      "cases": [{"dims": [4], "k": ["3"], "points": ["1000"], "variants": ["naive-atomics"],
+                 "params": {"block": ["sm*0.97", 64, "all"], "layout": "default"}}]})"),
+                                            "t");
+  DeviceInfo gpu;
+  gpu.is_gpu = true;
+  gpu.sm_count = 132;
+  gpu.global_mem_bytes = int64_t(80) << 30;
+  const SuitePlan plan = plan_suite(suite, gpu, {}, false);
+  ASSERT_FALSE(plan.groups.empty());
+  const auto& rows = plan.groups[0].rows;
+  ASSERT_GE(rows.size(), 3u);
+  EXPECT_EQ(rows[0].overrides, (Params{{"block", 128}}));  // round(132*0.97) = 128
+  EXPECT_EQ(rows[1].overrides, (Params{{"block", 64}}));
+  EXPECT_EQ(rows[2].overrides.at("block"), 64);  // "all" starts with the axis' first value
+}
+
+TEST(SuitePlan, VariantFilterMustNameKnownVariants) {
+  const SuiteDefinition suite = parse_suite(nlohmann::ordered_json::parse(R"({
+      "cases": [{"dims": [4], "k": ["3"], "points": ["1000"], "variants": ["cpu-openmp"]}]})"),
+                                            "t");
+  EXPECT_THROW(plan_suite(suite, DeviceInfo{}, {"definitely-not-a-variant"}, false), InputError);
+}
+
+// ------------------------------------------------------------ the binary
+
+struct Outcome {
+  int code = -1;
+  std::string output;
+};
+
+Outcome run_mkbench(const std::string& args) {
+  const std::string command = std::string(MKBENCH_BINARY) + " " + args + " 2>&1";
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return outcome;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.output.append(buffer, n);
+  const int status = pclose(pipe);
+  outcome.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+class BinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "mkbench-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    setenv("MKBENCH_CACHE_DIR", (dir_ + "/cache").c_str(), 1);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(BinaryTest, NoCommandIsBadInput) { EXPECT_EQ(run_mkbench("").code, kExitBadInput); }
+
+TEST_F(BinaryTest, UnknownOptionIsBadInput) { EXPECT_EQ(run_mkbench("run --variant cpu-openmp --frobnicate").code, kExitBadInput); }
+
+TEST_F(BinaryTest, UnknownVariantIsBadInput) {
+  const Outcome o = run_mkbench("run --variant no-such-variant --points 100 --dims 2 --k 3");
+  EXPECT_EQ(o.code, kExitBadInput) << o.output;
+  EXPECT_NE(o.output.find("unknown variant"), std::string::npos) << o.output;
+}
+
+TEST_F(BinaryTest, UnknownSuiteListsKnownSuites) {
+  const Outcome o = run_mkbench("--suite no-such-suite");
+  EXPECT_EQ(o.code, kExitBadInput) << o.output;
+  EXPECT_NE(o.output.find("known:"), std::string::npos) << o.output;
+}
+
+TEST_F(BinaryTest, KAboveMIsBadInput) {
+  const Outcome o = run_mkbench("run --variant cpu-openmp --points 4 --dims 2 --k 5");
+  EXPECT_EQ(o.code, kExitBadInput) << o.output;
+  EXPECT_NE(o.output.find("exceeds"), std::string::npos) << o.output;
+}
+
+TEST_F(BinaryTest, KBelowOneIsBadInput) {
+  EXPECT_EQ(run_mkbench("run --variant cpu-openmp --points 100 --dims 2 --k 0").code, kExitBadInput);
+}
+
+TEST_F(BinaryTest, NBelowOneIsBadInput) {
+  EXPECT_EQ(run_mkbench("run --variant cpu-openmp --points 100 --dims 0 --k 3").code, kExitBadInput);
+}
+
+TEST_F(BinaryTest, BadLayoutIsRejected) {
+  const Outcome o = run_mkbench("run --variant cpu-openmp --points 100 --dims 2 --k 3 --layout diagonal");
+  EXPECT_TRUE(o.code == kExitBadInput || o.code == kExitUnsupported) << o.code << "\n" << o.output;
+  EXPECT_NE(o.output.find("layout"), std::string::npos) << o.output;
+}
+
+TEST_F(BinaryTest, GpuVariantWithoutGpuIsUnsupported) {
+  if (gpu_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  const Outcome o = run_mkbench("run --variant naive-atomics --points 1000 --dims 4 --k 3");
+  EXPECT_EQ(o.code, kExitUnsupported) << o.output;
+  EXPECT_NE(o.output.find("GPU"), std::string::npos) << o.output;
+}
+
+TEST_F(BinaryTest, CpuRunWithVerifyWritesPassingRows) {
+  const std::string out = dir_ + "/run.json";
+  const Outcome o = run_mkbench("run --variant cpu-openmp --points 1000 --dims 4 --k 3..5 --iters 10 --verify --out " + out);
+  ASSERT_EQ(o.code, kExitOk) << o.output;
+  const ResultFile file = load_results(out);
+  ASSERT_EQ(file.rows.size(), 1u);
+  const ResultRow& row = file.rows[0];
+  EXPECT_EQ(row.status, "ok") << row.reason;
+  EXPECT_EQ(row.name.rfind("cpu-openmp/4/3..5/1000/", 0), 0u) << row.name;
+  EXPECT_EQ(row.timing.clock, "steady-clock");
+  EXPECT_EQ(row.timing.samples_ms.size(), 10u);
+  EXPECT_EQ(row.summary.count, 10);
+  ASSERT_TRUE(row.verified());
+  EXPECT_TRUE(row.verify.at("passed").get<bool>());
+  EXPECT_TRUE(row.verify.at("final_step").at("passed").get<bool>());
+  EXPECT_GT(row.metrics.gops, 0);
+}
+
+TEST_F(BinaryTest, JsonFormatPrintsAResultsDocument) {
+  const Outcome o = run_mkbench("run --variant cpu-openmp --points 500 --dims 2 --k 3 --iters 10 --format json 2>/dev/null");
+  ASSERT_EQ(o.code, kExitOk) << o.output;
+  const auto doc = nlohmann::json::parse(o.output);
+  EXPECT_EQ(doc.at("schema"), "mkbench.results/1");
+  EXPECT_EQ(doc.at("rows").size(), 1u);
+}
+
+TEST_F(BinaryTest, SmokeSuiteRunsAndKeepsItsRows) {
+  if (!embedded_suites().count("smoke")) GTEST_SKIP() << "no smoke suite embedded in this build";
+  const std::string out = dir_ + "/smoke.json";
+  const Outcome o = run_mkbench("--suite smoke --quick --no-peak-measure --out " + out);
+  ASSERT_EQ(o.code, kExitOk) << o.output;
+  const ResultFile file = load_results(out);
+  EXPECT_FALSE(file.rows.empty());
+  ASSERT_TRUE(file.suite.has_value());
+  EXPECT_EQ(*file.suite, "smoke");
+  for (const auto& row : file.rows) EXPECT_NE(row.status, "failed") << row.name << ": " << row.reason;
+}
+
+}  // namespace
+}  // namespace mk
+
+namespace mk {
+namespace {
+
+TEST(Table1View, DerivesPointsPerThreadMarksBestAndAlignsPublishedRows) {
+  auto make_row = [](nlohmann::json params, double median_ms) {
+    ResultRow row;
+    row.variant = "registers-multik";
+    row.problem.n = 8;
+    row.problem.k = KRange{3, 7};
+    row.problem.m = int64_t(1) << 25;
+    row.params = std::move(params);
+    row.summary.median_ms = median_ms;
+    return row;
+  };
+  std::vector<ResultRow> rows = {make_row({{"block", 256}, {"grid", 132}, {"ppt", 0}}, 2.0),
+                                 make_row({{"block", 256}, {"grid", 0}, {"ppt", 1}}, 1.5)};
+  const auto published = nlohmann::json::parse(
+      R"({"rows": [{"grid": 40, "points_per_thread": 3277, "time_ms": 134.49, "gops": 737.74}]})");
+  const TextTable table = table1_view(rows, published);
+  ASSERT_EQ(table.rows.size(), 2u);
+  ASSERT_EQ(table.header.size(), 10u);
+  EXPECT_EQ(table.rows[0][0], "132");
+  EXPECT_EQ(table.rows[0][1], "993");  // ceil(2^25 / (132*256))
+  EXPECT_EQ(table.rows[1][0], "131072");  // grid derived from ppt=1: 2^25/256
+  EXPECT_EQ(table.rows[1][1], "1");
+  EXPECT_EQ(table.rows[0][5], "");
+  EXPECT_EQ(table.rows[1][5], "*");
+  EXPECT_EQ(table.rows[0][6], "40");
+  EXPECT_EQ(table.rows[0][8], "134.49");
+  EXPECT_EQ(table.rows[1][6], "");  // no published row to pair with
+}
+
+TEST(Table1View, WithoutPublishedDataHasNoT4Columns) {
+  ResultRow row;
+  row.params = {{"grid", 1}, {"block", 256}};
+  row.problem.m = 1000;
+  EXPECT_EQ(table1_view({row}, nullptr).header.size(), 6u);
+}
+
+}  // namespace
+}  // namespace mk

@@ -1,0 +1,300 @@
+// CPU-only checks of what shared-atomics, warp-centric, csr-sparse and auto declare: which
+// shapes they accept on which device (with hand-made DeviceInfo descriptions, so this runs
+// without a GPU), the reasons they give when they refuse, and the tunable spaces and
+// restrictions they expose. The expected numbers are recomputed here from the published
+// formulas (shared bytes = ΣK·(N+1)·4 + 8·#K, constant bank = 16384 floats), not read back
+// from the variants.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/variant.hpp"
+
+namespace mk {
+
+// Defined in variants/auto_select.cpp.
+std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem, const DeviceInfo& device,
+                                                         double sparse_threshold);
+
+namespace {
+
+DeviceInfo h100_like() {
+  DeviceInfo d;
+  d.is_gpu = true;
+  d.ordinal = 0;
+  d.name = "H100-like (synthetic)";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.global_mem_bytes = int64_t(80) << 30;
+  d.smem_per_block_optin = 227 * 1024;
+  d.smem_per_sm = 228 * 1024;
+  d.regs_per_sm = 65536;
+  d.max_threads_per_sm = 2048;
+  return d;
+}
+
+DeviceInfo cpu_only() {
+  DeviceInfo d;
+  d.is_gpu = false;
+  d.name = "CPU-only host (synthetic)";
+  d.cpu_threads = 2;
+  return d;
+}
+
+Problem make_problem(int64_t m, int n, int kmin, int kmax, double sparsity = 0.0) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = KRange{kmin, kmax};
+  p.sparsity = sparsity;
+  return p;
+}
+
+const Variant& variant(const std::string& name) { return Registry::instance().get(name); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Block-private shared-atomics footprint without staged centroids, from the documented formula.
+int64_t shared_atomics_bytes(const Problem& p) {
+  return int64_t(p.k.sum()) * (p.n + 1) * 4 + int64_t(p.k.count()) * 8;
+}
+
+Params with(Params params, const std::string& key, const nlohmann::json& value) {
+  params[key] = value;
+  return params;
+}
+
+const std::vector<std::string> kMyVariants = {"shared-atomics", "warp-centric", "csr-sparse", "auto"};
+
+TEST(GpuVariantSpaces, AreRegisteredAsGpuVariants) {
+  for (const auto& name : kMyVariants) {
+    const Variant* v = Registry::instance().find(name);
+    ASSERT_NE(v, nullptr) << name << " is not registered";
+    EXPECT_TRUE(v->runs_on_gpu()) << name;
+  }
+}
+
+TEST(GpuVariantSpaces, RefuseACpuOnlyMachineNamingTheGpu) {
+  const Problem p = make_problem(1 << 20, 32, 3, 7);
+  for (const auto& name : kMyVariants) {
+    const auto reason = variant(name).can_implement(p, cpu_only());
+    ASSERT_TRUE(reason.has_value()) << name;
+    EXPECT_TRUE(contains(*reason, "GPU")) << name << ": " << *reason;
+  }
+}
+
+TEST(GpuVariantSpaces, DefaultsAreLegalForAcceptedShapes) {
+  const std::vector<Problem> problems = {
+      make_problem(1000, 16, 3, 3),          make_problem(int64_t(1) << 25, 8, 3, 7),
+      make_problem(int64_t(1) << 25, 32, 3, 7, 0.9), make_problem(int64_t(1) << 21, 128, 16, 16),
+      make_problem(int64_t(1) << 21, 128, 300, 300), make_problem(int64_t(1) << 21, 64, 2, 40)};
+  int checked = 0;
+  for (const auto& name : kMyVariants)
+    for (const Problem& p : problems) {
+      if (variant(name).can_implement(p, h100_like())) continue;
+      const Params params = variant(name).default_params(p, h100_like());
+      EXPECT_EQ(variant(name).param_space(p, h100_like()).check(params), std::nullopt)
+          << name << " " << p.str() << ": " << params.dump();
+      ++checked;
+    }
+  EXPECT_GE(checked, 20);
+}
+
+// --- shared-atomics -------------------------------------------------------------------
+
+TEST(SharedAtomicsSpace, AcceptsTheSeedShapeOnH100) {
+  EXPECT_EQ(variant("shared-atomics").can_implement(make_problem(int64_t(1) << 25, 8, 3, 7), h100_like()),
+            std::nullopt);
+}
+
+TEST(SharedAtomicsSpace, RefusesSumsBeyondSharedMemoryCitingTheBytes) {
+  const DeviceInfo device = h100_like();
+  // K=450, N=128: 450·129·4 + 8 = 232208 B ≤ 232448 B; K=451 needs 232724 B.
+  const Problem fits = make_problem(1 << 20, 128, 450, 450);
+  const Problem too_big = make_problem(1 << 20, 128, 451, 451);
+  ASSERT_LE(shared_atomics_bytes(fits), device.smem_per_block_optin);
+  ASSERT_GT(shared_atomics_bytes(too_big), device.smem_per_block_optin);
+  EXPECT_EQ(variant("shared-atomics").can_implement(fits, device), std::nullopt);
+  const auto reason = variant("shared-atomics").can_implement(too_big, device);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_TRUE(contains(*reason, std::to_string(shared_atomics_bytes(too_big)))) << *reason;
+  EXPECT_TRUE(contains(*reason, std::to_string(device.smem_per_block_optin))) << *reason;
+}
+
+TEST(SharedAtomicsSpace, GridAxisIsMultiplesOfTheSmCount) {
+  const ParamSpace space = variant("shared-atomics").param_space(make_problem(1 << 20, 8, 3, 7), h100_like());
+  const Axis* grid = space.find("grid");
+  ASSERT_NE(grid, nullptr);
+  EXPECT_EQ(grid->values, (std::vector<nlohmann::json>{132, 264, 528, 1056, 2112, 4224}));
+  const Axis* block = space.find("block");
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->values, (std::vector<nlohmann::json>{128, 256, 512, 1024}));
+  ASSERT_NE(space.find("layout"), nullptr);
+  EXPECT_EQ(space.find("layout")->values, (std::vector<nlohmann::json>{"aos", "soa"}));
+}
+
+TEST(SharedAtomicsSpace, ConstantCentroidsNeedAtMost16384Values) {
+  const Variant& v = variant("shared-atomics");
+  const DeviceInfo device = h100_like();
+  const Problem at_limit = make_problem(1 << 20, 1024, 16, 16);  // ΣK·N = 16384
+  const Problem over = make_problem(1 << 20, 1025, 16, 16);      // 16400
+  ASSERT_EQ(v.can_implement(at_limit, device), std::nullopt);
+  ASSERT_EQ(v.can_implement(over, device), std::nullopt);
+  const Params at_limit_constant = with(v.default_params(at_limit, device), "centroids", "constant");
+  EXPECT_EQ(v.param_space(at_limit, device).check(at_limit_constant), std::nullopt);
+  const Params over_constant = with(v.default_params(over, device), "centroids", "constant");
+  const auto reason = v.param_space(over, device).check(over_constant);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_TRUE(contains(*reason, "constant")) << *reason;
+  EXPECT_NE(v.default_params(over, device).at("centroids"), "constant");
+}
+
+TEST(SharedAtomicsSpace, SharedCentroidsAreRestrictedWhenSumsAndCentroidsDoNotBothFit) {
+  const Variant& v = variant("shared-atomics");
+  const DeviceInfo device = h100_like();
+  // K=300, N=128: sums 154808 B fit; staging another 300·128·4 = 153600 B does not.
+  const Problem p = make_problem(1 << 20, 128, 300, 300);
+  ASSERT_LE(shared_atomics_bytes(p), device.smem_per_block_optin);
+  ASSERT_GT(shared_atomics_bytes(p) + 300 * 128 * 4, device.smem_per_block_optin);
+  ASSERT_EQ(v.can_implement(p, device), std::nullopt);
+  const ParamSpace space = v.param_space(p, device);
+  const Params defaults = v.default_params(p, device);
+  EXPECT_EQ(defaults.at("centroids"), "global");
+  EXPECT_TRUE(space.check(with(defaults, "centroids", "shared")).has_value());
+  EXPECT_EQ(space.check(with(defaults, "centroids", "global")), std::nullopt);
+}
+
+TEST(SharedAtomicsSpace, SmallSeedShapeDefaultsToConstantSoaAndWarpAggregation) {
+  const Variant& v = variant("shared-atomics");
+  const Problem p = make_problem(int64_t(1) << 25, 8, 3, 7);
+  const Params defaults = v.default_params(p, h100_like());
+  EXPECT_EQ(defaults.at("centroids"), "constant");
+  EXPECT_EQ(defaults.at("layout"), "soa");
+  EXPECT_EQ(defaults.at("aggregate"), "warp");
+  EXPECT_EQ(defaults.at("grid").get<int>() % 132, 0);
+}
+
+// --- warp-centric ---------------------------------------------------------------------
+
+TEST(WarpCentricSpace, RefusesFewerThan16Dimensions) {
+  const Variant& v = variant("warp-centric");
+  const auto reason = v.can_implement(make_problem(1 << 20, 15, 3, 7), h100_like());
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_EQ(*reason, "warp-centric needs N >= 16 (lanes split the feature dimension)");
+  EXPECT_EQ(v.can_implement(make_problem(1 << 20, 16, 3, 7), h100_like()), std::nullopt);
+}
+
+TEST(WarpCentricSpace, RefusesMoreDimensionsThanItsRegisterCacheHolds) {
+  const Variant& v = variant("warp-centric");
+  EXPECT_EQ(v.can_implement(make_problem(1 << 20, 128, 3, 7), h100_like()), std::nullopt);
+  const auto reason = v.can_implement(make_problem(1 << 20, 129, 3, 7), h100_like());
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_TRUE(contains(*reason, "128")) << *reason;
+}
+
+TEST(WarpCentricSpace, DeclaresItsAxes) {
+  const ParamSpace space = variant("warp-centric").param_space(make_problem(1 << 20, 64, 3, 7), h100_like());
+  ASSERT_NE(space.find("points_per_warp"), nullptr);
+  EXPECT_EQ(space.find("points_per_warp")->values, (std::vector<nlohmann::json>{1, 2, 4, 8}));
+  ASSERT_NE(space.find("block"), nullptr);
+  EXPECT_EQ(space.find("block")->values, (std::vector<nlohmann::json>{128, 256, 512}));
+  ASSERT_NE(space.find("layout"), nullptr);
+  EXPECT_EQ(space.find("layout")->values, (std::vector<nlohmann::json>{"aos"}));
+  // Nothing is restricted for a small problem: every combination fits.
+  EXPECT_EQ(space.enumerate().size(), space.size_unrestricted());
+}
+
+TEST(WarpCentricSpace, SharedAccumulationIsRestrictedWhenTheSumsDoNotFit) {
+  const Variant& v = variant("warp-centric");
+  const DeviceInfo device = h100_like();
+  const Problem p = make_problem(1 << 20, 128, 451, 451);  // sums 232724 B > 232448 B
+  ASSERT_EQ(v.can_implement(p, device), std::nullopt);
+  const ParamSpace space = v.param_space(p, device);
+  const Params defaults = v.default_params(p, device);
+  EXPECT_EQ(defaults.at("accumulate"), "global");
+  EXPECT_EQ(space.check(defaults), std::nullopt);
+  EXPECT_TRUE(space.check(with(defaults, "accumulate", "shared")).has_value());
+}
+
+// --- csr-sparse -----------------------------------------------------------------------
+
+TEST(CsrSparseSpace, RunsOnDenseDataToo) {
+  EXPECT_EQ(variant("csr-sparse").can_implement(make_problem(1 << 20, 32, 3, 7, 0.0), h100_like()), std::nullopt);
+}
+
+TEST(CsrSparseSpace, RefusesOnlyForMemoryAndTheEstimateFollowsSparsity) {
+  const Variant& v = variant("csr-sparse");
+  DeviceInfo small = h100_like();
+  small.global_mem_bytes = int64_t(12) << 30;
+  // 2^25 × 32 floats = 4 GiB: dense CSR adds 8 GiB of (column, value) pairs, 90% zeros
+  // only 0.8 GiB.
+  const Problem dense = make_problem(int64_t(1) << 25, 32, 8, 8, 0.0);
+  const Problem sparse = make_problem(int64_t(1) << 25, 32, 8, 8, 0.9);
+  const auto reason = v.can_implement(dense, small);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_TRUE(contains(*reason, "MiB")) << *reason;
+  EXPECT_EQ(v.can_implement(sparse, small), std::nullopt);
+}
+
+TEST(CsrSparseSpace, LanesPerRowFollowTheNonZerosPerRow) {
+  const Variant& v = variant("csr-sparse");
+  const ParamSpace space = v.param_space(make_problem(1 << 20, 32, 3, 7, 0.95), h100_like());
+  ASSERT_NE(space.find("rows_per_warp"), nullptr);
+  EXPECT_EQ(space.find("rows_per_warp")->values, (std::vector<nlohmann::json>{1, 4, 32}));
+  // 32 × 5% ≈ 1.6 non-zeros per row: one thread per row; 128 dense values: a warp per row.
+  EXPECT_EQ(v.default_params(make_problem(1 << 20, 32, 3, 7, 0.95), h100_like()).at("rows_per_warp"), 32);
+  EXPECT_EQ(v.default_params(make_problem(1 << 20, 128, 3, 7, 0.0), h100_like()).at("rows_per_warp"), 1);
+}
+
+// --- auto -----------------------------------------------------------------------------
+
+TEST(AutoSpace, OnlyParameterIsTheSparseThreshold) {
+  const Variant& v = variant("auto");
+  const Problem p = make_problem(1 << 20, 32, 3, 7);
+  const ParamSpace space = v.param_space(p, h100_like());
+  ASSERT_EQ(space.axes.size(), 1u);
+  EXPECT_EQ(space.axes[0].name, "sparse_threshold");
+  EXPECT_EQ(space.axes[0].values, (std::vector<nlohmann::json>{0.5, 0.6, 0.7, 0.8, 0.9}));
+  EXPECT_EQ(v.default_params(p, h100_like()), (Params{{"sparse_threshold", 0.7}}));
+}
+
+TEST(AutoSpace, SparseDataAtOrAboveTheThresholdGoesToCsr) {
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 20, 32, 3, 7, 0.9), h100_like(), 0.7).first, "csr-sparse");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 20, 32, 3, 7, 0.7), h100_like(), 0.7).first, "csr-sparse");
+  EXPECT_NE(choose_auto_delegate(make_problem(1 << 20, 32, 3, 7, 0.69), h100_like(), 0.7).first, "csr-sparse");
+}
+
+// The first of the documented dense chain that is registered and accepts the shape.
+std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) {
+  for (const char* name : {"registers-multik", "shared-atomics", "naive-atomics"}) {
+    const Variant* v = Registry::instance().find(name);
+    if (v && !v->can_implement(p, device)) return name;
+  }
+  return "";
+}
+
+TEST(AutoSpace, DenseDataGoesToTheFirstDenseVariantThatCanRun) {
+  const Problem p = make_problem(1 << 20, 32, 3, 7, 0.1);
+  const auto [delegate, reason] = choose_auto_delegate(p, h100_like(), 0.7);
+  EXPECT_EQ(delegate, expected_dense_delegate(p, h100_like()));
+  EXPECT_FALSE(delegate.empty()) << reason;
+  EXPECT_TRUE(contains(reason, "sparsity")) << reason;
+}
+
+TEST(AutoSpace, FallsBackToDenseWhenCsrCannotRun) {
+  DeviceInfo small = h100_like();
+  small.global_mem_bytes = int64_t(12) << 30;
+  const Problem p = make_problem(int64_t(1) << 25, 32, 8, 8, 0.5);  // dense-sized CSR does not fit
+  ASSERT_TRUE(variant("csr-sparse").can_implement(p, small).has_value());
+  const auto [delegate, reason] = choose_auto_delegate(p, small, 0.5);
+  EXPECT_EQ(delegate, expected_dense_delegate(p, small));
+  EXPECT_TRUE(contains(reason, "csr-sparse")) << reason;
+}
+
+}  // namespace
+}  // namespace mk

@@ -1,0 +1,112 @@
+// auto: a meta-variant that picks a real variant for the problem and hands back that
+// variant's PreparedRun, so it times exactly what the delegate does.
+//
+// Rule (seed 004 measures sparsity before launching and only uses CSR on sparse data):
+//   sparsity ≥ sparse_threshold and csr-sparse can run   → csr-sparse
+//   otherwise the first dense variant that is registered and can run, in this order:
+//   registers-multik (the MultiK kernel), shared-atomics, naive-atomics.
+// The sparsity is Problem::sparsity, which the CLI copies from Dataset::sparsity (the
+// fraction of exact zeros counted when the data was loaded or generated); csr-sparse counts
+// it again on the device while it builds the CSR, but auto has to decide before that. The
+// delegate runs with its own default parameters; auto's only parameter is the threshold.
+//
+// sparse_threshold defaults to 0.7: seed 004 found CSR ahead at 80-95% zeros and behind on
+// dense data; at 70% zeros a row carries 30% of its values, so the gather-based CSR dot
+// products touch about a third of the bytes of a dense pass, which is where they start to
+// repay their irregular access. The tuner can move it.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "harness/errors.hpp"
+#include "harness/variant.hpp"
+
+namespace mk {
+
+// The delegate's name and why it was chosen; an empty name means nothing can run, and the
+// text says why. Not static: tests/test_variant_spaces.cpp checks the rule directly.
+std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem, const DeviceInfo& device,
+                                                         double sparse_threshold) {
+  const Registry& registry = Registry::instance();
+  char sparsity_text[96];
+  std::snprintf(sparsity_text, sizeof sparsity_text, "sparsity %.3f %s threshold %.2f", problem.sparsity,
+                problem.sparsity >= sparse_threshold ? ">=" : "<", sparse_threshold);
+  std::string refusals;
+  if (problem.sparsity >= sparse_threshold) {
+    if (const Variant* csr = registry.find("csr-sparse")) {
+      const auto refusal = csr->can_implement(problem, device);
+      if (!refusal) return {"csr-sparse", sparsity_text};
+      refusals = "csr-sparse: " + *refusal;
+    } else {
+      refusals = "csr-sparse is not registered";
+    }
+  }
+  for (const char* name : {"registers-multik", "shared-atomics", "naive-atomics"}) {
+    const Variant* dense = registry.find(name);
+    if (!dense) continue;
+    const auto refusal = dense->can_implement(problem, device);
+    if (!refusal) {
+      std::string reason = std::string(sparsity_text) + ": dense";
+      if (!refusals.empty()) reason += " (" + refusals + ")";
+      return {name, reason};
+    }
+    refusals += (refusals.empty() ? "" : "; ") + std::string(name) + ": " + *refusal;
+  }
+  return {"", refusals.empty() ? "no delegate variant is registered" : refusals};
+}
+
+namespace {
+
+constexpr double kDefaultSparseThreshold = 0.7;
+
+double threshold_of(const Params& params) {
+  return params.contains("sparse_threshold") ? params.at("sparse_threshold").get<double>() : kDefaultSparseThreshold;
+}
+
+class AutoSelect : public Variant {
+ public:
+  std::string name() const override { return "auto"; }
+  std::string description() const override {
+    return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the best dense "
+           "variant available (registers-multik, shared-atomics, naive-atomics), with the delegate's defaults";
+  }
+  bool runs_on_gpu() const override { return true; }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (!device.is_gpu) return "needs a CUDA GPU";
+    // The default threshold decides which delegate is asked; a dense fallback exists for
+    // every threshold, so if no delegate can run at the default none can at another.
+    const auto [delegate, reason] = choose_auto_delegate(problem, device, kDefaultSparseThreshold);
+    if (delegate.empty()) return "no delegate can run: " + reason;
+    return std::nullopt;
+  }
+
+  ParamSpace param_space(const Problem&, const DeviceInfo&) const override {
+    ParamSpace space;
+    space.axes.push_back({"sparse_threshold", {0.5, 0.6, 0.7, 0.8, 0.9},
+                          "fraction of exact zeros at or above which csr-sparse is chosen"});
+    return space;
+  }
+
+  Params default_params(const Problem&, const DeviceInfo&) const override {
+    return {{"sparse_threshold", kDefaultSparseThreshold}};
+  }
+
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    const auto [delegate_name, reason] = choose_auto_delegate(problem, device, threshold_of(params));
+    if (delegate_name.empty()) throw UnsupportedError("auto: no delegate can run " + problem.str() + ": " + reason);
+    const Variant& delegate = Registry::instance().get(delegate_name);
+    const Params delegate_params = resolve_params(delegate, problem, device, Params::object());
+    std::fprintf(stderr, "auto: chose %s (%s) with %s\n", delegate_name.c_str(), reason.c_str(),
+                 params_label(delegate_params).c_str());
+    return delegate.prepare(problem, data, delegate_params, device);
+  }
+};
+
+MKBENCH_REGISTER_VARIANT(AutoSelect);
+
+}  // namespace
+}  // namespace mk

@@ -1,0 +1,295 @@
+// gemm-cublas (seed 001 §4.4, seed 003 §6.1): distances as ‖x‖² + ‖c‖² − 2x·c, with the
+// x·c block computed by cuBLAS SGEMM for every centroid slot of the K range at once
+// (X_tile · C_packedᵀ → tile_rows × ΣK), then one fused argmin + update kernel.
+//
+// Labels stay FP32-faithful although the expansion can mis-rank near ties: the argmin
+// keeps best and second-best, and when their gap is inside the forward-error window of
+// near_tie_bound.hpp the warp recomputes Σ(x−c)² exactly (FP64) for every centroid of that
+// K. precision=tf32 lets cuBLAS use TF32 tensor cores; the window widens to the TF32 error
+// (ε ≈ 2^-9), so more points take the exact path, but labels stay exact.
+//
+// Rows of X are tiled so the tile_rows × ΣK block of dot products can stay in L2 between
+// the GEMM that writes it and the kernel that reads it.
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "variants/common/argmin_update.cuh"
+
+namespace mk {
+namespace {
+
+using gemm::ExpansionErrorModel;
+using gemm::Top2;
+
+constexpr int64_t kMaxSlots = 65536;
+const std::vector<int> kTileRows = {4096, 16384, 65536, 262144, 1048576};
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  throw DeviceError(std::string(what) + ": " + cublasGetStatusName(status) + " (" +
+                    cublasGetStatusString(status) + ")");
+}
+
+// One warp per point of the tile: argmin of ‖c‖² − 2x·c over each K's slots (lanes over
+// centroids, coalesced along the dots row), exact re-check of near ties, update.
+__global__ void argmin_update_from_dots(gpu::PointsView points, int64_t row0, int rows, const float* __restrict__ dots,
+                            const float* __restrict__ norms, const float* __restrict__ centroids,
+                            gpu::KRangeView ks, gpu::AccumulatorView acc, ExpansionErrorModel model,
+                            bool private_sums) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int n = points.n;
+  const gemm::UpdateTargets targets = gemm::carve_update_targets(smem, ks, n, private_sums, acc);
+  __syncthreads();
+
+  const int lane = threadIdx.x & 31;
+  const int warps_per_block = blockDim.x / 32;
+  const int total_warps = gridDim.x * warps_per_block;
+  // Warp-uniform loop: every lane of a warp works on the same point.
+  for (int r = blockIdx.x * warps_per_block + threadIdx.x / 32; r < rows; r += total_warps) {
+    const int64_t i = row0 + r;
+    float x_norm2 = 0.f;
+    for (int d = lane; d < n; d += 32) {
+      const float v = points.at(i, d);
+      x_norm2 = fmaf(v, v, x_norm2);
+    }
+    x_norm2 = gemm::warp_sum(x_norm2);
+    const float* row = dots + int64_t(r) * ks.slots;
+
+    for (int k = ks.kmin; k <= ks.kmax; ++k) {
+      const int base = ks.offset(k);
+      Top2 top = gemm::top2_empty();
+      for (int c = lane; c < k; c += 32) top2_offer(top, fmaf(-2.f, row[base + c], norms[base + c]), c);
+      for (int mask = 16; mask > 0; mask >>= 1) gemm::top2_merge_lanes(top, mask);
+
+      int label;
+      double distance;
+      if (gemm::is_near_tie(top, x_norm2, norms[base + top.index], model)) {
+        const gemm::ExactChoice choice = gemm::warp_exact_argmin(points, i, centroids + int64_t(base) * n, k, n);
+        label = choice.index;
+        distance = choice.distance;
+      } else {
+        label = top.index;
+        distance = gemm::warp_exact_squared_distance(points, i, centroids + int64_t(base + label) * n, n);
+      }
+      gemm::warp_add_point(points, i, base + label, n, targets);
+      if (lane == 0) {
+        atomicAdd(targets.inertia + (k - ks.kmin), distance);
+        if (acc.labels) acc.labels[int64_t(k - ks.kmin) * points.m + i] = label;
+      }
+    }
+  }
+  __syncthreads();
+  gemm::flush_update_targets(targets, ks, n, private_sums, acc);
+}
+
+struct CublasConfig {
+  int tile_rows;
+  bool tf32;
+  int block;
+  bool private_sums;
+  Layout layout;
+
+  explicit CublasConfig(const Params& params)
+      : tile_rows(params.at("tile_rows").get<int>()),
+        tf32(params.at("precision").get<std::string>() == "tf32"),
+        block(params.at("block").get<int>()),
+        private_sums(params.at("update").get<std::string>() == "smem"),
+        layout(parse_layout(params.at("layout").get<std::string>())) {}
+};
+
+// The arithmetic the error window must assume. NVIDIA_TF32_OVERRIDE can make cuBLAS use
+// TF32 behind a CUBLAS_DEFAULT_MATH handle; unless it is explicitly "0", assume it might.
+gemm::DotArithmetic cublas_arithmetic(bool tf32) {
+  if (tf32) return gemm::DotArithmetic::CublasTf32;
+  const char* override_env = std::getenv("NVIDIA_TF32_OVERRIDE");
+  if (override_env && std::strcmp(override_env, "0") != 0) return gemm::DotArithmetic::CublasTf32;
+  return gemm::DotArithmetic::Fp32;
+}
+
+class GemmCublasRun : public gpu::GpuRun {
+ public:
+  GemmCublasRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
+      : GpuRun(problem, data, CublasConfig(params).layout), config_(params) {
+    const int slots = problem.k.sum();
+    tile_rows_ = int(std::min<int64_t>(config_.tile_rows, problem.m));
+    dots_.allocate(size_t(tile_rows_) * slots, "gemm-cublas dot-product tile");
+    norms_.allocate(slots, "centroid norms");
+    model_ = gemm::expansion_error_model(cublas_arithmetic(config_.tf32), problem.n);
+
+    smem_bytes_ = size_t(gemm::block_accumulator_bytes(problem, config_.private_sums));
+    gpu::check(cudaFuncSetAttribute(argmin_update_from_dots, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(smem_bytes_)),
+               "argmin_update_from_dots shared memory");
+    int blocks_per_sm = 0;
+    gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, argmin_update_from_dots,
+                                                             config_.block, smem_bytes_),
+               "argmin_update_from_dots occupancy");
+    if (blocks_per_sm < 1)
+      throw UnsupportedError("gemm-cublas: argmin kernel cannot be resident with " +
+                             std::to_string(smem_bytes_) + " bytes of shared memory");
+    grid_limit_ = std::max(1, blocks_per_sm * std::max(1, device.sm_count));
+
+    check_cublas(cublasCreate(&handle_), "cublasCreate");
+    check_cublas(cublasSetStream(handle_, state_.stream()), "cublasSetStream");
+    check_cublas(cublasSetMathMode(handle_, config_.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+                 "cublasSetMathMode");
+  }
+
+  ~GemmCublasRun() override {
+    cudaStreamSynchronize(state_.stream());
+    if (handle_) cublasDestroy(handle_);
+  }
+
+  void iterate(bool store_labels) override {
+    const Problem& problem = state_.problem();
+    const int slots = problem.k.sum();
+    const int n = problem.n;
+    const cudaStream_t stream = state_.stream();
+    state_.zero_accumulators();
+    const gpu::AccumulatorView acc = state_.accumulators(store_labels);
+    const gpu::PointsView points = state_.points();
+    gemm::launch_centroid_squared_norms(state_.centroids(), slots, n, norms_.get(), stream);
+
+    const float one = 1.f, zero = 0.f;
+    const int warps_per_block = config_.block / 32;
+    for (int64_t row0 = 0; row0 < problem.m; row0 += tile_rows_) {
+      const int rows = int(std::min<int64_t>(tile_rows_, problem.m - row0));
+      // Column-major view: dots (slots × rows, ld = slots) = Cᵀ·X, i.e. row-major
+      // dots[r][s] = x_r · c_s. AoS X is an n × rows column-major matrix (ld = n); SoA X
+      // is rows × n column-major (ld = m), so it enters transposed.
+      const bool soa = points.soa;
+      const float* x_tile = soa ? points.data + row0 : points.data + row0 * n;
+      check_cublas(cublasSgemm(handle_, CUBLAS_OP_T, soa ? CUBLAS_OP_T : CUBLAS_OP_N, slots, rows, n, &one,
+                               state_.centroids(), n, x_tile, soa ? int(problem.m) : n, &zero, dots_.get(),
+                               slots),
+                   "cublasSgemm");
+      const int64_t wanted = (rows + warps_per_block - 1) / warps_per_block;
+      const int blocks = int(std::min<int64_t>(wanted, grid_limit_));
+      argmin_update_from_dots<<<blocks, config_.block, smem_bytes_, stream>>>(
+          points, row0, rows, dots_.get(), norms_.get(), state_.centroids(), state_.k_range(), acc, model_,
+          config_.private_sums);
+      gpu::check_launch("argmin_update_from_dots");
+    }
+    state_.finalize();
+  }
+
+ private:
+  CublasConfig config_;
+  int tile_rows_ = 0;
+  gpu::DeviceBuffer<float> dots_;
+  gpu::DeviceBuffer<float> norms_;
+  ExpansionErrorModel model_;
+  size_t smem_bytes_ = 0;
+  int grid_limit_ = 1;
+  cublasHandle_t handle_ = nullptr;
+};
+
+int64_t tile_budget_bytes(const DeviceInfo& device) {
+  int64_t budget = int64_t(2) << 30;
+  if (device.global_mem_bytes > 0) budget = std::min(budget, device.global_mem_bytes / 8);
+  return budget;
+}
+
+class GemmCublas : public Variant {
+ public:
+  std::string name() const override { return "gemm-cublas"; }
+  std::string description() const override {
+    return "seed 001 §4.4: cuBLAS SGEMM X·Cᵀ for all K at once, fused argmin + exact near-tie re-check + "
+           "FP64 update";
+  }
+  bool runs_on_gpu() const override { return true; }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (!device.is_gpu) return "needs a CUDA GPU";
+    const int64_t slots = gemm::k_slot_sum(problem.k);
+    if (slots > kMaxSlots)
+      return "sum of K over the range is " + std::to_string(slots) + "; gemm-cublas supports at most " +
+             std::to_string(kMaxSlots) + " centroid slots";
+    if (param_space(problem, device).enumerate().empty())
+      return "no tile size fits: a " + std::to_string(kTileRows.front()) + "-row tile of " + std::to_string(slots) +
+             " dot products exceeds the tile memory budget";
+    const double tile_bytes = double(std::min<int64_t>(kTileRows.front(), problem.m)) * double(slots) * 4.0;
+    return gpu::check_fits_in_memory(problem, device, tile_bytes + double(slots) * 4.0);
+  }
+
+  ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
+    ParamSpace space;
+    Axis tiles{"tile_rows", {}, "rows of X per SGEMM; the tile_rows × ΣK dot block should stay in L2"};
+    for (int rows : kTileRows) tiles.values.push_back(rows);
+    space.axes.push_back(tiles);
+    space.axes.push_back({"precision", {"fp32", "tf32"},
+                          "SGEMM arithmetic: fp32, or TF32 tensor cores (labels still exact via re-check)"});
+    space.axes.push_back({"block", {128, 256}, "threads per block of the argmin kernel (one warp per point)"});
+    space.axes.push_back({"update", {"global", "smem"},
+                          "centroid sums: global FP64 atomics, or block-private shared FP64 then flush"});
+    space.axes.push_back({"layout", {"aos", "soa"}, "point layout in device memory"});
+
+    const bool tf32_ok = device.cc_major >= 8;
+    space.restrictions.push_back({"precision=tf32 needs compute capability >= 8.0", [tf32_ok](const Params& p) {
+                                    return tf32_ok || p.at("precision") == "fp32";
+                                  }});
+    const int64_t slots = gemm::k_slot_sum(problem.k);
+    const int64_t budget = tile_budget_bytes(device);
+    space.restrictions.push_back(
+        {"tile_rows*sum(K)*4 bytes <= " + std::to_string(budget >> 20) + " MiB (min of 2 GiB and device memory/8)",
+         [slots, budget](const Params& p) { return int64_t(p.at("tile_rows").get<int>()) * slots * 4 <= budget; }});
+    const int64_t m = problem.m;
+    space.restrictions.push_back(
+        {"tile_rows/4 < M unless it is the smallest tile (a larger tile repeats the same one-tile run)",
+         [m](const Params& p) {
+           const int rows = p.at("tile_rows").get<int>();
+           return rows == kTileRows.front() || rows / 4 < m;
+         }});
+    const int64_t smem_need = gemm::block_accumulator_bytes(problem, true);
+    const int64_t smem_have = device.smem_per_block_optin;
+    space.restrictions.push_back(
+        {"update=smem needs sum(K)*(8N+8)+8*count(K) = " + std::to_string(smem_need) +
+             " bytes <= shared memory per block (" + std::to_string(smem_have) + ")",
+         [smem_need, smem_have](const Params& p) { return p.at("update") == "global" || smem_need <= smem_have; }});
+    const bool soa_ok = problem.m <= INT32_MAX;
+    space.restrictions.push_back({"layout=soa needs M <= 2^31-1 (cuBLAS leading dimension is an int)",
+                                  [soa_ok](const Params& p) { return soa_ok || p.at("layout") == "aos"; }});
+    return space;
+  }
+
+  // tile_rows: the largest tile whose dot block (tile_rows × ΣK × 4 B) fills at most half of
+  // L2, so the GEMM's output is still cached when the argmin kernel reads it. update=smem
+  // only for small ΣK, where many points of a block share a slot and global atomics contend.
+  Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    const int64_t slots = gemm::k_slot_sum(problem.k);
+    const int64_t target_rows = device.l2_bytes > 0 ? device.l2_bytes / (std::max<int64_t>(slots, 1) * 4 * 2) : 0;
+    int tile = kTileRows.front();
+    for (int rows : kTileRows)
+      if (rows <= target_rows) tile = rows;
+    // No point in a tile more than one step beyond M.
+    while (tile != kTileRows.front() && tile / 4 >= problem.m) tile /= 4;
+    const bool smem_fits = gemm::block_accumulator_bytes(problem, true) <= device.smem_per_block_optin;
+    Params params = {{"tile_rows", tile},
+                     {"precision", "fp32"},
+                     {"block", 256},
+                     {"update", smem_fits && slots <= 128 ? "smem" : "global"},
+                     {"layout", "aos"}};
+    const ParamSpace space = param_space(problem, device);
+    if (!space.check(params)) return params;
+    // Memory budget forbids the L2-sized tile: take the largest legal one.
+    for (auto it = kTileRows.rbegin(); it != kTileRows.rend(); ++it) {
+      params["tile_rows"] = *it;
+      if (!space.check(params)) return params;
+    }
+    return params;
+  }
+
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    if (auto reason = can_implement(problem, device)) throw UnsupportedError("gemm-cublas: " + *reason);
+    return std::make_unique<GemmCublasRun>(problem, data, params, device);
+  }
+};
+
+MKBENCH_REGISTER_VARIANT(GemmCublas);
+
+}  // namespace
+}  // namespace mk
