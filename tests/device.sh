@@ -43,6 +43,29 @@ for stage in "${stages[@]}"; do
         done; done; done
       done
       note "acceptance2: $(grep -c 'rc=0' $OUT/acceptance2.txt) of $(wc -l < $OUT/acceptance2.txt) rc=0" ;;
+    profile)
+      # SASS of the NVRTC kernel + ncu sections for the Table-1 case (issue 4 notes).
+      MKBENCH_DUMP_CUBIN=$OUT/raw/multik timeout 120 $MK run --variant registers-multik --dims 8 --k 3..7 \
+        --points 32M --iters 10 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>&1
+      for cubin in $OUT/raw/multik-*.cubin; do
+        cuobjdump -sass $cubin >${cubin%.cubin}.sass 2>&1
+        python3 - ${cubin%.cubin}.sass <<'PY'
+import re, sys, collections
+ops = collections.Counter()
+for line in open(sys.argv[1]):
+    m = re.match(r'\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)', line)
+    if m: ops[m.group(1).split('.')[0]] += 1
+print(sys.argv[1].split('/')[-1], 'instructions:', sum(ops.values()), dict(ops.most_common(18)))
+PY
+      done
+      timeout 240 ncu --clock-control none --kernel-name regex:multik_iteration --launch-skip 3 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats \
+        --section InstructionStats --section ComputeWorkloadAnalysis --section LaunchStats --print-details all \
+        $MK run --variant registers-multik --dims 8 --k 3..7 --points 32M --iters 3 --warmup 1 ${PROFILE_ARGS:-} \
+        >$OUT/raw/ncu.txt 2>&1
+      grep -E "Duration|Throughput|Issue Slots|Issued Warp|No Eligible|Active Warps|Eligible Warps|Registers Per|Achieved Occ|Stall|Executed Ipc" \
+        $OUT/raw/ncu.txt | head -40
+      note "profile done" ;;
     peak)
       $MK peak 2>&1 | tee $OUT/raw/peak.txt | tail -8; note "peak rc=$?" ;;
     sanitize)
@@ -60,15 +83,22 @@ for stage in "${stages[@]}"; do
         >$OUT/verify-matrix.md 2>$OUT/raw/verify-matrix.log
       rc=$?; tail -3 $OUT/verify-matrix.md; note "verify-matrix rc=$rc $(tail -1 $OUT/verify-matrix.md)" ;;
     perf)
+      # Issue 4's five cases, every GPU variant in one results file per case, all verified.
+      gpu_variants=$($MK list --names-only --gpu-only | paste -sd,)
       for case in "8 3..7 32M" "4 3..5 32M" "16 3..7 32M" "32 1024 2M" "8 16 8M"; do
         set -- $case
-        for variant in $($MK list --names-only --gpu-only 2>/dev/null); do
-          $MK run --variant $variant --dims $1 --k $2 --points $3 --iters 20 --verify \
-            --out $OUT/raw/perf-$variant-$1-$2-$3.json --format csv >>$OUT/raw/perf.csv 2>>$OUT/raw/perf.log
-          echo "$variant N=$1 K=$2 M=$3 rc=$?" >>$OUT/raw/perf-status.txt
-        done
+        timeout 200 $MK run --variant $gpu_variants --dims $1 --k $2 --points $3 --iters 20 --verify \
+          --out $OUT/perf-N$1-K$2-M$3.json --format csv >$OUT/raw/perf-N$1-K$2-M$3.csv 2>>$OUT/raw/perf.log
+        echo "case N=$1 K=$2 M=$3 rc=$?"
+        cut -d, -f1,4-7 $OUT/raw/perf-N$1-K$2-M$3.csv | column -t -s, | head -12
       done
       note "perf done" ;;
+    compare-table1)
+      # Issue 7: two back-to-back table1 runs must compare SAME.
+      $MK --suite table1 --out $OUT/table1-a.json >/dev/null 2>$OUT/raw/t1a.log
+      $MK --suite table1 --out $OUT/table1-b.json >/dev/null 2>$OUT/raw/t1b.log
+      $MK compare $OUT/table1-a.json $OUT/table1-b.json --format md | tee $OUT/compare-table1.md | tail -20
+      note "compare back-to-back rc=${PIPESTATUS[0]}" ;;
     table1|table2|table3|kernels|blobs|smoke)
       $MK --suite $stage --out $OUT/$stage.json 2>$OUT/raw/$stage.log | tee $OUT/$stage.txt | tail -25
       note "suite $stage rc=${PIPESTATUS[0]}" ;;

@@ -23,6 +23,8 @@
 #include <nvrtc.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -97,11 +99,32 @@ extern "C" __global__ void multik_prepare_centroids(const float* __restrict__ ce
   if (threadIdx.x == 0) packed[SUMK * CSTRIDE] = block_max;
 }
 
+// Centroid operands: __constant__ (ULDC/LDC into registers) or a shared-memory copy read
+// with 16-byte broadcasts; which is faster is a tunable axis (seed 004's question).
+#if CENTROIDS_SHARED
+#define CEN_NORM(s) s_norms[s]
+#define CEN_COORD(s, d) s_coords[(s) * NDIM + (d)]
+#else
+#define CEN_NORM(s) c_centroids[(s) * CSTRIDE]
+#define CEN_COORD(s, d) c_centroids[(s) * CSTRIDE + 1 + (d)]
+#endif
+
+// keep_mask arrives as a kernel argument on purpose: with it in a register the index is
+// packed into the mantissa by one LOP3 ((bits & keep) | c) instead of two.
 extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     const float* __restrict__ points, long long m, double* __restrict__ sums,
-    u64* __restrict__ counts, double* __restrict__ inertia, int* __restrict__ labels) {
+    u64* __restrict__ counts, double* __restrict__ inertia, int* __restrict__ labels,
+    unsigned keep_mask) {
   extern __shared__ float block_sums[];  // SMEM_SLOTS * NDIM floats
   __shared__ unsigned block_counts[SUMK];
+#if CENTROIDS_SHARED
+  __shared__ __align__(16) float s_coords[SUMK * NDIM];
+  __shared__ __align__(16) float s_norms[SUMK];
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK)
+    s_coords[j] = c_centroids[(j / NDIM) * CSTRIDE + 1 + (j % NDIM)];
+  for (int j = threadIdx.x; j < SUMK; j += BLOCK) s_norms[j] = c_centroids[j * CSTRIDE];
+  __syncthreads();
+#endif
   const int lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
   const long long warps_total = (long long)gridDim.x * (BLOCK / 32);
@@ -124,7 +147,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     for (int d = 0; d < NDIM; ++d) acc[s][d] = 0.f;
 #endif
 #if ACCUM_MMA
-  unsigned tile_counts[NTILES];  // lane (g,t): slot 8s+g, over the points t, t+4 it feeds
+  // Lane (g,t): slot 8s+g over the points t, t+4 it feeds. Counts accumulate the one-hot
+  // bit where it sits (weight 2^(8(s&3)), 2^20 for s&3==3), folded every 128 steps so a
+  // 32-bit counter cannot overflow.
+  unsigned tile_counts[NTILES], tile_scaled[NTILES];
+#pragma unroll
+  for (int s = 0; s < NTILES; ++s) tile_scaled[s] = 0u;
+  int steps_since_count_fold = 0;
+#pragma unroll
+  for (int s = 0; s < NTILES; ++s) tile_counts[s] = 0u;
 #pragma unroll
   for (int s = 0; s < NTILES; ++s) tile_counts[s] = 0u;
 #else
@@ -133,15 +164,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
   for (int w = 0; w < WORDS; ++w) lane_counts[w] = 0u;
 #endif
   // FP64 per lane: with one block a lane sums 10^5 distances, beyond FP32's 1e-5 budget.
+  // FP32 partials are folded into FP64 every 16 steps: 64-bit conversions run at 1/8 rate.
   double lane_inertia[KMAX - KMIN + 1];
+  float partial_inertia[KMAX - KMIN + 1];
 #pragma unroll
-  for (int k = 0; k <= KMAX - KMIN; ++k) lane_inertia[k] = 0.0;
+  for (int k = 0; k <= KMAX - KMIN; ++k) lane_inertia[k] = 0.0, partial_inertia[k] = 0.f;
+  int steps_since_fold = 0;
 
   const float max_centroid_norm = c_centroids[SUMK * CSTRIDE];
 
   for (long long step = warp_global; step < steps; step += warps_total) {
     const long long i = step * 32 + lane;
     const bool valid = i < m;
+    const bool full_step = step * 32 + 32 <= m;
+    const float* step_base = points + step * 32 * NDIM;  // AoS: this step's 32 rows
+    (void)step_base;
+    (void)full_step;
     float x[NDIM];
 #if !SOA && (NDIM % 4 == 0)
     // 16-byte loads: rows are 16-byte aligned when N is a multiple of 4.
@@ -171,20 +209,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     for (int k = KMIN; k <= KMAX; ++k) {
       const int base = OFFSET(k);
       // Index bits: enough for k values.
-      const unsigned index_mask = (k <= 2) ? 1u : (k <= 4) ? 3u : (k <= 8) ? 7u : (k <= 16) ? 15u
-                                  : (k <= 32) ? 31u : (k <= 64) ? 63u : (k <= 128) ? 127u : 255u;
+      const unsigned index_mask = ~keep_mask;  // bits for KMAX indices (the tie bound assumes them)
       float best = __int_as_float(0x7f7fffff), second = best;
 #pragma unroll
       for (int c = 0; c < k; ++c) {
-        const float* cen = c_centroids + (base + c) * CSTRIDE;
-        float dist = cen[0];
+        float dist = CEN_NORM(base + c);
 #pragma unroll
-        for (int d = 0; d < NDIM; ++d) dist = fmaf(x[d], cen[1 + d], dist);
+        for (int d = 0; d < NDIM; ++d) dist = fmaf(x[d], CEN_COORD(base + c, d), dist);
 #if PLANT_SLOWDOWN
 #pragma unroll
-        for (int d = 0; d < NDIM; ++d) dist = fmaf(x[d], cen[1 + d] * 1e-30f, dist);
+        for (int d = 0; d < NDIM; ++d) dist = fmaf(x[d], CEN_COORD(base + c, d) * 1e-30f, dist);
 #endif
-        const float key = __int_as_float((__float_as_int(dist) & ~index_mask) | c);
+        const float key = __int_as_float((__float_as_int(dist) & keep_mask) | c);
         second = fminf(second, fmaxf(best, key));
         best = fminf(best, key);
       }
@@ -211,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
         expanded = exact_best - xx;
       }
       if (valid) {
-        lane_inertia[k - KMIN] += (double)(xx + expanded);
+        partial_inertia[k - KMIN] += xx + expanded;
         const int bit = base + label;
 #pragma unroll
         for (int w = 0; w < WORDS; ++w)
@@ -230,6 +266,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #endif
     }
 
+    if (++steps_since_fold == 16) {
+      steps_since_fold = 0;
+#pragma unroll
+      for (int k = 0; k <= KMAX - KMIN; ++k) lane_inertia[k] += (double)partial_inertia[k], partial_inertia[k] = 0.f;
+    }
 #if !ACCUM_MMA
     // Counts: one ballot per slot; lane (s mod 32) keeps slot s.
 #pragma unroll
@@ -256,20 +297,48 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #pragma unroll
       for (int q = 0; q < DCHUNKS; ++q) {
         const int dim = q * 8 + g;
-        const float v0 = (dim < NDIM && p0 < m) ? load_point(points, m, p0, dim) : 0.f;
-        const float v1 = (dim < NDIM && p1 < m) ? load_point(points, m, p1, dim) : 0.f;
+        float v0, v1;
+#if !SOA
+        if (full_step && (NDIM % 8 == 0)) {
+          v0 = __ldg(step_base + (group * 8 + t) * NDIM + dim);
+          v1 = __ldg(step_base + (group * 8 + t + 4) * NDIM + dim);
+        } else
+#endif
+        {
+          v0 = (dim < NDIM && p0 < m) ? load_point(points, m, p0, dim) : 0.f;
+          v1 = (dim < NDIM && p1 < m) ? load_point(points, m, p1, dim) : 0.f;
+        }
         const unsigned hi0 = tf32_bits(v0), hi1 = tf32_bits(v1);
         const unsigned lo0 = tf32_bits(v0 - __uint_as_float(hi0));
         const unsigned lo1 = tf32_bits(v1 - __uint_as_float(hi1));
 #pragma unroll
         for (int s = 0; s < NTILES; ++s) {
-          const int word = s >> 2, shift = ((s & 3) << 3) + g;
-          const unsigned bit0 = (hot0[word] >> shift) & 1u, bit1 = (hot1[word] >> shift) & 1u;
-          // Counts ride on the one-hot bits already extracted: no per-slot ballots.
-          if (q == 0) tile_counts[s] += bit0 + bit1;
-          const unsigned b0 = bit0 * 0x3f800000u, b1 = bit1 * 0x3f800000u;  // 1.0f or 0.0f
+          const int word = s >> 2, j = s & 3;
+          unsigned b0, b1;
+          if (j < 3) {
+            // 0x3f800000 (1.0f) = 0x3f8 << 20 is divisible by 2^0, 2^8 and 2^16.
+            const unsigned m0 = ((hot0[word] >> g) & (1u << (8 * j)));
+            const unsigned m1 = ((hot1[word] >> g) & (1u << (8 * j)));
+            if (q == 0) tile_scaled[s] += m0 + m1;
+            b0 = m0 * (0x3f800000u >> (8 * j));
+            b1 = m1 * (0x3f800000u >> (8 * j));
+          } else {
+            const unsigned m0 = ((hot0[word] >> (g + 4)) & (1u << 20));
+            const unsigned m1 = ((hot1[word] >> (g + 4)) & (1u << 20));
+            if (q == 0) tile_scaled[s] += m0 + m1;
+            b0 = m0 * 0x3f8u;
+            b1 = m1 * 0x3f8u;
+          }
           mma_tf32(acc[q][s][0], acc[q][s][1], acc[q][s][2], acc[q][s][3], hi0, lo0, hi1, lo1, b0, b1);
         }
+      }
+    }
+    if (++steps_since_count_fold == 128) {
+      steps_since_count_fold = 0;
+#pragma unroll
+      for (int s = 0; s < NTILES; ++s) {
+        tile_counts[s] += tile_scaled[s] >> ((s & 3) == 3 ? 20 : 8 * (s & 3));
+        tile_scaled[s] = 0u;
       }
     }
 #endif
@@ -278,7 +347,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
   // Inertia: warp shuffle reduction in FP64, one global atomic per warp and K.
 #pragma unroll
   for (int k = 0; k <= KMAX - KMIN; ++k) {
-    double v = lane_inertia[k];
+    double v = lane_inertia[k] + (double)partial_inertia[k];
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(FULL_MASK, v, off);
     if (lane == 0) atomicAdd(inertia + k, v);
@@ -287,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #if ACCUM_MMA
 #pragma unroll
   for (int s = 0; s < NTILES; ++s) {
-    unsigned c = tile_counts[s];
+    unsigned c = tile_counts[s] + (tile_scaled[s] >> ((s & 3) == 3 ? 20 : 8 * (s & 3)));
     c += __shfl_xor_sync(FULL_MASK, c, 1);
     c += __shfl_xor_sync(FULL_MASK, c, 2);
     const int slot = s * 8 + g;
@@ -341,12 +410,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 
 struct KernelConfig {
   int n, kmin, kmax, block, smem_slots;
-  bool soa, mma, plant_slowdown;
+  bool soa, mma, plant_slowdown, centroids_shared;
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
-    return std::tie(n, kmin, kmax, block, smem_slots, soa, mma, plant_slowdown, cc_major, cc_minor) <
-           std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots, o.soa, o.mma, o.plant_slowdown, o.cc_major,
-                    o.cc_minor);
+    return std::tie(n, kmin, kmax, block, smem_slots, soa, mma, plant_slowdown, centroids_shared, cc_major,
+                    cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots, o.soa, o.mma, o.plant_slowdown,
+                                         o.centroids_shared, o.cc_major, o.cc_minor);
   }
 };
 
@@ -360,10 +429,15 @@ struct CompiledKernel {
   size_t constant_bytes = 0;
 };
 
-// Index bits packed into the mantissa widen the tie bound: 2^(bits-23) relative.
-double tie_scale(int n, int kmax) {
+int index_bits(int kmax) {
   int bits = 1;
   while ((1 << bits) < kmax) ++bits;
+  return bits;
+}
+
+// Index bits packed into the mantissa widen the tie bound: 2^(bits-23) relative.
+double tie_scale(int n, int kmax) {
+  const int bits = index_bits(kmax);
   const double u = std::ldexp(1.0, -24);
   return 2.0 * ((2.0 * n + 4.0) * u + std::ldexp(1.0, bits - 23));
 }
@@ -382,7 +456,7 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
           << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define SMEM_SLOTS "
           << config.smem_slots << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
           << (config.mma ? 1 : 0) << "\n#define PLANT_SLOWDOWN " << (config.plant_slowdown ? 1 : 0)
-          << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
+          << "\n#define CENTROIDS_SHARED " << (config.centroids_shared ? 1 : 0) << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
   const std::string source = defines.str() + kMultiKSource;
 
   nvrtcProgram program;
@@ -406,6 +480,13 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
   nvrtcGetCUBIN(program, cubin.data());
   nvrtcDestroyProgram(&program);
 
+  // For SASS inspection (cuobjdump -sass): MKBENCH_DUMP_CUBIN=/path/prefix.
+  if (const char* dump = std::getenv("MKBENCH_DUMP_CUBIN")) {
+    std::ofstream file(std::string(dump) + "-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
+                           std::to_string(config.kmax) + (config.mma ? "-mma" : "-reg") + ".cubin",
+                       std::ios::binary);
+    file.write(cubin.data(), std::streamsize(cubin.size()));
+  }
   CompiledKernel kernel;
   gpu::check(cudaLibraryLoadData(&kernel.library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
              "load registers-multik cubin");
@@ -428,7 +509,8 @@ class RegistersMultiKRun : public gpu::GpuRun {
     block_ = params.at("block").get<int>();
     const int64_t ppt = params.at("ppt").get<int64_t>();
     const int64_t grid = params.at("grid").get<int64_t>();
-    grid_ = grid > 0 ? grid : std::max<int64_t>(1, (problem.m + block_ * ppt - 1) / (block_ * ppt));
+    if (grid > 0) grid_ = grid;
+    else if (ppt > 0) grid_ = std::max<int64_t>(1, (problem.m + block_ * ppt - 1) / (block_ * ppt));
     const int sum_k = problem.k.sum();
     const int64_t smem_budget = std::min<int64_t>(device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152,
                                                   96 * 1024);
@@ -441,13 +523,25 @@ class RegistersMultiKRun : public gpu::GpuRun {
 #else
                         false,
 #endif
-                        device.cc_major, device.cc_minor};
+                        params.at("centroids").get<std::string>() == "shared", device.cc_major, device.cc_minor};
     kernel_ = &compiled_kernel(config);
+    keep_mask_ = ~((1u << index_bits(problem.k.kmax)) - 1u);
     dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
     if (dynamic_smem_ > 48 * 1024)
       gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_->iteration),
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_smem_)),
                  "shared memory limit");
+    if (grid == 0 && ppt == 0) {
+      // Persistent grid: exactly the blocks that are resident at once on every SM, so no
+      // partial second wave idles SMs (seed 000 §5.1's "multiple of the SM count").
+      int resident = 0;
+      gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                     &resident, reinterpret_cast<const void*>(kernel_->iteration), block_, dynamic_smem_),
+                 "occupancy query");
+      const int64_t steps = (problem.m + 31) / 32;
+      grid_ = std::max<int64_t>(1, std::min<int64_t>(int64_t(std::max(1, resident)) * std::max(1, device.sm_count),
+                                                     (steps + block_ / 32 - 1) / (block_ / 32)));
+    }
     packed_.allocate(size_t(sum_k) * (problem.n + 1) + 1, "packed centroids");
   }
 
@@ -465,7 +559,7 @@ class RegistersMultiKRun : public gpu::GpuRun {
     auto acc = state_.accumulators(store_labels);
     const float* points = state_.points().data;
     long long m = state_.problem().m;
-    void* args[] = {&points, &m, &acc.sums, &acc.counts, &acc.inertia, &acc.labels};
+    void* args[] = {&points, &m, &acc.sums, &acc.counts, &acc.inertia, &acc.labels, &keep_mask_};
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->iteration), dim3(unsigned(grid_)),
                                 dim3(unsigned(block_)), args, dynamic_smem_, stream),
                "multik_iteration");
@@ -475,6 +569,7 @@ class RegistersMultiKRun : public gpu::GpuRun {
  private:
   int block_ = 256;
   int64_t grid_ = 1;
+  unsigned keep_mask_ = ~0u;
   int smem_slots_ = 0;
   size_t dynamic_smem_ = 0;
   const CompiledKernel* kernel_ = nullptr;
@@ -515,9 +610,10 @@ class RegistersMultiK : public Variant {
     std::vector<nlohmann::json> accumulate;
     for (const auto& option : accumulate_options(problem, device)) accumulate.push_back(option);
     space.axes.push_back({"accumulate", accumulate, "mma = tensor-core one-hot product; registers = seed's select"});
-    space.restrictions.push_back({"exactly one of grid and ppt is set (the other is derived)", [](const Params& p) {
-                                    return (p.at("grid").get<int64_t>() > 0) != (p.at("ppt").get<int64_t>() > 0);
-                                  }});
+    space.axes.push_back({"centroids", {"constant", "shared"}, "where the distance loop reads centroids from"});
+    space.restrictions.push_back(
+        {"at most one of grid and ppt is set (the other is derived; both 0 = resident-blocks persistent grid)",
+         [](const Params& p) { return !(p.at("grid").get<int64_t>() > 0 && p.at("ppt").get<int64_t>() > 0); }});
     const int64_t m = problem.m;
     space.restrictions.push_back({"grid*block <= M rounded up to a warp (no idle blocks)", [m](const Params& p) {
                                     const int64_t grid = p.at("grid").get<int64_t>();
@@ -531,26 +627,13 @@ class RegistersMultiK : public Variant {
     return space;
   }
 
-  // Heuristic without a tuned config: a grid that is a multiple of the SM count (seed 000
-  // §5.1: partial waves idle whole SMs), 4 blocks per SM, but never more blocks than give
-  // each thread at least 64 points, so the register-level reduction stays amortised.
+  // Heuristic without a tuned config: a persistent grid of exactly the resident blocks
+  // (grid=0, ppt=0: computed from the compiled kernel's occupancy at prepare time), which
+  // is a multiple of the SM count as seed 000 §5.1 recommends, with block 256 as the seed.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
-    const int block = 256;
-    const int64_t sms = std::max(1, device.sm_count);
-    int64_t grid = 4 * sms;
-    const int64_t max_grid = std::max<int64_t>(1, problem.m / (int64_t(block) * 64));
-    if (grid > max_grid) grid = std::max<int64_t>(1, (max_grid / sms) * sms);
-    if (grid < 1) grid = 1;
-    // The grid axis holds only the declared values: snap to the nearest declared one.
-    const auto space = param_space(problem, device);
-    int64_t best = 1;
-    for (const auto& value : space.find("grid")->values) {
-      const int64_t v = value.get<int64_t>();
-      if (v > 0 && std::llabs(v - grid) < std::llabs(best - grid)) best = v;
-    }
     const auto options = accumulate_options(problem, device);
-    return {{"grid", best}, {"ppt", 0}, {"block", block}, {"layout", "aos"},
-            {"accumulate", options.empty() ? "mma" : options.front()}};
+    return {{"grid", 0}, {"ppt", 0}, {"block", 256}, {"layout", "aos"},
+            {"accumulate", options.empty() ? "mma" : options.front()}, {"centroids", "constant"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
