@@ -117,7 +117,14 @@ std::vector<KReference> reference_step(const Dataset& data, const KRange& krange
 VerifyReport compare_with_reference(const Dataset& data, const KRange& krange,
                                     const std::vector<float>& centroids_before,
                                     const IterationResult& got, const Tolerances& tol) {
-  const auto reference = reference_step(data, krange, centroids_before);
+  return compare_with_reference(data, krange, centroids_before, got, reference_step(data, krange, centroids_before),
+                                tol);
+}
+
+VerifyReport compare_with_reference(const Dataset& data, const KRange& krange,
+                                    const std::vector<float>& centroids_before,
+                                    const IterationResult& got, const std::vector<KReference>& reference,
+                                    const Tolerances& tol) {
   if (got.per_k.size() != reference.size())
     throw VerifyError("variant returned " + std::to_string(got.per_k.size()) + " K results, expected " +
                       std::to_string(reference.size()));

@@ -60,5 +60,11 @@ struct VerifyReport {
 VerifyReport compare_with_reference(const Dataset& data, const KRange& k,
                                     const std::vector<float>& centroids_before,
                                     const IterationResult& got, const Tolerances& tol = {});
+// Same, with the reference step already computed (several variants checked from the same
+// starting centroids share one FP64 step).
+VerifyReport compare_with_reference(const Dataset& data, const KRange& k,
+                                    const std::vector<float>& centroids_before,
+                                    const IterationResult& got, const std::vector<KReference>& reference,
+                                    const Tolerances& tol = {});
 
 }  // namespace mk

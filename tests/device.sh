@@ -79,13 +79,14 @@ PY
         done
       done ;;
     matrix)
-      $MK verify-matrix --points ${MATRIX_POINTS:-1000,1M,8M} --out $OUT/verify-matrix.json \
+      timeout ${MATRIX_BUDGET:-280} $MK verify-matrix --points ${MATRIX_POINTS:-1000,1M,8M} --out $OUT/verify-matrix.json \
         >$OUT/verify-matrix.md 2>$OUT/raw/verify-matrix.log
       rc=$?; tail -3 $OUT/verify-matrix.md; note "verify-matrix rc=$rc $(tail -1 $OUT/verify-matrix.md)" ;;
     perf)
       # Issue 4's five cases, every GPU variant in one results file per case, all verified.
       gpu_variants=$($MK list --names-only --gpu-only | paste -sd,)
-      for case in "8 3..7 32M" "4 3..5 32M" "16 3..7 32M" "32 1024 2M" "8 16 8M"; do
+      IFS=';' read -ra cases <<<"${PERF_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;32 1024 2M;8 16 8M}"
+      for case in "${cases[@]}"; do
         set -- $case
         timeout 200 $MK run --variant $gpu_variants --dims $1 --k $2 --points $3 --iters 20 --verify \
           --out $OUT/perf-N$1-K$2-M$3.json --format csv >$OUT/raw/perf-N$1-K$2-M$3.csv 2>>$OUT/raw/perf.log
@@ -93,6 +94,13 @@ PY
         cut -d, -f1,4-7 $OUT/raw/perf-N$1-K$2-M$3.csv | column -t -s, | head -12
       done
       note "perf done" ;;
+    planted)
+      # Issue 7: a build whose registers-multik does its FMA loop twice must compare SLOWER.
+      cmake -S . -B build-slow -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMKBENCH_BUILD_TESTS=OFF \
+        -DMKBENCH_PLANT_SLOWDOWN=ON >$OUT/raw/slow-cmake.log 2>&1 && cmake --build build-slow -j16 >$OUT/raw/slow-build.log 2>&1
+      build-slow/mkbench --suite table1 --out $OUT/table1-slowed.json >/dev/null 2>$OUT/raw/t1slow.log
+      $MK compare $OUT/table1-a.json $OUT/table1-slowed.json --format md | tee $OUT/compare-planted.md | tail -20
+      note "compare planted slowdown rc=${PIPESTATUS[0]} (expect 1)" ;;
     compare-table1)
       # Issue 7: two back-to-back table1 runs must compare SAME.
       $MK --suite table1 --out $OUT/table1-a.json >/dev/null 2>$OUT/raw/t1a.log

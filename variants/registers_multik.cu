@@ -48,6 +48,11 @@ typedef unsigned long long u64;
 #define DCHUNKS ((NDIM + 7) / 8)
 // Per slot: ‖c‖² followed by −2c (N values). Then max‖c‖² for the tie bound.
 #define CSTRIDE (NDIM + 1)
+#define UNROLL_LIMIT 1024
+// Large K packs many index bits into the mantissa: take inertia from exact distances.
+#define EXACT_INERTIA (KMAX > 8)
+// Winner nearer than this fraction of ‖x‖²+2max‖c‖²: exact distance for the inertia term.
+#define INERTIA_GUARD 0.02f
 
 __constant__ float c_centroids[SUMK * CSTRIDE + 1];
 
@@ -114,7 +119,7 @@ extern "C" __global__ void multik_prepare_centroids(const float* __restrict__ ce
 extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     const float* __restrict__ points, long long m, double* __restrict__ sums,
     u64* __restrict__ counts, double* __restrict__ inertia, int* __restrict__ labels,
-    unsigned keep_mask) {
+    unsigned keep_mask, const float* __restrict__ packed_global) {
   extern __shared__ float block_sums[];  // SMEM_SLOTS * NDIM floats
   __shared__ unsigned block_counts[SUMK];
 #if CENTROIDS_SHARED
@@ -211,7 +216,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
       // Index bits: enough for k values.
       const unsigned index_mask = ~keep_mask;  // bits for KMAX indices (the tie bound assumes them)
       float best = __int_as_float(0x7f7fffff), second = best;
+      // Full unrolling makes every centroid operand a compile-time constant, but NVRTC time
+      // grows with ΣK·N; past UNROLL_LIMIT the centroid loop stays a loop.
+#if SUMK * NDIM <= UNROLL_LIMIT
 #pragma unroll
+#else
+#pragma unroll 1
+#endif
       for (int c = 0; c < k; ++c) {
         float dist = CEN_NORM(base + c);
 #pragma unroll
@@ -245,6 +256,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
           }
         }
         expanded = exact_best - xx;
+      } else if (EXACT_INERTIA || xx + expanded < INERTIA_GUARD * (xx + 2.f * max_centroid_norm)) {
+        // The expansion's rounding (and the index bits in the mantissa) is absolute, of order
+        // ‖x‖²·2^-20: when the winner is much nearer than that scale, or many index bits are
+        // packed (large K), the inertia term is taken from the exact FP32 distance instead.
+        const float* winner = packed_global + (base + label) * CSTRIDE + 1;
+        float e = 0.f;
+#pragma unroll
+        for (int d = 0; d < NDIM; ++d) {
+          const float diff = fmaf(__ldg(winner + d), 0.5f, x[d]);
+          e = fmaf(diff, diff, e);
+        }
+        expanded = e - xx;
       }
       if (valid) {
         partial_inertia[k - KMIN] += xx + expanded;
@@ -501,6 +524,11 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
 constexpr int kMaxSlotsMma = 256;
 constexpr int kMaxRegisterValues = 256;  // ΣK·N for accumulate=registers (the seed's regime)
 constexpr int kConstantFloats = 16384;   // 64 KB of __constant__
+constexpr int kMaxAccumulatorRegisters = 128;
+
+int accumulator_registers(const Problem& problem) {
+  return ((problem.n + 7) / 8) * ((problem.k.sum() + 7) / 8) * 4;
+}
 
 class RegistersMultiKRun : public gpu::GpuRun {
  public:
@@ -559,7 +587,8 @@ class RegistersMultiKRun : public gpu::GpuRun {
     auto acc = state_.accumulators(store_labels);
     const float* points = state_.points().data;
     long long m = state_.problem().m;
-    void* args[] = {&points, &m, &acc.sums, &acc.counts, &acc.inertia, &acc.labels, &keep_mask_};
+    const float* packed_global = packed;
+    void* args[] = {&points, &m, &acc.sums, &acc.counts, &acc.inertia, &acc.labels, &keep_mask_, &packed_global};
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->iteration), dim3(unsigned(grid_)),
                                 dim3(unsigned(block_)), args, dynamic_smem_, stream),
                "multik_iteration");
@@ -592,7 +621,12 @@ class RegistersMultiK : public Variant {
     if (sum_k * (problem.n + 1) + 1 > kConstantFloats)
       return "ΣK·(N+1)=" + std::to_string(sum_k * (problem.n + 1)) + " floats exceed 64 KB of constant memory";
     if (problem.n > 128) return "N above 128 would not keep a point in registers";
-    if (!accumulate_options(problem, device).size()) return "no accumulation strategy fits this shape on this GPU";
+    if (accumulate_options(problem, device).empty())
+      return "accumulators do not fit in registers: mma needs ceil(N/8)·ceil(ΣK/8)·4 = " +
+             std::to_string(accumulator_registers(problem)) + " > " + std::to_string(kMaxAccumulatorRegisters) +
+             (device.cc_major < 8 ? " (and needs CC >= 8.0)" : "") + ", registers needs ΣK·N = " +
+             std::to_string(problem.k.sum() * problem.n) + " > " + std::to_string(kMaxRegisterValues) +
+             "; use gemm-cublas, gemm-tf32x3 or shared-atomics";
     return gpu::check_fits_in_memory(problem, device);
   }
 
@@ -644,7 +678,8 @@ class RegistersMultiK : public Variant {
  private:
   static std::vector<std::string> accumulate_options(const Problem& problem, const DeviceInfo& device) {
     std::vector<std::string> options;
-    if (device.cc_major >= 8 || !device.is_gpu) options.push_back("mma");
+    if ((device.cc_major >= 8 || !device.is_gpu) && accumulator_registers(problem) <= kMaxAccumulatorRegisters)
+      options.push_back("mma");
     if (problem.k.sum() * problem.n <= kMaxRegisterValues) options.push_back("registers");
     return options;
   }
