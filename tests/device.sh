@@ -101,6 +101,18 @@ PY
       build-slow/mkbench --suite table1 --out $OUT/table1-slowed.json >/dev/null 2>$OUT/raw/t1slow.log
       $MK compare $OUT/table1-a.json $OUT/table1-slowed.json --format md | tee $OUT/compare-planted.md | tail -20
       note "compare planted slowdown rc=${PIPESTATUS[0]} (expect 1)" ;;
+    tune)
+      # Issue 6 (reduced to fit the lease): random then anneal on the Table-1 shape, a shared
+      # cache, then a replay comparison of the strategies over what was recorded.
+      for strategy in random anneal; do
+        timeout 150 $MK tune --dims 8 --k 3..7 --points 32M --variants registers-multik --strategy $strategy \
+          --max-evals ${TUNE_EVALS:-40} --samples 10 --warmup 2 --cache $OUT/raw/tune-cache.jsonl \
+          --config-out $OUT/raw/tuned-config.json >$OUT/raw/tune-$strategy.txt 2>$OUT/raw/tune-$strategy.log
+        echo "tune $strategy rc=$?"; tail -6 $OUT/raw/tune-$strategy.txt
+      done
+      $MK tune --replay $OUT/raw/tune-cache.jsonl --compare --repeats 10 --max-evals 20 >$OUT/raw/tune-compare.txt 2>&1
+      tail -12 $OUT/raw/tune-compare.txt
+      note "tune done" ;;
     compare-table1)
       # Issue 7: two back-to-back table1 runs must compare SAME.
       $MK --suite table1 --out $OUT/table1-a.json >/dev/null 2>$OUT/raw/t1a.log
