@@ -30,4 +30,4 @@ if [[ -z "$slug" || ! -f "$baseline" ]]; then
 fi
 $mkbench --suite smoke --out /tmp/mkbench-smoke.json >/dev/null
 $mkbench compare "$baseline" /tmp/mkbench-smoke.json --threshold 200% "${force[@]}" --format md
-echo "perf checks: 2 passed, 0 failed"
+echo "perf-checks: 2 passed, 0 failed"
