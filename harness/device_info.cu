@@ -77,6 +77,10 @@ std::string no_gpu_reason() {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   cudaGetLastError();
+  if (status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice)
+    // Without libcuda, cudart reports an "insufficient driver"; name the likely cause first.
+    return std::string("no CUDA GPU available (no NVIDIA driver or device on this machine; CUDA runtime says: ") +
+           cudaGetErrorString(status) + ")";
   if (status != cudaSuccess) return std::string("no CUDA GPU available (") + cudaGetErrorString(status) + ")";
   if (count == 0) return "no CUDA GPU available (driver reports 0 devices)";
   return "";
