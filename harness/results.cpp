@@ -156,7 +156,7 @@ std::string row_name(const std::string& variant, const Problem& problem, const P
 }
 
 json row_to_json(const ResultRow& row) {
-  return {{"name", row.name},
+  json out = {{"name", row.name},
           {"variant", row.variant},
           {"params", row.params},
           {"problem",
@@ -172,6 +172,8 @@ json row_to_json(const ResultRow& row) {
           {"summary", summary_to_json(row.summary)},
           {"metrics", metrics_to_json(row.metrics)},
           {"verify", row.verify}};
+  if (!row.tuned_config.empty()) out["tuned_config"] = row.tuned_config;
+  return out;
 }
 
 ResultRow row_from_json(const json& j, const std::string& where) {
@@ -191,6 +193,8 @@ ResultRow row_from_json(const json& j, const std::string& where) {
   if (row.status != "ok" && row.status != "refused" && row.status != "failed")
     throw InputError(where + ".status: expected ok, refused or failed, got '" + row.status + "'");
   if (j.contains("reason") && j.at("reason").is_string()) row.reason = j.at("reason").get<std::string>();
+  if (j.contains("tuned_config") && j.at("tuned_config").is_string())
+    row.tuned_config = j.at("tuned_config").get<std::string>();
   if (j.contains("timing")) row.timing = timing_from_json(object_at(j, "timing", where), where + ".timing");
   if (j.contains("summary")) row.summary = summary_from_json(object_at(j, "summary", where), where + ".summary");
   if (j.contains("metrics")) row.metrics = metrics_from_json(object_at(j, "metrics", where), where + ".metrics");

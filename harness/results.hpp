@@ -40,6 +40,8 @@ struct ResultRow {
   // null when not verified; otherwise VerifyReport::to_json of the first step, with
   // "passed" covering both checks and "final_step" holding the post-timing check.
   nlohmann::json verify;
+  // Which tuned configuration chose `params` ("" when the defaults or the user's values ran).
+  std::string tuned_config;
 
   bool ok() const { return status == "ok"; }
   bool verified() const { return verify.is_object(); }

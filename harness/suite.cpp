@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "datasets/dataset.hpp"
+#include "harness/tuned_config.hpp"
 #include "harness/build_info.hpp"
 #include "harness/errors.hpp"
 #include "harness/format.hpp"
@@ -540,6 +541,12 @@ SuiteDefinition load_suite(const std::string& name_or_path) {
   return parse_suite(document, label);
 }
 
+// A case without "params" asks for each variant's best known parameters: the tuned
+// config when one applies, else the defaults. Explicit params (table1's grid sweep) stay.
+bool case_leaves_params_open(const SuiteCase& suite_case) {
+  return suite_case.params.is_null() || suite_case.params.empty();
+}
+
 std::vector<PlannedRow> expand_group_rows(const PlannedGroup& group, int n, int64_t m, const DeviceInfo& device) {
   std::vector<PlannedRow> rows;
   const std::string where = "suite case (dims " + std::to_string(n) + ", points " + format_count(m) + ")";
@@ -730,6 +737,8 @@ void add_suite_options(CLI::App& app, SuiteOptions& options) {
   app.add_flag("--benchmark-console", options.benchmark_console, "also print Google Benchmark's report (stderr)");
   app.add_flag("!--no-peak-measure", options.measure_peaks, "do not measure peaks when none are cached");
   app.add_flag("--dry-run", options.dry_run, "list the rows the suite would measure on this machine, then stop");
+  app.add_flag("!--no-tuned", options.use_tuned,
+               "ignore tuned configurations: rows without suite params run the variants' defaults");
 }
 
 int run_suite(const SuiteOptions& options) {
@@ -814,12 +823,16 @@ int run_suite(const SuiteOptions& options) {
         spec.variant = planned.variant;
         spec.problem = problem;
         spec.params = planned.overrides;
+        std::string tuned_from;
+        if (options.use_tuned && case_leaves_params_open(group.source) && !group.cpu_fallback)
+          if (auto tuned = tuned_params_for(*planned.variant, problem, device, &tuned_from)) spec.params = *tuned;
         spec.dataset = data.get();
         spec.init_centroids = init_by_k[k_key];
         spec.warmup = group.warmup;
         spec.samples = group.iters;
         spec.verify = group.verify;
         row = measure_row(spec, device, measure_options);
+        if (!tuned_from.empty()) row.tuned_config = tuned_from;
       }
       std::cerr << "[" << done << "/" << total << "] " << row.name << " ... ";
       if (row.ok()) {

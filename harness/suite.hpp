@@ -122,6 +122,8 @@ struct SuiteOptions {
   bool benchmark_console = false;
   bool measure_peaks = true;
   bool dry_run = false;  // print the planned rows, measure nothing
+  // Rows whose case names no params run the tuned config of this GPU when one applies.
+  bool use_tuned = true;
 };
 
 void add_suite_options(CLI::App& app, SuiteOptions& options);

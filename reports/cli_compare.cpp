@@ -18,6 +18,7 @@ struct CompareArguments {
   std::string format = "md";
   std::string out_path;
   bool force = false;
+  bool ignore_params = false;
 };
 
 std::function<int()> setup_compare(CLI::App& sub) {
@@ -30,6 +31,9 @@ std::function<int()> setup_compare(CLI::App& sub) {
   sub.add_option("--format", args->format, "md (CI log / PR comment), table (plain text) or json");
   sub.add_option("--out", args->out_path, "Also write the rendered comparison to this file");
   sub.add_flag("--force", args->force, "Compare even across devices or datasets");
+  sub.add_flag("--ignore-params", args->ignore_params,
+               "Pair rows by variant, shape and dataset in file order, whatever their parameters "
+               "(a tuned-config run against a defaults run of the same suite)");
   return [args]() -> int {
     using namespace mk::reports;
     try {
@@ -41,6 +45,7 @@ std::function<int()> setup_compare(CLI::App& sub) {
       options.threshold = parse_fraction(args->threshold, "--threshold");
       options.alpha = args->alpha;
       options.force = args->force;
+      options.ignore_params = args->ignore_params;
       const auto baseline = load_results_file(args->baseline);
       const auto candidate = load_results_file(args->candidate);
       const ComparisonReport report = compare_results(baseline, candidate, options);

@@ -71,9 +71,9 @@ json object_or_empty(const json& row, const char* key) {
   return *it;
 }
 
-bool same_measurement(const json& a, const json& b, bool compare_dataset) {
+bool same_measurement(const json& a, const json& b, bool compare_dataset, bool compare_params) {
   if (a.value("variant", "") != b.value("variant", "")) return false;
-  if (object_or_empty(a, "params") != object_or_empty(b, "params")) return false;
+  if (compare_params && object_or_empty(a, "params") != object_or_empty(b, "params")) return false;
   if (object_or_empty(a, "problem") != object_or_empty(b, "problem")) return false;
   if (compare_dataset &&
       dataset_identity(object_or_empty(a, "dataset")) != dataset_identity(object_or_empty(b, "dataset")))
@@ -82,12 +82,13 @@ bool same_measurement(const json& a, const json& b, bool compare_dataset) {
 }
 
 // Pairs each baseline row with the first unused candidate row of the same measurement.
-std::vector<int> match_rows(const json& base_rows, const json& cand_rows, bool compare_dataset) {
+std::vector<int> match_rows(const json& base_rows, const json& cand_rows, bool compare_dataset,
+                            bool compare_params) {
   std::vector<int> partner(base_rows.size(), -1);
   std::vector<bool> used(cand_rows.size(), false);
   for (size_t i = 0; i < base_rows.size(); ++i) {
     for (size_t j = 0; j < cand_rows.size(); ++j) {
-      if (used[j] || !same_measurement(base_rows[i], cand_rows[j], compare_dataset)) continue;
+      if (used[j] || !same_measurement(base_rows[i], cand_rows[j], compare_dataset, compare_params)) continue;
       partner[i] = int(j);
       used[j] = true;
       break;
@@ -158,6 +159,10 @@ RowComparison compare_row(const json& base, const json& cand, const CompareOptio
       out.note = text;
       if (out.verdict == Verdict::Slower) out.verdict = Verdict::Throttled;
     }
+  }
+  if (object_or_empty(base, "params") != object_or_empty(cand, "params")) {
+    if (!out.note.empty()) out.note += "; ";
+    out.note += "candidate params " + object_or_empty(cand, "params").dump();
   }
   if (out.base_count < kExactMaxSize || out.cand_count < kExactMaxSize) {
     if (!out.note.empty()) out.note += "; ";
@@ -259,11 +264,11 @@ ComparisonReport compare_results(const json& baseline, const json& candidate,
     report.warnings.push_back(what + " (compared because of --force)");
   }
 
-  std::vector<int> partner = match_rows(base_rows, cand_rows, /*compare_dataset=*/true);
+  std::vector<int> partner = match_rows(base_rows, cand_rows, /*compare_dataset=*/true, !options.ignore_params);
   const bool any_exact_match =
       std::any_of(partner.begin(), partner.end(), [](int p) { return p >= 0; });
   if (!any_exact_match) {
-    std::vector<int> loose = match_rows(base_rows, cand_rows, /*compare_dataset=*/false);
+    std::vector<int> loose = match_rows(base_rows, cand_rows, /*compare_dataset=*/false, !options.ignore_params);
     const auto first_loose = std::find_if(loose.begin(), loose.end(), [](int p) { return p >= 0; });
     if (first_loose != loose.end()) {
       const size_t i = size_t(first_loose - loose.begin());

@@ -13,6 +13,9 @@ struct CompareOptions {
   double threshold = 0.05;  // relative change of the median that matters (0.05 = 5%)
   double alpha = 0.05;      // significance level of the Mann-Whitney U test
   bool force = false;       // compare across devices / datasets anyway
+  // Pair rows by variant, shape and dataset in file order, whatever their parameters: a
+  // run with tuned configs against one with the defaults (same suite, same row order).
+  bool ignore_params = false;
   // A candidate whose median SM clock is more than this fraction below the baseline's
   // is suspected of thermal/power throttling rather than of a code regression.
   double throttle_fraction = 0.05;

@@ -23,6 +23,12 @@ for stage in "${stages[@]}"; do
         cmake --build $BUILD -j16 >$OUT/raw/build.log 2>&1
       rc=$?; tail -5 $OUT/raw/build.log; grep -i "spill" $OUT/raw/build.log | grep -v " 0 bytes spill" | head -5
       note "build rc=$rc ($((SECONDS-start)) s)"; ((rc == 0)) || break ;;
+    unpack)
+      # Binaries built by an earlier call of this session (stage pack), carried back in
+      # build-carry/: skips the ~65 s build on a fresh machine.
+      mkdir -p $BUILD && tar xzf build-carry/bin.tgz -C $BUILD && note "unpacked carried binaries ($(ls $BUILD | tr '\n' ' '))" ;;
+    pack)
+      tar czf $OUT/bin.tgz -C $BUILD mkbench mkbench_tests && note "packed binaries ($(du -h $OUT/bin.tgz | cut -f1))" ;;
     test)
       (cd $BUILD && timeout ${CTEST_BUDGET:-400} ctest -j8 --output-on-failure --timeout 300 >$OUT/raw/ctest.log 2>&1); rc=$?
       tail -4 $OUT/raw/ctest.log; grep -E "Failed|\*\*\*" $OUT/raw/ctest.log | head -20
@@ -33,6 +39,27 @@ for stage in "${stages[@]}"; do
           --out $OUT/raw/quick-$variant.json 2>&1 | tail -6
         note "quick $variant rc=${PIPESTATUS[0]}"
       done ;;
+    gpu-tests)
+      # Only the tests that need the GPU (fast; ctest runs everything).
+      timeout ${CTEST_BUDGET:-300} $BUILD/mkbench_tests --gtest_filter="${GPU_TEST_FILTER:-Registered/*:GemmVariantsOnDevice*:OutOfMemory*}" \
+        >$OUT/raw/gpu-tests.log 2>&1; rc=$?
+      grep -E "^\[  (PASSED|FAILED|SKIPPED) " $OUT/raw/gpu-tests.log | head -20
+      note "gpu tests rc=$rc: $(grep -E '^\[  PASSED|tests ran' $OUT/raw/gpu-tests.log | tr '\n' ' ')" ;;
+    multik-ab)
+      # registers-multik lane_points 1 vs 2 on issue 4's cases, every row verified.
+      IFS=';' read -ra cases <<<"${PERF_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;8 16 8M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        for lanes in 1 2; do
+          timeout 120 $MK run --variant registers-multik --dims $1 --k $2 --points $3 --iters 20 --verify --no-tuned \
+            --param lane_points=$lanes --out $OUT/raw/ab-N$1-K$2-M$3-L$lanes.json --format csv \
+            >$OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv 2>>$OUT/raw/ab.log
+          rc=$?
+          printf 'ab N=%s K=%s M=%s lane_points=%s rc=%s %s\n' $1 $2 $3 $lanes $rc \
+            "$(tail -1 $OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv | cut -d, -f1,4-7)" | tee -a $OUT/ab.txt
+        done
+      done
+      note "multik-ab done" ;;
     acceptance2)
       # Issue 2: naive-atomics and cpu-openmp verify for N x K x M.
       for variant in naive-atomics cpu-openmp; do
@@ -113,6 +140,25 @@ PY
       $MK tune --replay $OUT/raw/tune-cache.jsonl --compare --repeats 10 --max-evals 20 >$OUT/raw/tune-compare.txt 2>&1
       tail -12 $OUT/raw/tune-compare.txt
       note "tune done" ;;
+    tune-table2)
+      # Issue 6: the suite tune with a 10-minute measurement budget, writing configs/<slug>.json.
+      # The cache lives in build-carry/ so a call stopped by the lease limit resumes in the
+      # next call with the rest of the same budget (cached points charge their recorded time).
+      mkdir -p build-carry
+      timeout ${TUNE_TIMEOUT:-520} $MK tune --suite table2 --budget 10m --cache build-carry/tune-table2.jsonl \
+        >$OUT/tune-table2.txt 2>$OUT/raw/tune-table2.log
+      rc=$?; tail -4 $OUT/raw/tune-table2.log; head -60 $OUT/tune-table2.txt
+      cp build-carry/tune-table2.jsonl $OUT/ 2>/dev/null; cp configs/*.json $OUT/ 2>/dev/null
+      note "tune table2 rc=$rc (124 = stopped by the call limit; the same stage resumes it)" ;;
+    table2-compare)
+      # Issue 6: table2 with the tuned config (configs/<slug>.json), then with the defaults.
+      $MK --suite table2 --out $OUT/table2-tuned.json >$OUT/table2-tuned.txt 2>$OUT/raw/table2-tuned.log
+      note "table2 tuned rc=$? ($(grep -o '"tuned_config"' $OUT/table2-tuned.json | wc -l) rows ran a tuned config)"
+      $MK --suite table2 --no-tuned --out $OUT/table2.json >$OUT/table2.txt 2>$OUT/raw/table2.log
+      note "table2 defaults rc=$?"
+      $MK compare $OUT/table2.json $OUT/table2-tuned.json --ignore-params --format md >$OUT/compare-table2-tuned.md
+      rc=$?; grep -E "SLOWER|FASTER|Summary|rows" $OUT/compare-table2-tuned.md | head -20
+      note "compare defaults -> tuned rc=$rc" ;;
     compare-table1)
       # Issue 7: two back-to-back table1 runs must compare SAME.
       $MK --suite table1 --out $OUT/table1-a.json >/dev/null 2>$OUT/raw/t1a.log

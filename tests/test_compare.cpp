@@ -336,6 +336,21 @@ TEST(Compare, UnmatchedRowsAreMissingOrNewNotFailures) {
   EXPECT_EQ(report.exit_code(), 0);
 }
 
+TEST(Compare, IgnoringParamsPairsATunedRunWithTheDefaultsRun) {
+  const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  json tuned = base;
+  tuned["rows"][0]["params"]["grid"] = 777;  // the tuned config chose another grid
+  const ComparisonReport strict = compare_results(base, tuned, CompareOptions{});
+  EXPECT_EQ(strict.rows.size(), base["rows"].size() - 1);
+  CompareOptions loose;
+  loose.ignore_params = true;
+  const ComparisonReport report = compare_results(base, tuned, loose);
+  ASSERT_EQ(report.rows.size(), base["rows"].size());
+  EXPECT_TRUE(report.missing.empty());
+  EXPECT_EQ(report.rows[0].verdict, Verdict::Same);
+  EXPECT_NE(report.rows[0].note.find("\"grid\":777"), std::string::npos) << report.rows[0].note;
+}
+
 TEST(Compare, RowThatNowFailsIsBroken) {
   const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
   json cand = base;

@@ -105,6 +105,75 @@ TEST(GpuVariantSpaces, DefaultsAreLegalForAcceptedShapes) {
   EXPECT_GE(checked, 20);
 }
 
+// --- registers-multik -----------------------------------------------------------------
+// Limits recomputed from the documented rules: ΣK ≤ 256 slots, K ≤ 256, N ≤ 128, mma
+// accumulators ceil(N/8)·ceil(ΣK/8)·4 ≤ 128 registers (CC ≥ 8.0), register accumulators
+// ΣK·N ≤ 256 values, constant table ΣK·(N+1)+1 ≤ 16384 floats.
+
+TEST(RegistersMultiKSpace, AcceptsTheTable1ShapeOnH100AndDeclaresItsAxes) {
+  const Problem p = make_problem(int64_t(1) << 25, 8, 3, 7);
+  EXPECT_EQ(variant("registers-multik").can_implement(p, h100_like()), std::nullopt);
+  const ParamSpace space = variant("registers-multik").param_space(p, h100_like());
+  for (const char* axis : {"grid", "ppt", "block", "layout", "accumulate", "centroids", "lane_points"})
+    EXPECT_NE(space.find(axis), nullptr) << axis;
+  const Axis* lanes = space.find("lane_points");
+  ASSERT_NE(lanes, nullptr);
+  EXPECT_EQ(lanes->values, (std::vector<nlohmann::json>{1, 2}));
+}
+
+TEST(RegistersMultiKSpace, RefusesKAbove256NamingTheGemmVariants) {
+  const auto reason = variant("registers-multik").can_implement(make_problem(1 << 21, 32, 1024, 1024), h100_like());
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_TRUE(contains(*reason, "gemm")) << *reason;
+}
+
+TEST(RegistersMultiKSpace, RefusesMoreThan256CentroidSlots) {
+  // 3..23 sums to 273 slots although every K is small.
+  const auto reason = variant("registers-multik").can_implement(make_problem(1 << 20, 2, 3, 23), h100_like());
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_TRUE(contains(*reason, "273")) << *reason;
+}
+
+TEST(RegistersMultiKSpace, RefusesMmaOnTuringWhenRegisterAccumulatorsDoNotFitEither) {
+  DeviceInfo turing = h100_like();
+  turing.cc_major = 7;
+  turing.cc_minor = 5;
+  const Problem p = make_problem(1 << 20, 16, 3, 7);  // ΣK·N = 400 > 256
+  const auto reason = variant("registers-multik").can_implement(p, turing);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_TRUE(contains(*reason, "CC >= 8.0")) << *reason;
+  // The seed's own shape fits register accumulation (25·8 = 200 values) and runs there.
+  EXPECT_EQ(variant("registers-multik").can_implement(make_problem(1 << 20, 8, 3, 7), turing), std::nullopt);
+}
+
+TEST(RegistersMultiKSpace, DefaultIsThePersistentGridWithOnePointPerLane) {
+  const Problem p = make_problem(int64_t(1) << 25, 8, 3, 7);
+  const Params defaults = variant("registers-multik").default_params(p, h100_like());
+  EXPECT_EQ(defaults.at("grid"), 0);
+  EXPECT_EQ(defaults.at("ppt"), 0);
+  EXPECT_EQ(defaults.at("block"), 256);
+  EXPECT_EQ(defaults.at("accumulate"), "mma");
+  EXPECT_EQ(variant("registers-multik").param_space(p, h100_like()).check(defaults), std::nullopt);
+}
+
+TEST(RegistersMultiKSpace, GridAndPointsPerThreadAreNotBothSet) {
+  const Problem p = make_problem(int64_t(1) << 25, 8, 3, 7);
+  const Params defaults = variant("registers-multik").default_params(p, h100_like());
+  const ParamSpace space = variant("registers-multik").param_space(p, h100_like());
+  EXPECT_TRUE(space.check(with(with(defaults, "grid", 264), "ppt", 16)).has_value());
+  EXPECT_EQ(space.check(with(defaults, "grid", 264)), std::nullopt);
+}
+
+TEST(RegistersMultiKSpace, CentroidPlacementIsATunableAxisNotASeparateKernel) {
+  const Problem p = make_problem(int64_t(1) << 25, 8, 3, 7);
+  const ParamSpace space = variant("registers-multik").param_space(p, h100_like());
+  const Axis* centroids = space.find("centroids");
+  ASSERT_NE(centroids, nullptr);
+  EXPECT_EQ(centroids->values, (std::vector<nlohmann::json>{"constant", "shared"}));
+  const Params shared = with(variant("registers-multik").default_params(p, h100_like()), "centroids", "shared");
+  EXPECT_EQ(space.check(shared), std::nullopt);
+}
+
 // --- shared-atomics -------------------------------------------------------------------
 
 TEST(SharedAtomicsSpace, AcceptsTheSeedShapeOnH100) {

@@ -32,7 +32,6 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -118,11 +117,8 @@ __global__ void __launch_bounds__(512, 1)
     csr_step(CsrView csr, const float* __restrict__ centroids, const float* __restrict__ centroid_norm_f,
              const double* __restrict__ centroid_norm_d, gpu::KRangeView ks, gpu::AccumulatorView acc,
              gpu::SharedLayout layout, int group_width, int iterations_per_flush) {
-  extern __shared__ double shared_words[];
-  const gpu::BlockAccumulators block_acc = gpu::BlockAccumulators::carve(layout, shared_words);
-  block_acc.zero();
-  const Source source = Source::stage(centroids, ks.slots * csr.n, block_acc.centroids);
-  __syncthreads();
+  const gpu::BlockAccumulators block_acc = gpu::BlockAccumulators::carve(layout);
+  const Source source = block_acc.begin<Source>(centroids, ks.slots, csr.n);
 
   const int n = csr.n;
   const int64_t m = csr.m;
@@ -190,15 +186,9 @@ __global__ void __launch_bounds__(512, 1)
         }
       }
     }
-    if (++since_flush == iterations_per_flush) {
-      __syncthreads();
-      block_acc.flush(acc);
-      __syncthreads();
-      since_flush = 0;
-    }
+    block_acc.flush_every(since_flush, iterations_per_flush, acc);
   }
-  __syncthreads();
-  block_acc.flush(acc);
+  block_acc.flush_last(acc);
 }
 
 using StepKernel = void(CsrView, const float*, const float*, const double*, gpu::KRangeView, gpu::AccumulatorView,
@@ -206,10 +196,6 @@ using StepKernel = void(CsrView, const float*, const float*, const double*, gpu:
 
 StepKernel* pick_kernel(bool centroids_in_shared) {
   return centroids_in_shared ? csr_step<gpu::SharedCentroids> : csr_step<gpu::GlobalCentroids>;
-}
-
-gpu::SharedLayout layout_for(const Problem& problem, const Params& params) {
-  return gpu::shared_layout(problem, params.at("accumulate") == "shared", params.at("centroids") == "shared");
 }
 
 // Device bytes besides LloydState: row offsets, FP32+FP64 row norms, and 8 bytes
@@ -220,14 +206,12 @@ double csr_bytes(const Problem& problem) {
          double(problem.k.sum()) * 12.0;
 }
 
-class CsrSparseRun : public gpu::GpuRun {
+class CsrSparseRun : public gpu::BlockAccumulatorRun<StepKernel> {
  public:
   CsrSparseRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
-      : GpuRun(problem, data, Layout::AoS),
-        block_(params.at("block").get<int>()),
-        group_width_(32 / params.at("rows_per_warp").get<int>()),
-        layout_(layout_for(problem, params)),
-        kernel_(pick_kernel(layout_.centroids_in_shared)) {
+      : BlockAccumulatorRun(problem, data, Layout::AoS, params.at("block").get<int>(),
+                            gpu::shared_layout_from_params(problem, params)),
+        group_width_(32 / params.at("rows_per_warp").get<int>()) {
     if (group_width_ < 1 || 32 % group_width_ != 0 || group_width_ * params.at("rows_per_warp").get<int>() != 32)
       throw UnsupportedError("csr-sparse: rows_per_warp must divide 32 into power-of-two lane groups, got " +
                              params.at("rows_per_warp").dump());
@@ -236,15 +220,8 @@ class CsrSparseRun : public gpu::GpuRun {
     centroid_norm_f_.allocate(slots, "centroid norms (FP32)");
     centroid_norm_d_.allocate(slots, "centroid norms (FP64)");
 
-    const int64_t bytes = layout_.bytes();
-    if (device.smem_per_block_optin > 0 && bytes > device.smem_per_block_optin)
-      throw UnsupportedError("csr-sparse needs " + std::to_string(bytes) + " B of shared memory per block, " +
-                             device.name + " allows " + std::to_string(device.smem_per_block_optin) + " B");
-    gpu::allow_shared_bytes(kernel_, bytes, "csr_step: shared memory opt-in");
-    const int rows_per_block_iteration = block_ / group_width_;
-    const int64_t blocks_of_work = (problem.m + rows_per_block_iteration - 1) / rows_per_block_iteration;
-    grid_ = gpu::resident_grid(kernel_, block_, bytes, device.sm_count, blocks_of_work);
-    iterations_per_flush_ = gpu::iterations_per_flush(rows_per_block_iteration);
+    use_kernel(pick_kernel(layout_.centroids_in_shared), "csr_step", "csr-sparse", device);
+    plan_resident_grid(device, block_ / group_width_);  // rows per block iteration
   }
 
   void iterate(bool store_labels) override {
@@ -254,11 +231,8 @@ class CsrSparseRun : public gpu::GpuRun {
     centroid_norms<<<(ks.slots + 127) / 128, 128, 0, state_.stream()>>>(state_.centroids(), ks.slots, n,
                                                                          centroid_norm_f_.get(), centroid_norm_d_.get());
     gpu::check_launch("centroid_norms");
-    kernel_<<<grid_, block_, layout_.bytes(), state_.stream()>>>(csr_view(), state_.centroids(), centroid_norm_f_.get(),
-                                                                 centroid_norm_d_.get(), ks,
-                                                                 state_.accumulators(store_labels), layout_,
-                                                                 group_width_, iterations_per_flush_);
-    gpu::check_launch("csr_step");
+    launch(csr_view(), state_.centroids(), centroid_norm_f_.get(), centroid_norm_d_.get(), ks,
+           state_.accumulators(store_labels), layout_, group_width_, iterations_per_flush_);
     state_.finalize();
   }
 
@@ -308,12 +282,7 @@ class CsrSparseRun : public gpu::GpuRun {
     return {row_ptr_.get(), cols_.get(), values_.get(), norm_f_.get(), norm_d_.get(), problem.m, problem.n};
   }
 
-  int block_;
   int group_width_;
-  gpu::SharedLayout layout_;
-  StepKernel* kernel_;
-  int grid_ = 1;
-  int iterations_per_flush_ = 1;
   int64_t nnz_ = 0;
   double measured_sparsity_ = 0;
   gpu::DeviceBuffer<int64_t> row_ptr_;
@@ -337,11 +306,7 @@ class CsrSparse : public Variant {
   // Dense data is allowed (it is only slow); `auto` decides when CSR pays off.
   std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
     if (!device.is_gpu) return "needs a CUDA GPU";
-    if (int64_t(problem.k.sum()) * problem.n > INT_MAX) return "ΣK·N exceeds 2^31 centroid values";
-    const int64_t minimal = gpu::shared_layout(problem, false, false).bytes();
-    if (minimal > device.smem_per_block_optin)
-      return "per-K inertia alone needs " + std::to_string(minimal) + " B of shared memory, " + device.name +
-             " allows " + std::to_string(device.smem_per_block_optin) + " B per block";
+    if (auto why = gpu::check_block_accumulators(problem, device)) return why;
     return gpu::check_fits_in_memory(problem, device, csr_bytes(problem));
   }
 
@@ -351,33 +316,23 @@ class CsrSparse : public Variant {
     space.axes.push_back({"rows_per_warp", {1, 4, 32}, "rows a warp works on at once (32/rows lanes per row)"});
     space.axes.push_back({"centroids", {"shared", "global"}, "where the column gathers read centroids"});
     space.axes.push_back({"accumulate", {"shared", "global"}, "block-private FP32 sums or global FP64 atomics"});
-    const int64_t limit = device.smem_per_block_optin;
-    const int64_t base = gpu::shared_layout(problem, false, false).bytes();
-    const int64_t sums = gpu::shared_layout(problem, true, false).bytes() - base;
-    const int64_t staged = gpu::shared_layout(problem, false, true).bytes() - base;
-    space.restrictions.push_back(
-        {"shared memory per block ≤ " + std::to_string(limit) + " B (inertia " + std::to_string(base) +
-             " B + accumulate=shared " + std::to_string(sums) + " B + centroids=shared " + std::to_string(staged) + " B)",
-         [problem, limit](const Params& p) { return layout_for(problem, p).bytes() <= limit; }});
+    space.restrictions.push_back(gpu::shared_memory_restriction(problem, device));
     return space;
   }
 
   // Heuristic: 256 threads; lanes per row ≈ expected non-zeros per row (N·(1−sparsity)):
   // one thread per row below 4 non-zeros, 8 lanes per row below 24, else a whole warp;
-  // block-private sums when they fit, then staged centroids when they also fit (the column
-  // gathers are scattered, which shared memory serves better than the L1).
+  // shared memory as gpu::default_shared_placement chooses it: block-private sums when they
+  // fit, then staged centroids when they also fit (the column gathers are scattered, which
+  // shared memory serves better than the L1).
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const double nonzeros_per_row = problem.n * std::min(1.0, std::max(0.0, 1.0 - problem.sparsity));
     const int rows_per_warp = nonzeros_per_row < 4 ? 32 : nonzeros_per_row < 24 ? 4 : 1;
-    const int64_t limit = device.smem_per_block_optin;
-    const bool sums_fit = gpu::shared_layout(problem, true, false).bytes() <= limit;
-    const bool both_fit = gpu::shared_layout(problem, true, true).bytes() <= limit;
-    const bool centroids_fit = gpu::shared_layout(problem, false, true).bytes() <= limit;
-    const bool centroids_shared = sums_fit ? both_fit : centroids_fit;
+    const gpu::SharedPlacement shared = gpu::default_shared_placement(problem, device);
     return {{"block", 256},
             {"rows_per_warp", rows_per_warp},
-            {"centroids", centroids_shared ? "shared" : "global"},
-            {"accumulate", sums_fit ? "shared" : "global"}};
+            {"centroids", shared.centroids_param()},
+            {"accumulate", shared.accumulate_param()}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

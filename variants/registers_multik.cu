@@ -113,28 +113,47 @@ extern "C" __global__ void multik_prepare_centroids(const float* __restrict__ ce
 #define CEN_NORM(s) c_centroids[(s) * CSTRIDE]
 #define CEN_COORD(s, d) c_centroids[(s) * CSTRIDE + 1 + (d)]
 #endif
+// The exact paths index centroids by a per-lane label: divergent __constant__ reads
+// serialise, so they read the shared copy when it is small enough to keep, else global.
+#define EXACT_FROM_SHARED (SUMK * NDIM <= 4096)  // kExactTableFloats on the host
+#if CENTROIDS_SHARED || EXACT_FROM_SHARED
+#define NEG2C_DIVERGENT(s, d) s_coords[(s) * NDIM + (d)]
+#else
+#define NEG2C_DIVERGENT(s, d) __ldg(packed_global + (s) * CSTRIDE + 1 + (d))
+#endif
+// x − c exactly: the tables hold −2c, and halving is exact.
+#define EXACT_DIFF(xd, s, d) fmaf(NEG2C_DIVERGENT(s, d), 0.5f, (xd))
 
 // keep_mask arrives as a kernel argument on purpose: with it in a register the index is
 // packed into the mantissa by one LOP3 ((bits & keep) | c) instead of two.
+//
+// Each lane takes LANE_POINTS points per warp step (lane, lane+32, ...): every centroid
+// operand fetched from constant memory then feeds LANE_POINTS distance chains, which halves
+// the uniform-load traffic per point that the SASS of v1-v3 showed (~150 ULDC per step).
 extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     const float* __restrict__ points, long long m, double* __restrict__ sums,
     u64* __restrict__ counts, double* __restrict__ inertia, int* __restrict__ labels,
     unsigned keep_mask, const float* __restrict__ packed_global) {
   extern __shared__ float block_sums[];  // SMEM_SLOTS * NDIM floats
   __shared__ unsigned block_counts[SUMK];
-#if CENTROIDS_SHARED
+#if CENTROIDS_SHARED || EXACT_FROM_SHARED
+  // −2c and ‖c‖² in shared memory: the distance operands when centroids=shared, and the
+  // divergent exact paths' table either way.
   __shared__ __align__(16) float s_coords[SUMK * NDIM];
-  __shared__ __align__(16) float s_norms[SUMK];
   for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK)
     s_coords[j] = c_centroids[(j / NDIM) * CSTRIDE + 1 + (j % NDIM)];
+#if CENTROIDS_SHARED
+  __shared__ __align__(16) float s_norms[SUMK];
   for (int j = threadIdx.x; j < SUMK; j += BLOCK) s_norms[j] = c_centroids[j * CSTRIDE];
+#endif
   __syncthreads();
 #endif
   const int lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
   const long long warps_total = (long long)gridDim.x * (BLOCK / 32);
   const long long warp_global = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
-  const long long steps = (m + 31) / 32;
+  const long long step_points = 32LL * LANE_POINTS;
+  const long long steps = (m + step_points - 1) / step_points;
 
   for (int s = threadIdx.x; s < SUMK; s += BLOCK) block_counts[s] = 0u;
 
@@ -144,26 +163,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
   for (int q = 0; q < DCHUNKS; ++q)
 #pragma unroll
     for (int s = 0; s < NTILES; ++s) acc[q][s][0] = acc[q][s][1] = acc[q][s][2] = acc[q][s][3] = 0.f;
+  // Lane (g,t): slot 8s+g over the points t, t+4 it feeds. Counts accumulate the one-hot
+  // bit where it sits (weight 2^(8(s&3)), 2^20 for s&3==3), folded every 128 steps so a
+  // 32-bit counter cannot overflow (8·LANE_POINTS·128 < 2^12 increments per fold).
+  unsigned tile_counts[NTILES], tile_scaled[NTILES];
+#pragma unroll
+  for (int s = 0; s < NTILES; ++s) tile_counts[s] = 0u, tile_scaled[s] = 0u;
+  int steps_since_count_fold = 0;
 #else
   float acc[SUMK][NDIM];
 #pragma unroll
   for (int s = 0; s < SUMK; ++s)
 #pragma unroll
     for (int d = 0; d < NDIM; ++d) acc[s][d] = 0.f;
-#endif
-#if ACCUM_MMA
-  // Lane (g,t): slot 8s+g over the points t, t+4 it feeds. Counts accumulate the one-hot
-  // bit where it sits (weight 2^(8(s&3)), 2^20 for s&3==3), folded every 128 steps so a
-  // 32-bit counter cannot overflow.
-  unsigned tile_counts[NTILES], tile_scaled[NTILES];
-#pragma unroll
-  for (int s = 0; s < NTILES; ++s) tile_scaled[s] = 0u;
-  int steps_since_count_fold = 0;
-#pragma unroll
-  for (int s = 0; s < NTILES; ++s) tile_counts[s] = 0u;
-#pragma unroll
-  for (int s = 0; s < NTILES; ++s) tile_counts[s] = 0u;
-#else
   unsigned lane_counts[WORDS];
 #pragma unroll
   for (int w = 0; w < WORDS; ++w) lane_counts[w] = 0u;
@@ -179,43 +191,46 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
   const float max_centroid_norm = c_centroids[SUMK * CSTRIDE];
 
   for (long long step = warp_global; step < steps; step += warps_total) {
-    const long long i = step * 32 + lane;
-    const bool valid = i < m;
-    const bool full_step = step * 32 + 32 <= m;
-    const float* step_base = points + step * 32 * NDIM;  // AoS: this step's 32 rows
-    (void)step_base;
-    (void)full_step;
-    float x[NDIM];
-#if !SOA && (NDIM % 4 == 0)
-    // 16-byte loads: rows are 16-byte aligned when N is a multiple of 4.
+    const long long first = step * step_points;
+    const bool full_step = first + step_points <= m;
+    float x[LANE_POINTS][NDIM];
+    float xx[LANE_POINTS], tie_bound[LANE_POINTS];
+    bool valid[LANE_POINTS];
+    unsigned one_hot[LANE_POINTS][WORDS];
 #pragma unroll
-    for (int d = 0; d < NDIM; d += 4) {
-      const float4 v = valid ? __ldg(reinterpret_cast<const float4*>(points + i * NDIM + d))
-                             : make_float4(0.f, 0.f, 0.f, 0.f);
-      x[d] = v.x; x[d + 1] = v.y; x[d + 2] = v.z; x[d + 3] = v.w;
-    }
+    for (int p = 0; p < LANE_POINTS; ++p) {
+      const long long i = first + p * 32 + lane;
+      valid[p] = i < m;
+#if !SOA && (NDIM % 4 == 0)
+      // 16-byte loads: rows are 16-byte aligned when N is a multiple of 4.
+#pragma unroll
+      for (int d = 0; d < NDIM; d += 4) {
+        const float4 v = valid[p] ? __ldg(reinterpret_cast<const float4*>(points + i * NDIM + d))
+                                  : make_float4(0.f, 0.f, 0.f, 0.f);
+        x[p][d] = v.x; x[p][d + 1] = v.y; x[p][d + 2] = v.z; x[p][d + 3] = v.w;
+      }
 #else
 #pragma unroll
-    for (int d = 0; d < NDIM; ++d) x[d] = valid ? load_point(points, m, i, d) : 0.f;
+      for (int d = 0; d < NDIM; ++d) x[p][d] = valid[p] ? load_point(points, m, i, d) : 0.f;
 #endif
-    float xx = 0.f;
+      xx[p] = 0.f;
 #pragma unroll
-    for (int d = 0; d < NDIM; ++d) xx = fmaf(x[d], x[d], xx);
-    // Forward error bound of the expanded distance (FMA chain of N+1 terms, each at most
-    // ‖x‖²+2·max‖c‖² in magnitude) plus the index bits packed into the mantissa; twice it
-    // bounds how far two computed distances can be mis-ordered.
-    const float tie_bound = TIE_SCALE * (xx + 2.f * max_centroid_norm);
-
-    unsigned one_hot[WORDS];
+      for (int d = 0; d < NDIM; ++d) xx[p] = fmaf(x[p][d], x[p][d], xx[p]);
+      // Forward error bound of the expanded distance (FMA chain of N+1 terms, each at most
+      // ‖x‖²+2·max‖c‖² in magnitude) plus the index bits packed into the mantissa; twice it
+      // bounds how far two computed distances can be mis-ordered.
+      tie_bound[p] = TIE_SCALE * (xx[p] + 2.f * max_centroid_norm);
 #pragma unroll
-    for (int w = 0; w < WORDS; ++w) one_hot[w] = 0u;
+      for (int w = 0; w < WORDS; ++w) one_hot[p][w] = 0u;
+    }
 
 #pragma unroll
     for (int k = KMIN; k <= KMAX; ++k) {
       const int base = OFFSET(k);
-      // Index bits: enough for k values.
       const unsigned index_mask = ~keep_mask;  // bits for KMAX indices (the tie bound assumes them)
-      float best = __int_as_float(0x7f7fffff), second = best;
+      float best[LANE_POINTS], second[LANE_POINTS];
+#pragma unroll
+      for (int p = 0; p < LANE_POINTS; ++p) best[p] = second[p] = __int_as_float(0x7f7fffff);
       // Full unrolling makes every centroid operand a compile-time constant, but NVRTC time
       // grows with ΣK·N; past UNROLL_LIMIT the centroid loop stays a loop.
 #if SUMK * NDIM <= UNROLL_LIMIT
@@ -224,69 +239,71 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #pragma unroll 1
 #endif
       for (int c = 0; c < k; ++c) {
-        float dist = CEN_NORM(base + c);
 #pragma unroll
-        for (int d = 0; d < NDIM; ++d) dist = fmaf(x[d], CEN_COORD(base + c, d), dist);
+        for (int p = 0; p < LANE_POINTS; ++p) {
+          float dist = CEN_NORM(base + c);
+#pragma unroll
+          for (int d = 0; d < NDIM; ++d) dist = fmaf(x[p][d], CEN_COORD(base + c, d), dist);
 #if PLANT_SLOWDOWN
 #pragma unroll
-        for (int d = 0; d < NDIM; ++d) dist = fmaf(x[d], CEN_COORD(base + c, d) * 1e-30f, dist);
+          for (int d = 0; d < NDIM; ++d) dist = fmaf(x[p][d], CEN_COORD(base + c, d) * 1e-30f, dist);
 #endif
-        const float key = __int_as_float((__float_as_int(dist) & keep_mask) | c);
-        second = fminf(second, fmaxf(best, key));
-        best = fminf(best, key);
+          const float key = __int_as_float((__float_as_int(dist) & keep_mask) | c);
+          second[p] = fminf(second[p], fmaxf(best[p], key));
+          best[p] = fminf(best[p], key);
+        }
       }
-      int label = __float_as_int(best) & index_mask;
-      float expanded = best;
-      if (k > 1 && second - best <= tie_bound) {
-        // Near-tie: decide with exact FP32 distances (rare).
-        float exact_best = __int_as_float(0x7f7fffff);
-        // Not unrolled: unrolling this cold path costs the hot path its registers.
+#pragma unroll
+      for (int p = 0; p < LANE_POINTS; ++p) {
+        int label = __float_as_int(best[p]) & index_mask;
+        float expanded = best[p];
+        if (k > 1 && second[p] - best[p] <= tie_bound[p]) {
+          // Near-tie: decide with exact FP32 distances (rare).
+          float exact_best = __int_as_float(0x7f7fffff);
+          // Not unrolled: unrolling this cold path costs the hot path its registers.
 #pragma unroll 1
-        for (int c = 0; c < k; ++c) {
-          const float* cen = c_centroids + (base + c) * CSTRIDE;
+          for (int c = 0; c < k; ++c) {
+            float e = 0.f;
+#pragma unroll
+            for (int d = 0; d < NDIM; ++d) {
+              const float diff = EXACT_DIFF(x[p][d], base + c, d);
+              e = fmaf(diff, diff, e);
+            }
+            if (e < exact_best) {
+              exact_best = e;
+              label = c;
+            }
+          }
+          expanded = exact_best - xx[p];
+        } else if (EXACT_INERTIA || xx[p] + expanded < INERTIA_GUARD * (xx[p] + 2.f * max_centroid_norm)) {
+          // The expansion's rounding (and the index bits in the mantissa) is absolute, of
+          // order ‖x‖²·2^-20: when the winner is much nearer than that scale, or many index
+          // bits are packed (large K), the inertia term is the exact FP32 distance instead.
           float e = 0.f;
 #pragma unroll
           for (int d = 0; d < NDIM; ++d) {
-            const float diff = fmaf(cen[1 + d], 0.5f, x[d]);  // x − c, since cen holds −2c
+            const float diff = EXACT_DIFF(x[p][d], base + label, d);
             e = fmaf(diff, diff, e);
           }
-          if (e < exact_best) {
-            exact_best = e;
-            label = c;
-          }
+          expanded = e - xx[p];
         }
-        expanded = exact_best - xx;
-      } else if (EXACT_INERTIA || xx + expanded < INERTIA_GUARD * (xx + 2.f * max_centroid_norm)) {
-        // The expansion's rounding (and the index bits in the mantissa) is absolute, of order
-        // ‖x‖²·2^-20: when the winner is much nearer than that scale, or many index bits are
-        // packed (large K), the inertia term is taken from the exact FP32 distance instead.
-        const float* winner = packed_global + (base + label) * CSTRIDE + 1;
-        float e = 0.f;
+        if (valid[p]) {
+          partial_inertia[k - KMIN] += xx[p] + expanded;
+          const int bit = base + label;
 #pragma unroll
-        for (int d = 0; d < NDIM; ++d) {
-          const float diff = fmaf(__ldg(winner + d), 0.5f, x[d]);
-          e = fmaf(diff, diff, e);
-        }
-        expanded = e - xx;
-      }
-      if (valid) {
-        partial_inertia[k - KMIN] += xx + expanded;
-        const int bit = base + label;
-#pragma unroll
-        for (int w = 0; w < WORDS; ++w)
-          if ((bit >> 5) == w) one_hot[w] |= 1u << (bit & 31);
-        if (labels) labels[(long long)(k - KMIN) * m + i] = label;
-      }
+          for (int w = 0; w < WORDS; ++w)
+            if ((bit >> 5) == w) one_hot[p][w] |= 1u << (bit & 31);
+          if (labels) labels[(long long)(k - KMIN) * m + first + p * 32 + lane] = label;
 #if !ACCUM_MMA
-      if (valid) {
 #pragma unroll
-        for (int c = 0; c < k; ++c) {
-          const bool mine = (label == c);
+          for (int c = 0; c < k; ++c) {
+            const bool mine = (label == c);
 #pragma unroll
-          for (int d = 0; d < NDIM; ++d) acc[base + c][d] += mine ? x[d] : 0.f;
+            for (int d = 0; d < NDIM; ++d) acc[base + c][d] += mine ? x[p][d] : 0.f;
+          }
+#endif
         }
       }
-#endif
     }
 
     if (++steps_since_fold == 16) {
@@ -297,62 +314,71 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #if !ACCUM_MMA
     // Counts: one ballot per slot; lane (s mod 32) keeps slot s.
 #pragma unroll
-    for (int s = 0; s < SUMK; ++s) {
-      const unsigned votes = __ballot_sync(FULL_MASK, (one_hot[s >> 5] >> (s & 31)) & 1u);
-      if (lane == (s & 31)) lane_counts[s >> 5] += __popc(votes);
-    }
-#endif
-
-#if ACCUM_MMA
-    // Sums on tensor cores: D[16 × 8 slots] += A[16 × 8 points] · B[8 points × 8 slots] with
-    // A rows 0-7 = tf32 high part of dims q*8+g, rows 8-15 = the low remainder, and B the
-    // one-hot labels, exact in TF32. Lane (g,t) feeds points t and t+4 of each 8-point group.
+    for (int p = 0; p < LANE_POINTS; ++p)
 #pragma unroll
-    for (int group = 0; group < 4; ++group) {
-      const int src0 = group * 8 + t, src1 = src0 + 4;
-      unsigned hot0[WORDS], hot1[WORDS];
-#pragma unroll
-      for (int w = 0; w < WORDS; ++w) {
-        hot0[w] = __shfl_sync(FULL_MASK, one_hot[w], src0);
-        hot1[w] = __shfl_sync(FULL_MASK, one_hot[w], src1);
+      for (int s = 0; s < SUMK; ++s) {
+        const unsigned votes = __ballot_sync(FULL_MASK, (one_hot[p][s >> 5] >> (s & 31)) & 1u);
+        if (lane == (s & 31)) lane_counts[s >> 5] += __popc(votes);
       }
-      const long long p0 = step * 32 + src0, p1 = step * 32 + src1;
+#else
+    // Sums on tensor cores: D[16 × 8 slots] += A[16 × 8 points] · B[8 points × 8 slots] with
+    // A rows 0-7 = the TF32 part of dims q*8+g, rows 8-15 = the remainder, and B the one-hot
+    // labels, exact in TF32. Lane (g,t) feeds points t and t+4 of each 8-point group.
+    // The split truncates: the MMA reads the top 19 bits of a raw float (hi), and
+    // lo = v − hi is exact, so a pair keeps ~21 bits for 2 instructions instead of the
+    // 8 that cvt.rna.tf32 costs twice.
 #pragma unroll
-      for (int q = 0; q < DCHUNKS; ++q) {
-        const int dim = q * 8 + g;
-        float v0, v1;
-#if !SOA
-        if (full_step && (NDIM % 8 == 0)) {
-          v0 = __ldg(step_base + (group * 8 + t) * NDIM + dim);
-          v1 = __ldg(step_base + (group * 8 + t + 4) * NDIM + dim);
-        } else
-#endif
-        {
-          v0 = (dim < NDIM && p0 < m) ? load_point(points, m, p0, dim) : 0.f;
-          v1 = (dim < NDIM && p1 < m) ? load_point(points, m, p1, dim) : 0.f;
+    for (int p = 0; p < LANE_POINTS; ++p) {
+      const long long sub_first = first + p * 32;
+      // This lane's first operand: point t of the sub-step's first group, dim g.
+      const float* lane_row = points + (sub_first + t) * NDIM + g;
+#pragma unroll
+      for (int group = 0; group < 4; ++group) {
+        const int src0 = group * 8 + t, src1 = src0 + 4;
+        unsigned hot0[WORDS], hot1[WORDS];
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+          hot0[w] = __shfl_sync(FULL_MASK, one_hot[p][w], src0) >> g;
+          hot1[w] = __shfl_sync(FULL_MASK, one_hot[p][w], src1) >> g;
         }
-        const unsigned hi0 = tf32_bits(v0), hi1 = tf32_bits(v1);
-        const unsigned lo0 = tf32_bits(v0 - __uint_as_float(hi0));
-        const unsigned lo1 = tf32_bits(v1 - __uint_as_float(hi1));
+        const long long p0 = sub_first + src0, p1 = sub_first + src1;
 #pragma unroll
-        for (int s = 0; s < NTILES; ++s) {
-          const int word = s >> 2, j = s & 3;
-          unsigned b0, b1;
-          if (j < 3) {
-            // 0x3f800000 (1.0f) = 0x3f8 << 20 is divisible by 2^0, 2^8 and 2^16.
-            const unsigned m0 = ((hot0[word] >> g) & (1u << (8 * j)));
-            const unsigned m1 = ((hot1[word] >> g) & (1u << (8 * j)));
-            if (q == 0) tile_scaled[s] += m0 + m1;
-            b0 = m0 * (0x3f800000u >> (8 * j));
-            b1 = m1 * (0x3f800000u >> (8 * j));
-          } else {
-            const unsigned m0 = ((hot0[word] >> (g + 4)) & (1u << 20));
-            const unsigned m1 = ((hot1[word] >> (g + 4)) & (1u << 20));
-            if (q == 0) tile_scaled[s] += m0 + m1;
-            b0 = m0 * 0x3f8u;
-            b1 = m1 * 0x3f8u;
+        for (int q = 0; q < DCHUNKS; ++q) {
+          const int dim = q * 8 + g;
+          float v0, v1;
+#if !SOA
+          if (full_step && (NDIM % 8 == 0)) {
+            v0 = __ldg(lane_row + group * 8 * NDIM + q * 8);
+            v1 = __ldg(lane_row + (group * 8 + 4) * NDIM + q * 8);
+          } else
+#endif
+          {
+            v0 = (dim < NDIM && p0 < m) ? load_point(points, m, p0, dim) : 0.f;
+            v1 = (dim < NDIM && p1 < m) ? load_point(points, m, p1, dim) : 0.f;
           }
-          mma_tf32(acc[q][s][0], acc[q][s][1], acc[q][s][2], acc[q][s][3], hi0, lo0, hi1, lo1, b0, b1);
+          const unsigned hi0 = __float_as_uint(v0), hi1 = __float_as_uint(v1);
+          const unsigned lo0 = __float_as_uint(v0 - __uint_as_float(hi0 & 0xffffe000u));
+          const unsigned lo1 = __float_as_uint(v1 - __uint_as_float(hi1 & 0xffffe000u));
+#pragma unroll
+          for (int s = 0; s < NTILES; ++s) {
+            const int word = s >> 2, j = s & 3;
+            unsigned b0, b1;
+            if (j < 3) {
+              // 0x3f800000 (1.0f) = 0x3f8 << 20 is divisible by 2^0, 2^8 and 2^16.
+              const unsigned m0 = hot0[word] & (1u << (8 * j));
+              const unsigned m1 = hot1[word] & (1u << (8 * j));
+              if (q == 0) tile_scaled[s] += m0 + m1;
+              b0 = m0 * (0x3f800000u >> (8 * j));
+              b1 = m1 * (0x3f800000u >> (8 * j));
+            } else {
+              const unsigned m0 = (hot0[word] >> 4) & (1u << 20);
+              const unsigned m1 = (hot1[word] >> 4) & (1u << 20);
+              if (q == 0) tile_scaled[s] += m0 + m1;
+              b0 = m0 * 0x3f8u;
+              b1 = m1 * 0x3f8u;
+            }
+            mma_tf32(acc[q][s][0], acc[q][s][1], acc[q][s][2], acc[q][s][3], hi0, lo0, hi1, lo1, b0, b1);
+          }
         }
       }
     }
@@ -432,13 +458,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 )MKSRC";
 
 struct KernelConfig {
-  int n, kmin, kmax, block, smem_slots;
+  int n, kmin, kmax, block, smem_slots, lane_points;
   bool soa, mma, plant_slowdown, centroids_shared;
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
-    return std::tie(n, kmin, kmax, block, smem_slots, soa, mma, plant_slowdown, centroids_shared, cc_major,
-                    cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots, o.soa, o.mma, o.plant_slowdown,
-                                         o.centroids_shared, o.cc_major, o.cc_minor);
+    return std::tie(n, kmin, kmax, block, smem_slots, lane_points, soa, mma, plant_slowdown, centroids_shared,
+                    cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots, o.lane_points, o.soa,
+                                                   o.mma, o.plant_slowdown, o.centroids_shared, o.cc_major,
+                                                   o.cc_minor);
   }
 };
 
@@ -477,7 +504,7 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
   const int sum_k = (config.kmin + config.kmax) * (config.kmax - config.kmin + 1) / 2;
   defines << "#define NDIM " << config.n << "\n#define KMIN " << config.kmin << "\n#define KMAX " << config.kmax
           << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define SMEM_SLOTS "
-          << config.smem_slots << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
+          << config.smem_slots << "\n#define LANE_POINTS " << config.lane_points << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
           << (config.mma ? 1 : 0) << "\n#define PLANT_SLOWDOWN " << (config.plant_slowdown ? 1 : 0)
           << "\n#define CENTROIDS_SHARED " << (config.centroids_shared ? 1 : 0) << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
   const std::string source = defines.str() + kMultiKSource;
@@ -525,6 +552,7 @@ constexpr int kMaxSlotsMma = 256;
 constexpr int kMaxRegisterValues = 256;  // ΣK·N for accumulate=registers (the seed's regime)
 constexpr int kConstantFloats = 16384;   // 64 KB of __constant__
 constexpr int kMaxAccumulatorRegisters = 128;
+constexpr int kExactTableFloats = 4096;   // EXACT_FROM_SHARED in the kernel source
 
 int accumulator_registers(const Problem& problem) {
   return ((problem.n + 7) / 8) * ((problem.k.sum() + 7) / 8) * 4;
@@ -542,16 +570,29 @@ class RegistersMultiKRun : public gpu::GpuRun {
     const int sum_k = problem.k.sum();
     const int64_t smem_budget = std::min<int64_t>(device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152,
                                                   96 * 1024);
-    smem_slots_ = int(std::min<int64_t>(sum_k, (smem_budget - sum_k * 4 - 64) / (problem.n * 4)));
+    const bool centroids_shared = params.at("centroids").get<std::string>() == "shared";
+    // Static shared memory of the kernel: block counts, plus −2c (and ‖c‖²) when the
+    // distance loop or the exact paths read them from there (EXACT_FROM_SHARED).
+    const int64_t table_floats = int64_t(sum_k) * problem.n;
+    const int64_t static_smem = sum_k * 4 + ((centroids_shared || table_floats <= kExactTableFloats) ? table_floats * 4 : 0) +
+                                (centroids_shared ? sum_k * 4 : 0) + 64;
+    smem_slots_ = int(std::min<int64_t>(sum_k, (smem_budget - static_smem) / (problem.n * 4)));
     if (smem_slots_ < 1) throw UnsupportedError("registers-multik: one centroid row does not fit in shared memory");
-    KernelConfig config{problem.n,  problem.k.kmin, problem.k.kmax, block_, smem_slots_,
+    KernelConfig config{problem.n,
+                        problem.k.kmin,
+                        problem.k.kmax,
+                        block_,
+                        smem_slots_,
+                        params.at("lane_points").get<int>(),
                         state_.layout() == Layout::SoA, params.at("accumulate").get<std::string>() == "mma",
 #ifdef MKBENCH_PLANT_SLOWDOWN
                         true,
 #else
                         false,
 #endif
-                        params.at("centroids").get<std::string>() == "shared", device.cc_major, device.cc_minor};
+                        centroids_shared,
+                        device.cc_major,
+                        device.cc_minor};
     kernel_ = &compiled_kernel(config);
     keep_mask_ = ~((1u << index_bits(problem.k.kmax)) - 1u);
     dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
@@ -645,6 +686,7 @@ class RegistersMultiK : public Variant {
     for (const auto& option : accumulate_options(problem, device)) accumulate.push_back(option);
     space.axes.push_back({"accumulate", accumulate, "mma = tensor-core one-hot product; registers = seed's select"});
     space.axes.push_back({"centroids", {"constant", "shared"}, "where the distance loop reads centroids from"});
+    space.axes.push_back({"lane_points", {1, 2}, "points per lane per warp step: each centroid operand load feeds this many distance chains"});
     space.restrictions.push_back(
         {"at most one of grid and ppt is set (the other is derived; both 0 = resident-blocks persistent grid)",
          [](const Params& p) { return !(p.at("grid").get<int64_t>() > 0 && p.at("ppt").get<int64_t>() > 0); }});
@@ -666,8 +708,10 @@ class RegistersMultiK : public Variant {
   // is a multiple of the SM count as seed 000 §5.1 recommends, with block 256 as the seed.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const auto options = accumulate_options(problem, device);
-    return {{"grid", 0}, {"ppt", 0}, {"block", 256}, {"layout", "aos"},
-            {"accumulate", options.empty() ? "mma" : options.front()}, {"centroids", "constant"}};
+    return {{"grid", 0},         {"ppt", 0},
+            {"block", 256},       {"layout", "aos"},
+            {"accumulate", options.empty() ? "mma" : options.front()},
+            {"centroids", "constant"}, {"lane_points", 1}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

@@ -20,7 +20,6 @@
 //   accumulate       shared (block-private sums) or global (FP64 atomics per coordinate).
 #include <algorithm>
 #include <cfloat>
-#include <climits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,11 +42,8 @@ template <class Source, int P>
 __global__ void __launch_bounds__(512)
     warp_centric_step(gpu::PointsView points, const float* __restrict__ centroids, gpu::KRangeView ks,
                       gpu::AccumulatorView acc, gpu::SharedLayout layout, int iterations_per_flush) {
-  extern __shared__ double shared_words[];
-  const gpu::BlockAccumulators block_acc = gpu::BlockAccumulators::carve(layout, shared_words);
-  block_acc.zero();
-  const Source source = Source::stage(centroids, ks.slots * points.n, block_acc.centroids);
-  __syncthreads();
+  const gpu::BlockAccumulators block_acc = gpu::BlockAccumulators::carve(layout);
+  const Source source = block_acc.begin<Source>(centroids, ks.slots, points.n);
 
   const int n = points.n;
   const int64_t m = points.m;
@@ -129,15 +125,9 @@ __global__ void __launch_bounds__(512)
       }
       if (lane == 0 && warp_inertia != 0.0) atomicAdd(&block_acc.inertia[k - ks.kmin], warp_inertia);
     }
-    if (++since_flush == iterations_per_flush) {
-      __syncthreads();
-      block_acc.flush(acc);
-      __syncthreads();
-      since_flush = 0;
-    }
+    block_acc.flush_every(since_flush, iterations_per_flush, acc);
   }
-  __syncthreads();
-  block_acc.flush(acc);
+  block_acc.flush_last(acc);
 }
 
 using StepKernel = void(gpu::PointsView, const float*, gpu::KRangeView, gpu::AccumulatorView, gpu::SharedLayout,
@@ -159,45 +149,26 @@ StepKernel* pick_kernel(bool centroids_in_shared, int points_per_warp) {
                              : pick_for_source<gpu::GlobalCentroids>(points_per_warp);
 }
 
-gpu::SharedLayout layout_for(const Problem& problem, const Params& params) {
-  return gpu::shared_layout(problem, params.at("accumulate") == "shared", params.at("centroids") == "shared");
-}
-
-class WarpCentricRun : public gpu::GpuRun {
+class WarpCentricRun : public gpu::BlockAccumulatorRun<StepKernel> {
  public:
   WarpCentricRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
-      : GpuRun(problem, data, Layout::AoS),
-        block_(params.at("block").get<int>()),
-        points_per_warp_(params.at("points_per_warp").get<int>()),
-        layout_(layout_for(problem, params)),
-        kernel_(pick_kernel(layout_.centroids_in_shared, points_per_warp_)) {
-    const int64_t bytes = layout_.bytes();
-    if (device.smem_per_block_optin > 0 && bytes > device.smem_per_block_optin)
-      throw UnsupportedError("warp-centric needs " + std::to_string(bytes) + " B of shared memory per block, " +
-                             device.name + " allows " + std::to_string(device.smem_per_block_optin) + " B");
-    gpu::allow_shared_bytes(kernel_, bytes, "warp_centric_step: shared memory opt-in");
-    const int points_per_block_iteration = (block_ / 32) * points_per_warp_;
-    const int64_t blocks_of_work = (problem.m + points_per_block_iteration - 1) / points_per_block_iteration;
-    grid_ = gpu::resident_grid(kernel_, block_, bytes, device.sm_count, blocks_of_work);
-    iterations_per_flush_ = gpu::iterations_per_flush(points_per_block_iteration);
+      : BlockAccumulatorRun(problem, data, Layout::AoS, params.at("block").get<int>(),
+                            gpu::shared_layout_from_params(problem, params)),
+        points_per_warp_(params.at("points_per_warp").get<int>()) {
+    use_kernel(pick_kernel(layout_.centroids_in_shared, points_per_warp_), "warp_centric_step", "warp-centric",
+               device);
+    plan_resident_grid(device, (block_ / 32) * points_per_warp_);
   }
 
   void iterate(bool store_labels) override {
     state_.zero_accumulators();
-    kernel_<<<grid_, block_, layout_.bytes(), state_.stream()>>>(state_.points(), state_.centroids(),
-                                                                 state_.k_range(), state_.accumulators(store_labels),
-                                                                 layout_, iterations_per_flush_);
-    gpu::check_launch("warp_centric_step");
+    launch(state_.points(), state_.centroids(), state_.k_range(), state_.accumulators(store_labels), layout_,
+           iterations_per_flush_);
     state_.finalize();
   }
 
  private:
-  int block_;
   int points_per_warp_;
-  gpu::SharedLayout layout_;
-  StepKernel* kernel_;
-  int grid_ = 1;
-  int iterations_per_flush_ = 1;
 };
 
 class WarpCentric : public Variant {
@@ -215,11 +186,7 @@ class WarpCentric : public Variant {
     if (problem.n > kMaxDimensions)
       return "warp-centric caches each point's coordinates in registers (4 per lane): needs N <= " +
              std::to_string(kMaxDimensions) + ", got N=" + std::to_string(problem.n);
-    if (int64_t(problem.k.sum()) * problem.n > INT_MAX) return "ΣK·N exceeds 2^31 centroid values";
-    const int64_t minimal = gpu::shared_layout(problem, false, false).bytes();
-    if (minimal > device.smem_per_block_optin)
-      return "per-K inertia alone needs " + std::to_string(minimal) + " B of shared memory, " + device.name +
-             " allows " + std::to_string(device.smem_per_block_optin) + " B per block";
+    if (auto why = gpu::check_block_accumulators(problem, device)) return why;
     return gpu::check_fits_in_memory(problem, device);
   }
 
@@ -230,35 +197,23 @@ class WarpCentric : public Variant {
     space.axes.push_back({"layout", {"aos"}, "point layout (rows are read by whole warps: AoS only)"});
     space.axes.push_back({"centroids", {"shared", "global"}, "where the assignment reads centroids"});
     space.axes.push_back({"accumulate", {"shared", "global"}, "block-private FP32 sums or global FP64 atomics"});
-
-    const int64_t limit = device.smem_per_block_optin;
-    const int64_t base = gpu::shared_layout(problem, false, false).bytes();
-    const int64_t sums = gpu::shared_layout(problem, true, false).bytes() - base;
-    const int64_t staged = gpu::shared_layout(problem, false, true).bytes() - base;
-    space.restrictions.push_back(
-        {"shared memory per block ≤ " + std::to_string(limit) + " B (inertia " + std::to_string(base) +
-             " B + accumulate=shared " + std::to_string(sums) + " B + centroids=shared " + std::to_string(staged) + " B)",
-         [problem, limit](const Params& p) { return layout_for(problem, p).bytes() <= limit; }});
+    space.restrictions.push_back(gpu::shared_memory_restriction(problem, device));
     return space;
   }
 
   // Heuristic: 256 threads; P=4: the kernel reserves registers for 4 coordinates per lane
   // per point whatever N is, so P=4 (~64 registers, half occupancy) is the largest P that
   // keeps enough warps resident, and gives 4× reuse of every centroid load plus 4
-  // independent shuffle chains; block-private sums when they fit (global FP64 atomics per
-  // coordinate contend), then staged centroids when they also fit.
+  // independent shuffle chains; shared memory as gpu::default_shared_placement chooses it
+  // (block-private sums when they fit, then staged centroids when they also fit).
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int points_per_warp = 4;
-    const int64_t limit = device.smem_per_block_optin;
-    const bool sums_fit = gpu::shared_layout(problem, true, false).bytes() <= limit;
-    const bool both_fit = gpu::shared_layout(problem, true, true).bytes() <= limit;
-    const bool centroids_fit = gpu::shared_layout(problem, false, true).bytes() <= limit;
-    const bool centroids_shared = sums_fit ? both_fit : centroids_fit;
+    const gpu::SharedPlacement shared = gpu::default_shared_placement(problem, device);
     return {{"points_per_warp", points_per_warp},
             {"block", 256},
             {"layout", "aos"},
-            {"centroids", centroids_shared ? "shared" : "global"},
-            {"accumulate", sums_fit ? "shared" : "global"}};
+            {"centroids", shared.centroids_param()},
+            {"accumulate", shared.accumulate_param()}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

@@ -5,6 +5,19 @@
 // zeroing, and flushing into LloydState's FP64 accumulators; plus the warp reductions the
 // kernels use.
 //
+// The step kernels all have the same frame, which lives here once:
+//   const BlockAccumulators block_acc = BlockAccumulators::carve(layout);
+//   const Source source = block_acc.begin<Source>(centroids, slots, n);
+//   int since_flush = 0;
+//   for (block-uniform grid-stride loop) {
+//     ... classify, block_acc.add_value / add_count / inertia atomics ...
+//     block_acc.flush_every(since_flush, iterations_per_flush, acc);
+//   }
+//   block_acc.flush_last(acc);
+// and so does the host side of it: the shared-memory checks of can_implement, the
+// param-space restriction and default placement of the {accumulate, centroids} axes, and
+// BlockAccumulatorRun (shared-memory check and opt-in, grid and flush cadence, launch).
+//
 // Precision: sums are FP32 in shared memory (FP64 shared atomics are emulated on several
 // architectures and halve the capacity). A block flushes into the FP64 global sums after
 // at most kMaxPointsPerFlush of its points, so no FP32 partial sum ever holds more than
@@ -14,8 +27,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <optional>
+#include <string>
 
+#include "harness/errors.hpp"
+#include "harness/variant.hpp"
+#include "variants/common/centroid_source.cuh"
 #include "variants/common/gpu_lloyd_state.cuh"
 
 namespace mk::gpu {
@@ -61,6 +80,12 @@ inline SharedLayout shared_layout(const Problem& problem, bool sums_in_shared, b
   return layout;
 }
 
+// The layout named by a variant's `accumulate` and `centroids` axes (each "shared" or
+// "global").
+inline SharedLayout shared_layout_from_params(const Problem& problem, const Params& params) {
+  return shared_layout(problem, params.at("accumulate") == "shared", params.at("centroids") == "shared");
+}
+
 struct BlockAccumulators {
   double* inertia;    // kcount
   float* sums;        // slots*n, null when sums go straight to global memory
@@ -69,6 +94,12 @@ struct BlockAccumulators {
   int kcount;
   int slots;
   int values;         // slots*n
+
+  // The kernel's dynamic shared memory (the launch passes layout.bytes()), carved up.
+  __device__ static BlockAccumulators carve(const SharedLayout& layout) {
+    extern __shared__ double shared_words[];
+    return carve(layout, shared_words);
+  }
 
   __device__ static BlockAccumulators carve(const SharedLayout& layout, void* base) {
     char* cursor = static_cast<char*>(base);
@@ -84,6 +115,17 @@ struct BlockAccumulators {
     cursor += layout.counts_bytes();
     out.centroids = layout.centroids_in_shared ? reinterpret_cast<float*>(cursor) : nullptr;
     return out;
+  }
+
+  // Block-wide kernel prologue: zeroes the accumulators, stages the slots×n centroid
+  // floats when `Source` keeps them in shared memory, and synchronises, so the block may
+  // accumulate and read centroids once it returns.
+  template <class Source>
+  __device__ __forceinline__ Source begin(const float* global_centroids, int slots, int n) const {
+    zero();
+    const Source source = Source::stage(global_centroids, slots * n, centroids);
+    __syncthreads();
+    return source;
   }
 
   // Block-wide; __syncthreads() before anyone accumulates.
@@ -123,6 +165,24 @@ struct BlockAccumulators {
     }
   }
 
+  // Block-wide, once per iteration of a block-uniform loop: flushes (between barriers)
+  // after every `iterations_per_flush` iterations.
+  __device__ __forceinline__ void flush_every(int& since_flush, int iterations_per_flush,
+                                              const AccumulatorView& acc) const {
+    if (++since_flush == iterations_per_flush) {
+      __syncthreads();
+      flush(acc);
+      __syncthreads();
+      since_flush = 0;
+    }
+  }
+
+  // Block-wide, after the loop: flushes what is left.
+  __device__ __forceinline__ void flush_last(const AccumulatorView& acc) const {
+    __syncthreads();
+    flush(acc);
+  }
+
   // One coordinate of one point into its slot: shared FP32 when the block owns sums,
   // global FP64 otherwise. `index` = slot*n + d.
   __device__ __forceinline__ void add_value(const AccumulatorView& acc, int64_t index, float value) const {
@@ -134,6 +194,7 @@ struct BlockAccumulators {
     else atomicAdd(&acc.counts[slot], static_cast<unsigned long long>(count));
   }
 };
+
 
 template <bool kSoA>
 __device__ __forceinline__ float load_point(const PointsView& points, int64_t i, int d) {
@@ -230,5 +291,108 @@ int resident_grid(Kernel* kernel, int block, int64_t shared_bytes, int sm_count,
   const int64_t full = int64_t(std::max(per_sm, 1)) * std::max(sm_count, 1);
   return int(std::max<int64_t>(1, std::min(full, blocks_of_work)));
 }
+
+// ---------------------------------------------------------------------------------------
+// Host side of the variants whose {accumulate, centroids} axes choose what goes into
+// shared memory (warp-centric, csr-sparse).
+
+// can_implement: centroid indices are int, and the per-K inertia (the smallest layout)
+// must fit in a block's shared memory.
+inline std::optional<std::string> check_block_accumulators(const Problem& problem, const DeviceInfo& device) {
+  if (int64_t(problem.k.sum()) * problem.n > INT_MAX) return "ΣK·N exceeds 2^31 centroid values";
+  const int64_t minimal = shared_layout(problem, false, false).bytes();
+  if (minimal > device.smem_per_block_optin)
+    return "per-K inertia alone needs " + std::to_string(minimal) + " B of shared memory, " + device.name +
+           " allows " + std::to_string(device.smem_per_block_optin) + " B per block";
+  return std::nullopt;
+}
+
+// param_space: the layout the {accumulate, centroids} params name must fit in a block.
+inline Restriction shared_memory_restriction(const Problem& problem, const DeviceInfo& device) {
+  const int64_t limit = device.smem_per_block_optin;
+  const int64_t base = shared_layout(problem, false, false).bytes();
+  const int64_t sums = shared_layout(problem, true, false).bytes() - base;
+  const int64_t staged = shared_layout(problem, false, true).bytes() - base;
+  return {"shared memory per block ≤ " + std::to_string(limit) + " B (inertia " + std::to_string(base) +
+              " B + accumulate=shared " + std::to_string(sums) + " B + centroids=shared " + std::to_string(staged) +
+              " B)",
+          [problem, limit](const Params& p) { return shared_layout_from_params(problem, p).bytes() <= limit; }};
+}
+
+// default_params: block-private sums when they fit (global FP64 atomics per coordinate
+// contend), then staged centroids when they also fit; centroids alone when sums do not.
+struct SharedPlacement {
+  bool sums;
+  bool centroids;
+  const char* accumulate_param() const { return sums ? "shared" : "global"; }
+  const char* centroids_param() const { return centroids ? "shared" : "global"; }
+};
+
+inline SharedPlacement default_shared_placement(const Problem& problem, const DeviceInfo& device) {
+  const int64_t limit = device.smem_per_block_optin;
+  const bool sums_fit = shared_layout(problem, true, false).bytes() <= limit;
+  const bool both_fit = shared_layout(problem, true, true).bytes() <= limit;
+  const bool centroids_fit = shared_layout(problem, false, true).bytes() <= limit;
+  return {sums_fit, sums_fit ? both_fit : centroids_fit};
+}
+
+// ---------------------------------------------------------------------------------------
+// Base of the prepared runs of the three variants: the block's shared layout, the step
+// kernel and its launch shape. A derived constructor calls use_kernel (after its own
+// checks, in the order it wants them reported), then one of the plan_* functions;
+// iterate() launches through launch().
+template <typename StepKernel>
+class BlockAccumulatorRun : public GpuRun {
+ protected:
+  BlockAccumulatorRun(const Problem& problem, const Dataset& data, Layout points_layout, int block,
+                      const SharedLayout& layout)
+      : GpuRun(problem, data, points_layout), block_(block), layout_(layout) {}
+
+  // Refuses a layout larger than the device allows per block (UnsupportedError naming
+  // `variant_name`), and opts `kernel` into more than 48 KB when the layout needs it.
+  void use_kernel(StepKernel* kernel, const char* kernel_name, const char* variant_name, const DeviceInfo& device) {
+    kernel_ = kernel;
+    kernel_name_ = kernel_name;
+    const int64_t bytes = layout_.bytes();
+    if (device.smem_per_block_optin > 0 && bytes > device.smem_per_block_optin)
+      throw UnsupportedError(std::string(variant_name) + " needs " + std::to_string(bytes) +
+                             " B of shared memory per block, " + device.name + " allows " +
+                             std::to_string(device.smem_per_block_optin) + " B");
+    allow_shared_bytes(kernel_, bytes, (std::string(kernel_name) + ": shared memory opt-in").c_str());
+  }
+
+  // Grid: the blocks every SM can hold at once (see resident_grid), at most those the
+  // points fill; a block advances `points_per_block_iteration` points per loop iteration.
+  void plan_resident_grid(const DeviceInfo& device, int points_per_block_iteration) {
+    grid_ = resident_grid(kernel_, block_, layout_.bytes(), device.sm_count,
+                          blocks_of_work(points_per_block_iteration));
+    iterations_per_flush_ = iterations_per_flush(points_per_block_iteration);
+  }
+
+  // Grid: `requested` blocks, at most those the points fill.
+  void plan_requested_grid(int requested, int points_per_block_iteration) {
+    grid_ = int(std::min<int64_t>(requested, blocks_of_work(points_per_block_iteration)));
+    iterations_per_flush_ = iterations_per_flush(points_per_block_iteration);
+  }
+
+  // The step kernel on the run's stream, with the layout's dynamic shared memory.
+  template <typename... Args>
+  void launch(const Args&... args) {
+    kernel_<<<grid_, block_, layout_.bytes(), state_.stream()>>>(args...);
+    check_launch(kernel_name_);
+  }
+
+  int block_;
+  SharedLayout layout_;
+  StepKernel* kernel_ = nullptr;
+  const char* kernel_name_ = "";
+  int grid_ = 1;
+  int iterations_per_flush_ = 1;
+
+ private:
+  int64_t blocks_of_work(int points_per_block_iteration) const {
+    return (state_.problem().m + points_per_block_iteration - 1) / points_per_block_iteration;
+  }
+};
 
 }  // namespace mk::gpu
