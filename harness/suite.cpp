@@ -345,6 +345,8 @@ std::vector<Params> expand_params(const Variant& variant, const Problem& problem
   return out;
 }
 
+}  // namespace
+
 std::vector<std::string> expand_variant_names(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const auto& name : names) {
@@ -360,6 +362,8 @@ std::vector<std::string> expand_variant_names(const std::vector<std::string>& na
     if (std::find(unique.begin(), unique.end(), name) == unique.end()) unique.push_back(name);
   return unique;
 }
+
+namespace {
 
 // ---------------------------------------------------------------- output
 

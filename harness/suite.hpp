@@ -127,6 +127,8 @@ struct SuiteOptions {
 };
 
 void add_suite_options(CLI::App& app, SuiteOptions& options);
+// Suite variant lists: "all", "all-gpu" and "all-cpu" expand to the registered variants.
+std::vector<std::string> expand_variant_names(const std::vector<std::string>& names);
 // Exit code: 0, 5 when a verification failed, 4 when a row failed on the device.
 int run_suite(const SuiteOptions& options);
 

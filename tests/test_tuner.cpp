@@ -22,10 +22,12 @@
 #include "tuner/buckets.hpp"
 #include "tuner/cache.hpp"
 #include "tuner/config.hpp"
+#include "tuner/default_gate.hpp"
 #include "tuner/replay.hpp"
 #include "tuner/search_space.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/tune_loop.hpp"
+#include "tuner/tune_shapes.hpp"
 
 namespace mk::tuner {
 namespace {
@@ -76,8 +78,13 @@ class FakeVariant : public Variant {
   bool runs_on_gpu() const override { return false; }
   std::optional<std::string> can_implement(const Problem&, const DeviceInfo&) const override { return refusal_; }
   ParamSpace param_space(const Problem& problem, const DeviceInfo&) const override { return space_(problem); }
+  // The first point of the space unless a test gives its own heuristic.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
-    return param_space(problem, device).enumerate().front();
+    return default_ ? default_(problem) : param_space(problem, device).enumerate().front();
+  }
+  void set_default(std::function<Params(const Problem&)> heuristic) { default_ = std::move(heuristic); }
+  void set_default(const Params& params) {
+    default_ = [params](const Problem&) { return params; };
   }
   std::unique_ptr<PreparedRun> prepare(const Problem&, const Dataset&, const Params&,
                                        const DeviceInfo&) const override {
@@ -88,6 +95,7 @@ class FakeVariant : public Variant {
   std::string name_;
   std::function<ParamSpace(const Problem&)> space_;
   std::optional<std::string> refusal_;
+  std::function<Params(const Problem&)> default_;
 };
 
 // Independent of the tuner's loader: the recorded optimum read straight from the file.
@@ -694,6 +702,505 @@ TEST(TunerCommand, BadArgumentsExitWithInputError) {
   EXPECT_EQ(run_mkbench("tune --replay " + kFixture + " --strategy genetic").exit_code, kExitBadInput);
   EXPECT_EQ(run_mkbench("tune --replay /nonexistent/cache.jsonl").exit_code, kExitBadInput);
   EXPECT_EQ(run_mkbench("tune --dims 8 --k 3..7").exit_code, kExitBadInput);
+}
+
+
+// --------------------------------------------------------------------- defaults first
+
+ParamSpace eight_points(const Problem&) {
+  ParamSpace space;
+  space.axes.push_back({"x", {1, 2, 3, 4, 5, 6, 7, 8}, ""});
+  return space;
+}
+
+Measurement timed(std::vector<double> samples) {
+  Measurement measurement;
+  measurement.median_ms = median_of(samples);
+  measurement.samples_ms = std::move(samples);
+  measurement.ok = true;
+  return measurement;
+}
+
+// Smooth in x so that the annealing walk has somewhere to go.
+Measurement by_x(const Variant&, const Params& params, const Problem&) {
+  const double ms = 1.0 + 0.01 * params.at("x").get<double>();
+  return timed({ms * 0.99, ms, ms * 1.01});
+}
+
+TEST(TunerDefaults, EveryStrategyMeasuresTheDefaultsFirst) {
+  FakeVariant a("a", eight_points);
+  a.set_default(Params{{"x", 6}});
+  FakeVariant b("b", [](const Problem&) { return two_axis_space(); });
+  b.set_default(Params{{"x", 2}, {"y", "b"}});  // the last point in enumeration order
+  const SearchSpace space = SearchSpace::build({&a, &b}, kTable1, DeviceInfo{});
+  const std::string a_default = candidate_key("a", {{"x", 6}});
+  const std::string b_default = candidate_key("b", {{"x", 2}, {"y", "b"}});
+  for (const std::string& name : strategy_names())
+    for (uint64_t seed : {1, 2, 3}) {
+      const TuneOutcome outcome = tune_with(name, space, by_x, kTable1, evals(6), seed);
+      ASSERT_GE(outcome.history.size(), 2u);
+      EXPECT_EQ(outcome.history[0].candidate.key(), a_default) << name << " seed " << seed;
+      EXPECT_EQ(outcome.history[1].candidate.key(), b_default) << name << " seed " << seed;
+    }
+}
+
+TEST(TunerDefaults, DefaultsCountTowardMaxEvals) {
+  FakeVariant a("a", eight_points);
+  a.set_default(Params{{"x", 6}});
+  FakeVariant b("b", eight_points);
+  b.set_default(Params{{"x", 3}});
+  const SearchSpace space = SearchSpace::build({&a, &b}, kTable1, DeviceInfo{});
+  std::vector<std::string> calls;
+  const TuneOutcome outcome = tune_with("random", space, counting(by_x, &calls), kTable1, evals(1), 4);
+  EXPECT_EQ(calls, (std::vector<std::string>{candidate_key("a", {{"x", 6}})}));
+  EXPECT_EQ(outcome.stop_reason, "max evals reached");
+}
+
+TEST(TunerDefaults, DefaultOutsideTheSpaceIsNotProposed) {
+  FakeVariant a("a", eight_points);
+  a.set_default(Params{{"x", 9}});
+  const SearchSpace space = SearchSpace::build({&a}, kTable1, DeviceInfo{});
+  EXPECT_TRUE(space.default_indices().empty());
+  EXPECT_EQ(space.default_notes(), (std::vector<std::string>{"a: default x=9 is not a point of the search space"}));
+  const TuneOutcome outcome = tune_with("exhaustive", space, by_x, kTable1, evals(1), 1);
+  ASSERT_EQ(outcome.history.size(), 1u);
+  EXPECT_EQ(outcome.history[0].candidate.key(), candidate_key("a", {{"x", 1}}));  // enumeration order
+}
+
+// A recording device as an H100 reports itself.
+DeviceInfo recording_device() {
+  DeviceInfo device;
+  device.is_gpu = true;
+  device.name = "FIXTURE replay GPU";
+  device.cc_major = 9;
+  device.sm_count = 132;
+  device.driver = "fixture";
+  device.global_mem_bytes = int64_t(80) << 30;
+  device.l2_bytes = int64_t(50) << 20;
+  device.smem_per_block_optin = 232448;
+  device.smem_per_sm = 233472;
+  device.regs_per_sm = 65536;
+  device.max_threads_per_sm = 2048;
+  return device;
+}
+
+// One record per point of a registered variant's space on `device`, the first point
+// fastest; device limits only when asked for (older caches have none).
+std::vector<CacheRecord> recorded_space(const std::string& variant_name, const DeviceInfo& device,
+                                        bool with_limits) {
+  const Variant& variant = Registry::instance().get(variant_name);
+  std::vector<CacheRecord> records;
+  double ms = 1.0;
+  for (const Params& params : variant.param_space(kTable1, device).enumerate()) {
+    CacheRecord record;
+    record.device = DeviceKey::of(device);
+    if (with_limits) record.device_limits = device_limits_of(device);
+    record.variant = variant_name;
+    record.params = params;
+    record.problem = kTable1;
+    record.bucket = Bucket::of(kTable1).label();
+    record.measurement = timed({ms});
+    ms += 0.01;
+    records.push_back(record);
+  }
+  return records;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += line + "\n";
+  return out;
+}
+
+TEST(TunerReplay, DefaultsComeFromTheRecordedDeviceLimits) {
+  const DeviceInfo device = recording_device();
+  const Params expected = Registry::instance().get("warp-centric").default_params(kTable1, device);
+  const ReplayTable table = ReplayTable::from_records(recorded_space("warp-centric", device, true), "test");
+  const SearchSpace space = table.space_for(kTable1);
+  ASSERT_EQ(space.default_indices().size(), 1u) << joined(space.default_notes());
+  EXPECT_EQ(space.at(space.default_indices()[0]).params, expected);
+}
+
+TEST(TunerReplay, KeyOnlyTableSkipsDefaultsThatNeedDeviceLimits) {
+  const DeviceInfo device = recording_device();
+  const Variant& warp = Registry::instance().get("warp-centric");
+  DeviceInfo no_shared_memory = device;
+  no_shared_memory.smem_per_block_optin = 0;
+  if (warp.default_params(kTable1, device) == warp.default_params(kTable1, no_shared_memory))
+    GTEST_SKIP() << "warp-centric's default no longer depends on shared memory: pick another variant";
+  const ReplayTable table = ReplayTable::from_records(recorded_space("warp-centric", device, false), "test");
+  const SearchSpace space = table.space_for(kTable1);
+  EXPECT_TRUE(space.default_indices().empty());
+  ASSERT_EQ(space.default_notes().size(), 1u);
+  EXPECT_NE(space.default_notes()[0].find("device limits"), std::string::npos) << space.default_notes()[0];
+}
+
+TEST(TunerReplay, KeyOnlyTableStillGivesDefaultsThatNeedNoLimits) {
+  const DeviceInfo device = recording_device();
+  const Variant& naive = Registry::instance().get("naive-atomics");
+  const Params expected = naive.default_params(kTable1, device);
+  DeviceInfo bare = device_info_of(DeviceKey::of(device), json());
+  if (naive.default_params(kTable1, bare) != expected)
+    GTEST_SKIP() << "naive-atomics' default now depends on device limits: pick another variant";
+  const ReplayTable table = ReplayTable::from_records(recorded_space("naive-atomics", device, false), "test");
+  const SearchSpace space = table.space_for(kTable1);
+  ASSERT_EQ(space.default_indices().size(), 1u) << joined(space.default_notes());
+  EXPECT_EQ(space.at(space.default_indices()[0]).params, expected);
+}
+
+TEST(TunerReplay, TableWithoutAnSmCountGivesNoDefaults) {
+  DeviceInfo device = recording_device();
+  device.sm_count = 0;
+  const ReplayTable table = ReplayTable::from_records(recorded_space("naive-atomics", device, false), "test");
+  const SearchSpace space = table.space_for(kTable1);
+  EXPECT_TRUE(space.default_indices().empty());
+  ASSERT_EQ(space.default_notes().size(), 1u);
+  EXPECT_NE(space.default_notes()[0].find("SM count"), std::string::npos) << space.default_notes()[0];
+}
+
+// ------------------------------------------------------------- winners vs defaults
+
+// Ten samples around 1 ms that overlap heavily with any copy scaled by 1-2%.
+const std::vector<double> kNoisy = {1.00, 0.95, 1.05, 0.97, 1.03, 0.99, 1.01, 0.96, 1.04, 1.02};
+
+std::vector<double> scaled(std::vector<double> samples, double factor) {
+  for (double& sample : samples) sample *= factor;
+  return samples;
+}
+
+Evaluation evaluation_at(const Variant& variant, Params params, std::vector<double> samples) {
+  return Evaluation{Candidate{&variant, std::move(params)}, timed(std::move(samples)), false};
+}
+
+TEST(TunerDefaultGate, SignificantlyFasterWinnerIsRecorded) {
+  FakeVariant variant("v", eight_points);
+  const Evaluation fallback = evaluation_at(variant, {{"x", 1}}, {1.00, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09});
+  const Evaluation winner = evaluation_at(variant, {{"x", 2}}, {0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99});
+  const GateVerdict verdict = judge_against_default(winner, fallback, true);
+  EXPECT_EQ(verdict.chosen.candidate.key(), winner.candidate.key());
+  EXPECT_FALSE(verdict.default_kept);
+  // Medians 0.945 and 1.045; disjoint samples of ten: z = 49.5/sqrt(175), p = 0.00018.
+  EXPECT_EQ(verdict.reason, "tuned: 9.6% faster than default, p=0.00018");
+}
+
+TEST(TunerDefaultGate, WinnerWithinTheNoiseKeepsTheDefault) {
+  FakeVariant variant("v", eight_points);
+  const Evaluation fallback = evaluation_at(variant, {{"x", 1}}, kNoisy);
+  const Evaluation winner = evaluation_at(variant, {{"x", 2}}, scaled(kNoisy, 0.988));
+  const GateVerdict verdict = judge_against_default(winner, fallback, true);
+  EXPECT_EQ(verdict.chosen.candidate.key(), fallback.candidate.key());
+  EXPECT_TRUE(verdict.default_kept);
+  EXPECT_EQ(verdict.reason.rfind("default: winner 1.2% faster, not significant (p=", 0), 0u) << verdict.reason;
+}
+
+TEST(TunerDefaultGate, SignificantGainBelowTwoPercentKeepsTheDefault) {
+  FakeVariant variant("v", eight_points);
+  const Evaluation fallback =
+      evaluation_at(variant, {{"x", 1}}, {1.000, 1.001, 1.002, 1.003, 1.004, 1.005, 1.006, 1.007, 1.008, 1.009});
+  const Evaluation winner =
+      evaluation_at(variant, {{"x", 2}}, {0.990, 0.991, 0.992, 0.993, 0.994, 0.995, 0.996, 0.997, 0.998, 0.999});
+  const GateVerdict verdict = judge_against_default(winner, fallback, true);
+  EXPECT_EQ(verdict.chosen.candidate.key(), fallback.candidate.key());
+  EXPECT_EQ(verdict.reason, "default: winner 1.0% faster, less than 2.0% (p=0.00018)");
+}
+
+TEST(TunerDefaultGate, WinnerStandsWhenTheVariantHasNoDefaultPoint) {
+  FakeVariant variant("v", eight_points);
+  const Evaluation winner = evaluation_at(variant, {{"x", 2}}, kNoisy);
+  const GateVerdict verdict = judge_against_default(winner, std::nullopt, false);
+  EXPECT_EQ(verdict.chosen.candidate.key(), winner.candidate.key());
+  EXPECT_EQ(verdict.reason, "tuned: v has no default point in the search space");
+}
+
+TEST(TunerDefaultGate, WinnerStandsWhenTheDefaultFailed) {
+  FakeVariant variant("v", eight_points);
+  const Evaluation winner = evaluation_at(variant, {{"x", 2}}, kNoisy);
+  const Evaluation failed{Candidate{&variant, {{"x", 1}}}, Measurement{{}, 0, false, "out of memory"}, false};
+  const GateVerdict verdict = judge_against_default(winner, failed, true);
+  EXPECT_EQ(verdict.chosen.candidate.key(), winner.candidate.key());
+  EXPECT_EQ(verdict.reason, "tuned: the default of v failed (out of memory)");
+}
+
+// x=3 is 1.2% faster than the default x=6 (within the noise), the rest 50% slower.
+Measurement noisy_optimum_at_3(const Variant&, const Params& params, const Problem&) {
+  const int x = params.at("x").get<int>();
+  return timed(scaled(kNoisy, x == 3 ? 0.988 : x == 6 ? 1.0 : 1.5));
+}
+
+TEST(TunerDefaultGate, ConfigKeepsTheDefaultAndMakesTheWinnerTheRunnerUp) {
+  FakeVariant variant("v", eight_points);
+  variant.set_default(Params{{"x", 6}});
+  const SearchSpace space = SearchSpace::build({&variant}, kTable1, DeviceInfo{});
+  const TuneOutcome outcome = tune_with("exhaustive", space, noisy_optimum_at_3, kTable1, Budget{}, 1);
+  ASSERT_EQ(outcome.best()->candidate.params, (Params{{"x", 3}}));
+  const auto pick = pick_for_config(outcome, kTable1);
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->best.params, (Params{{"x", 6}}));
+  EXPECT_TRUE(pick->best.is_default);
+  ASSERT_TRUE(pick->runner_up);
+  EXPECT_EQ(pick->runner_up->params, (Params{{"x", 3}}));
+  EXPECT_FALSE(pick->runner_up->is_default);
+  EXPECT_EQ(pick->chosen.rfind("default: winner 1.2% faster, not significant", 0), 0u) << pick->chosen;
+}
+
+TEST(TunerDefaultGate, RunnerUpOfAnotherVariantIsJudgedAgainstItsOwnDefault) {
+  FakeVariant a("a", eight_points), b("b", eight_points);
+  a.set_default(Params{{"x", 6}});
+  b.set_default(Params{{"x", 6}});
+  // a: x=1 twice as fast as its default (disjoint samples). b: x=2 within the noise of
+  // its default, and second fastest overall.
+  Evaluator evaluate = [&](const Variant& variant, const Params& params, const Problem&) {
+    const int x = params.at("x").get<int>();
+    if (&variant == &a) return timed(scaled(kNoisy, x == 1 ? 0.5 : x == 6 ? 1.0 : 1.5));
+    return timed(scaled(kNoisy, x == 2 ? 0.7 * 0.988 : x == 6 ? 0.7 : 1.5));
+  };
+  const SearchSpace space = SearchSpace::build({&a, &b}, kTable1, DeviceInfo{});
+  const TuneOutcome outcome = tune_with("exhaustive", space, evaluate, kTable1, Budget{}, 1);
+  ASSERT_EQ(outcome.runner_up()->candidate.key(), candidate_key("b", {{"x", 2}}));
+  const auto pick = pick_for_config(outcome, kTable1);
+  ASSERT_TRUE(pick && pick->runner_up);
+  EXPECT_EQ(pick->best.params, (Params{{"x", 1}}));
+  EXPECT_EQ(pick->runner_up->variant, "b");
+  EXPECT_EQ(pick->runner_up->params, (Params{{"x", 6}}));
+  EXPECT_TRUE(pick->runner_up->is_default);
+  EXPECT_EQ(pick->runner_up_chosen.rfind("default: winner 1.2% faster", 0), 0u) << pick->runner_up_chosen;
+}
+
+TEST(TunerConfig, ChosenReasonsAndDefaultFlagsSurviveTheFile) {
+  TempDir dir;
+  TunedConfig config;
+  ConfigEntry entry = entry_for(kTable1, "registers-multik", {{"grid", 0}}, std::make_pair(std::string("registers-multik"), Params{{"grid", 264}}));
+  entry.best.is_default = true;
+  entry.chosen = "default: winner 1.2% faster, not significant (p=0.31)";
+  entry.runner_up_chosen = "default: winner 0.5% faster, not significant (p=0.8)";
+  config.merge(entry);
+  save_config_atomically(dir.file("c.json"), config);
+  const TunedConfig loaded = load_config(dir.file("c.json"));
+  ASSERT_EQ(loaded.entries.size(), 1u);
+  EXPECT_TRUE(loaded.entries[0].best.is_default);
+  EXPECT_FALSE(loaded.entries[0].runner_up->is_default);
+  EXPECT_EQ(loaded.entries[0].chosen, entry.chosen);
+  EXPECT_EQ(loaded.entries[0].runner_up_chosen, entry.runner_up_chosen);
+}
+
+TEST(TunerTunedParams, KeptDefaultAppliesTheHeuristicOfTheShapeAtHand) {
+  TempDir dir;
+  ConfigDirScope scope(dir.path().string());
+  const DeviceInfo device = test_device();
+  TunedConfig config;
+  ConfigEntry entry = entry_for(kTable1, "registers-multik", {{"grid", 1056}, {"block", 256}});
+  entry.best.is_default = true;
+  config.merge(entry);
+  save_config_atomically(dir.file(device.slug() + ".json"), config);
+  FakeVariant variant("registers-multik", grid_space);
+  variant.set_default([](const Problem& problem) {
+    return Params{{"grid", problem.m >= (int64_t(32) << 20) ? 1056 : 264}, {"block", 256}};
+  });
+  // Same bucket, where grid=1056 is legal too but the heuristic says 264.
+  std::string used;
+  const auto params = tuned_params_for(variant, shape(8, 3, 7, int64_t(16) << 20), device, &used);
+  ASSERT_TRUE(params);
+  EXPECT_EQ(*params, (Params{{"grid", 264}, {"block", 256}}));
+  EXPECT_NE(used.find("the default, kept by the tune"), std::string::npos) << used;
+}
+
+// ------------------------------------------------------------ budgets across a kill
+
+struct Killed {};
+
+// Every measurement takes one second of a fake clock; `kill_at` (1-based) stops the
+// process, as kill -9 would, in the middle of that measurement.
+class FakeLab {
+ public:
+  Clock clock() const {
+    auto now = now_;
+    return [now] { return *now; };
+  }
+  // Keys "shape|variant|params" of the finished measurements go to `measured`.
+  Evaluator evaluator(std::vector<std::string>* measured, int kill_at = 0) const {
+    auto now = now_;
+    auto calls = std::make_shared<int>(0);
+    return [now, calls, measured, kill_at](const Variant& variant, const Params& params, const Problem& problem) {
+      if (++*calls == kill_at) throw Killed{};
+      *now += 1.0;
+      measured->push_back(problem_key(problem) + "|" + candidate_key(variant.name(), params));
+      const double ms = 1.0 + std::abs(params.at("x").get<int>() - 7) / 10.0;
+      return timed({ms * 0.99, ms, ms * 1.01});
+    };
+  }
+
+ private:
+  std::shared_ptr<double> now_ = std::make_shared<double>(1000.0);
+};
+
+ParamSpace thirty_points(const Problem&) {
+  std::vector<json> values;
+  for (int x = 1; x <= 30; ++x) values.push_back(x);
+  ParamSpace space;
+  space.axes.push_back({"x", values, ""});
+  return space;
+}
+
+const DeviceKey kTestDevice{"Test GPU", "9.0", 132, "580.1"};
+
+class TunerResume : public ::testing::Test {
+ protected:
+  TuneOutcome tune(const std::string& cache_name, const Evaluator& evaluate, std::ostream* progress = nullptr) {
+    TuneCache cache(dir_.file(cache_name), nullptr);
+    auto strategy = make_strategy("random", space_, 3);
+    TuneOptions options;
+    options.budget.seconds = 10.5;
+    options.clock = lab_.clock();
+    options.progress = progress;
+    options.cache = &cache;
+    options.device = kTestDevice;
+    return run_tune(space_, kTable1, *strategy, evaluate, options);
+  }
+
+  TempDir dir_;
+  FakeLab lab_;
+  FakeVariant variant_{"v", thirty_points};
+  SearchSpace space_ = SearchSpace::build({&variant_}, kTable1, DeviceInfo{});
+};
+
+TEST_F(TunerResume, KilledTuneMeasuresWhatAnUninterruptedOneWouldHave) {
+  std::vector<std::string> reference;
+  tune("reference.jsonl", lab_.evaluator(&reference));
+  ASSERT_EQ(reference.size(), 11u);  // started at 0, 1, …, 10 s of the 10.5 s
+  std::vector<std::string> before_kill, after_kill;
+  EXPECT_THROW(tune("cache.jsonl", lab_.evaluator(&before_kill, 5)), Killed);
+  ASSERT_EQ(before_kill.size(), 4u);
+  const TuneOutcome resumed = tune("cache.jsonl", lab_.evaluator(&after_kill));
+  EXPECT_EQ(resumed.cached_evals, 4u);
+  EXPECT_DOUBLE_EQ(resumed.cached_seconds, 4.0);
+  EXPECT_EQ(after_kill.size(), 7u);  // 11 in all, as without the kill
+  EXPECT_DOUBLE_EQ(resumed.charged_seconds(), 11.0);
+  for (const auto& key : after_kill)
+    EXPECT_EQ(std::count(before_kill.begin(), before_kill.end(), key), 0) << "measured twice: " << key;
+  std::set<std::string> together(before_kill.begin(), before_kill.end());
+  together.insert(after_kill.begin(), after_kill.end());
+  EXPECT_EQ(together, std::set<std::string>(reference.begin(), reference.end()));
+}
+
+TEST_F(TunerResume, RerunningAFinishedTuneMeasuresNothing) {
+  std::vector<std::string> first, second;
+  const TuneOutcome finished = tune("cache.jsonl", lab_.evaluator(&first));
+  const TuneOutcome again = tune("cache.jsonl", lab_.evaluator(&second));
+  EXPECT_TRUE(second.empty());
+  EXPECT_EQ(again.cached_evals, first.size());
+  EXPECT_EQ(again.stop_reason, "time budget spent");
+  EXPECT_EQ(again.best()->candidate.key(), finished.best()->candidate.key());
+}
+
+TEST_F(TunerResume, ShapeStartSaysHowMuchBudgetTheCacheAccountsFor) {
+  std::vector<std::string> measured;
+  EXPECT_THROW(tune("cache.jsonl", lab_.evaluator(&measured, 5)), Killed);
+  std::ostringstream progress;
+  tune("cache.jsonl", lab_.evaluator(&measured), &progress);
+  const std::string first_line = progress.str().substr(0, progress.str().find('\n'));
+  EXPECT_EQ(first_line, "cache already accounts for 4s of the 10.5s budget (4 measured points of this shape, "
+                        "charged as they are reused)");
+}
+
+TEST_F(TunerResume, RecordsWithoutEvalSecondsChargeNothing) {
+  CacheRecord old = sample_record("v", 0, 1.0);
+  old.device = kTestDevice;
+  old.params = {{"x", 1}};  // the default point, so the tune certainly reuses it
+  json line = record_to_json(old);
+  line.erase("eval_seconds");  // as written before the field existed
+  std::ofstream(dir_.file("old.jsonl")) << line.dump() << "\n";
+  std::vector<std::string> measured;
+  const TuneOutcome resumed = tune("old.jsonl", lab_.evaluator(&measured));
+  EXPECT_EQ(resumed.cached_evals, 1u);
+  EXPECT_DOUBLE_EQ(resumed.cached_seconds, 0.0);
+  EXPECT_EQ(measured.size(), 11u);  // the whole 10.5 s still to spend
+}
+
+TEST(TunerCache, EvalSecondsAndDeviceLimitsSurviveTheFile) {
+  TempDir dir;
+  CacheRecord record = sample_record("a", 264, 0.45);
+  record.eval_seconds = 2.5;
+  record.device_limits = device_limits_of(recording_device());
+  {
+    TuneCache cache(dir.file("cache.jsonl"), nullptr);
+    cache.append(record);
+  }
+  TuneCache reloaded(dir.file("cache.jsonl"), nullptr);
+  ASSERT_EQ(reloaded.records().size(), 1u);
+  EXPECT_DOUBLE_EQ(reloaded.records()[0].eval_seconds, 2.5);
+  EXPECT_EQ(device_info_of(reloaded.records()[0].device, reloaded.records()[0].device_limits).smem_per_block_optin,
+            232448);
+}
+
+TEST(TunerResumeSuite, ResumedSuiteIsChargedForWhatTheCacheAlreadyMeasured) {
+  TempDir dir;
+  FakeLab lab;
+  FakeVariant variant("v", thirty_points);
+  // Two buckets (n<=8 and n<=4): 5 s each of the 10 s, five measurements each.
+  const std::vector<Problem> problems = {kTable1, shape(4, 3, 5, int64_t(32) << 20)};
+  auto suite = [&](const std::string& cache_name, const Evaluator& evaluate) {
+    TuneCache cache(dir.file(cache_name), nullptr);
+    std::vector<ShapeJob> jobs;
+    for (const Problem& problem : problems)
+      jobs.push_back({problem, [&variant, problem] { return SearchSpace::build({&variant}, problem, DeviceInfo{}); },
+                      [evaluate] { return evaluate; }});
+    ShapesOptions options;
+    options.strategy = "random";
+    options.seed = 3;
+    options.budget.seconds = 10;
+    options.clock = lab.clock();
+    options.cache = &cache;
+    options.device = kTestDevice;
+    return tune_shapes(jobs, options);
+  };
+  std::vector<std::string> reference;
+  suite("reference.jsonl", lab.evaluator(&reference));
+  ASSERT_EQ(reference.size(), 10u);
+  std::vector<std::string> before_kill, after_kill;
+  EXPECT_THROW(suite("cache.jsonl", lab.evaluator(&before_kill, 8)), Killed);  // in the second shape
+  ASSERT_EQ(before_kill.size(), 7u);
+  const auto resumed = suite("cache.jsonl", lab.evaluator(&after_kill));
+  EXPECT_EQ(after_kill.size(), 3u);
+  double charged = 0;
+  for (const auto& shape : resumed) charged += shape.outcome.charged_seconds();
+  EXPECT_DOUBLE_EQ(charged, 10.0);
+  std::set<std::string> together(before_kill.begin(), before_kill.end());
+  together.insert(after_kill.begin(), after_kill.end());
+  EXPECT_EQ(together, std::set<std::string>(reference.begin(), reference.end()));
+}
+
+// A naive-atomics table where one point is 1.2% faster than the default, within the noise.
+TEST(TunerCommand, ReplayConfigKeepsTheDefaultWhenTheWinnerIsWithinTheNoise) {
+  TempDir dir;
+  const DeviceInfo device = recording_device();
+  const Variant& naive = Registry::instance().get("naive-atomics");
+  const Params fallback = naive.default_params(kTable1, device_info_of(DeviceKey::of(device), json()));
+  std::optional<Params> winner;
+  std::ofstream out(dir.file("table.jsonl"));
+  for (CacheRecord record : recorded_space("naive-atomics", device, false)) {
+    double factor = 1.5;
+    if (record.params == fallback) {
+      factor = 1.0;
+    } else if (!winner) {
+      winner = record.params;
+      factor = 0.988;
+    }
+    record.measurement = timed(scaled(kNoisy, factor));
+    out << record_to_json(record).dump() << "\n";
+  }
+  out.close();
+  ASSERT_TRUE(winner);
+  const CommandResult result = run_mkbench("tune --replay " + dir.file("table.jsonl") +
+                                           " --strategy exhaustive --config-out " + dir.file("config.json"));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const TunedConfig config = load_config(dir.file("config.json"));
+  ASSERT_EQ(config.entries.size(), 1u);
+  const ConfigEntry& entry = config.entries[0];
+  EXPECT_EQ(entry.best.params, fallback);
+  EXPECT_TRUE(entry.best.is_default);
+  ASSERT_TRUE(entry.runner_up);
+  EXPECT_EQ(entry.runner_up->params, *winner);
+  EXPECT_EQ(entry.chosen.rfind("default: winner 1.2% faster, not significant", 0), 0u) << entry.chosen;
 }
 
 }  // namespace

@@ -146,14 +146,17 @@ TEST(RegistersMultiKSpace, RefusesMmaOnTuringWhenRegisterAccumulatorsDoNotFitEit
   EXPECT_EQ(variant("registers-multik").can_implement(make_problem(1 << 20, 8, 3, 7), turing), std::nullopt);
 }
 
-TEST(RegistersMultiKSpace, DefaultIsThePersistentGridWithOnePointPerLane) {
+TEST(RegistersMultiKSpace, DefaultIsThePersistentGridWithTwoPointsPerLaneOnlyForSmallTables) {
   const Problem p = make_problem(int64_t(1) << 25, 8, 3, 7);
   const Params defaults = variant("registers-multik").default_params(p, h100_like());
   EXPECT_EQ(defaults.at("grid"), 0);
   EXPECT_EQ(defaults.at("ppt"), 0);
   EXPECT_EQ(defaults.at("block"), 256);
   EXPECT_EQ(defaults.at("accumulate"), "mma");
+  EXPECT_EQ(defaults.at("lane_points"), 1);  // ΣK·N = 200
   EXPECT_EQ(variant("registers-multik").param_space(p, h100_like()).check(defaults), std::nullopt);
+  const Problem small = make_problem(int64_t(1) << 25, 4, 3, 5);  // ΣK·N = 48
+  EXPECT_EQ(variant("registers-multik").default_params(small, h100_like()).at("lane_points"), 2);
 }
 
 TEST(RegistersMultiKSpace, GridAndPointsPerThreadAreNotBothSet) {

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +58,33 @@ std::string DeviceKey::slug() const {
   return info.slug();
 }
 
+json device_limits_of(const DeviceInfo& device) {
+  return {{"global_mem_bytes", device.global_mem_bytes},
+          {"l2_bytes", device.l2_bytes},
+          {"smem_per_block_optin", device.smem_per_block_optin},
+          {"smem_per_sm", device.smem_per_sm},
+          {"regs_per_sm", device.regs_per_sm},
+          {"max_threads_per_sm", device.max_threads_per_sm}};
+}
+
+DeviceInfo device_info_of(const DeviceKey& key, const json& limits) {
+  DeviceInfo info;
+  info.name = key.name;
+  info.driver = key.driver;
+  info.sm_count = key.sm_count;
+  info.is_gpu = key.cc != "0.0";
+  if (std::sscanf(key.cc.c_str(), "%d.%d", &info.cc_major, &info.cc_minor) != 2) info.cc_major = info.cc_minor = 0;
+  if (limits.is_object()) {
+    info.global_mem_bytes = limits.value("global_mem_bytes", int64_t(0));
+    info.l2_bytes = limits.value("l2_bytes", int64_t(0));
+    info.smem_per_block_optin = limits.value("smem_per_block_optin", int64_t(0));
+    info.smem_per_sm = limits.value("smem_per_sm", int64_t(0));
+    info.regs_per_sm = limits.value("regs_per_sm", 0);
+    info.max_threads_per_sm = limits.value("max_threads_per_sm", 0);
+  }
+  return info;
+}
+
 std::string problem_key(const Problem& problem) {
   return "n=" + std::to_string(problem.n) + ",k=" + problem.k.str() + ",m=" + std::to_string(problem.m);
 }
@@ -88,17 +117,20 @@ std::string cache_key(const DeviceKey& device, const std::string& variant, const
 std::string CacheRecord::key() const { return cache_key(device, variant, problem, params); }
 
 json record_to_json(const CacheRecord& record) {
-  return {{"device", record.device.to_json()},
-          {"variant", record.variant},
-          {"params", record.params},
-          {"problem", problem_to_json(record.problem)},
-          {"bucket", record.bucket},
-          {"ok", record.measurement.ok},
-          {"reason", record.measurement.reason},
-          {"median_ms", record.measurement.median_ms},
-          {"samples_ms", record.measurement.samples_ms},
-          {"strategy", record.strategy},
-          {"time", record.time}};
+  json out = {{"device", record.device.to_json()},
+              {"variant", record.variant},
+              {"params", record.params},
+              {"problem", problem_to_json(record.problem)},
+              {"bucket", record.bucket},
+              {"ok", record.measurement.ok},
+              {"reason", record.measurement.reason},
+              {"median_ms", record.measurement.median_ms},
+              {"samples_ms", record.measurement.samples_ms},
+              {"strategy", record.strategy},
+              {"time", record.time},
+              {"eval_seconds", record.eval_seconds}};
+  if (!record.device_limits.is_null()) out["device_limits"] = record.device_limits;
+  return out;
 }
 
 CacheRecord record_from_json(const json& j, const std::string& where) {
@@ -117,11 +149,17 @@ CacheRecord record_from_json(const json& j, const std::string& where) {
     record.measurement.median_ms = j.at("median_ms").get<double>();
     record.strategy = j.value("strategy", std::string());
     record.time = j.value("time", std::string());
+    record.eval_seconds = j.value("eval_seconds", 0.0);
+    record.device_limits = j.value("device_limits", json());
   } catch (const json::exception& error) {
     throw InputError(where + ": " + error.what());
   }
   if (record.measurement.ok && !(record.measurement.median_ms > 0))
     throw InputError(where + ": an ok record needs a positive median_ms");
+  if (!(record.eval_seconds >= 0) || !std::isfinite(record.eval_seconds))
+    throw InputError(where + ": eval_seconds must be a finite number >= 0");
+  if (!record.device_limits.is_null() && !record.device_limits.is_object())
+    throw InputError(where + ": device_limits must be an object");
   return record;
 }
 

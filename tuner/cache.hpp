@@ -40,8 +40,17 @@ std::string problem_key(const Problem& problem);
 nlohmann::json problem_to_json(const Problem& problem);
 Problem problem_from_json(const nlohmann::json& json, const std::string& where);
 
+// Device properties that variant heuristics read besides the key (memory sizes, shared
+// memory, threads per SM). Stored with each record, outside the key because they follow
+// from the chip, so that a replay can work out the variants' default points.
+nlohmann::json device_limits_of(const DeviceInfo& device);
+// The recorded device as a DeviceInfo: name, CC, SM count and driver from the key, plus
+// `limits` (an object from device_limits_of) when recorded; null limits leave them 0.
+DeviceInfo device_info_of(const DeviceKey& key, const nlohmann::json& limits);
+
 struct CacheRecord {
   DeviceKey device;
+  nlohmann::json device_limits;  // device_limits_of the device; null in older caches
   std::string variant;
   Params params = Params::object();
   Problem problem;
@@ -49,6 +58,9 @@ struct CacheRecord {
   Measurement measurement;
   std::string strategy;
   std::string time;  // UTC ISO-8601 of the measurement
+  // Wall time the evaluation took (data generation, warm-up and timed iterations): a
+  // resumed tune charges it to the time budget when it reuses the point. 0 in older caches.
+  double eval_seconds = 0;
 
   std::string key() const;
 };

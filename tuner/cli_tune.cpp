@@ -19,9 +19,11 @@
 #include "tuner/buckets.hpp"
 #include "tuner/cache.hpp"
 #include "tuner/config.hpp"
+#include "tuner/default_gate.hpp"
 #include "tuner/replay.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/tune_loop.hpp"
+#include "tuner/tune_shapes.hpp"
 
 namespace mk::tuner {
 namespace {
@@ -93,7 +95,7 @@ std::vector<TuneJob> jobs_from_cli(const TuneCliOptions& options) {
             const bool all = suite_case.variants.empty() ||
                              std::find(suite_case.variants.begin(), suite_case.variants.end(), "all") !=
                                  suite_case.variants.end();
-            if (!all) job.variants = suite_case.variants;
+            if (!all) job.variants = expand_variant_names(suite_case.variants);
             const std::string shape = problem_key(job.problem);
             auto found = index_by_shape.find(shape);
             if (found == index_by_shape.end()) {
@@ -129,6 +131,26 @@ std::vector<TuneJob> jobs_from_cli(const TuneCliOptions& options) {
   return jobs;
 }
 
+// The config is per GPU: a suite's CPU-baseline rows (cpu-openmp) are not tuned into it.
+std::vector<TuneJob> without_cpu_variants(std::vector<TuneJob> jobs) {
+  std::vector<TuneJob> kept;
+  for (auto& job : jobs) {
+    if (job.variants.empty()) {
+      for (const Variant* variant : Registry::instance().all())
+        if (variant->runs_on_gpu()) job.variants.push_back(variant->name());
+    } else {
+      std::vector<std::string> gpu_only;
+      for (const auto& name : job.variants)
+        if (Registry::instance().get(name).runs_on_gpu()) gpu_only.push_back(name);
+      if (gpu_only.empty())
+        std::cerr << "[tune] " << job.problem.str() << ": CPU-baseline rows are not tuned into a GPU's config\n";
+      job.variants = std::move(gpu_only);
+    }
+    if (!job.variants.empty()) kept.push_back(std::move(job));
+  }
+  return kept;
+}
+
 Budget budget_from_cli(const TuneCliOptions& options) {
   Budget budget;
   if (!options.budget.empty()) budget.seconds = parse_duration_seconds(options.budget);
@@ -146,74 +168,25 @@ std::vector<const Variant*> variants_for(const TuneJob& job) {
   return out;
 }
 
-ConfigChoice choice_of(const Evaluation& evaluation, const Problem& problem) {
-  ConfigChoice choice;
-  choice.variant = evaluation.candidate.variant->name();
-  choice.params = evaluation.candidate.params;
-  choice.median_ms = evaluation.measurement.median_ms;
-  choice.gops = gops_of(problem, evaluation.measurement.median_ms);
-  choice.samples = evaluation.measurement.samples_ms.size();
-  return choice;
-}
-
-struct TunedShape {
-  Problem problem;
-  TuneOutcome outcome;
-  Budget share;
-};
-
-// Tunes every job in bucket order, giving each bucket an equal share of the budget and
-// each shape an equal share of its bucket's; what a shape leaves unused rolls over.
-std::vector<TunedShape> tune_jobs(std::vector<TuneJob> jobs, const TuneCliOptions& options, const Budget& budget,
+// The suite loop (tune_shapes.hpp) over the command's jobs.
+std::vector<TunedShape> tune_jobs(const std::vector<TuneJob>& jobs, const TuneCliOptions& options,
+                                  const Budget& budget,
                                   const std::function<SearchSpace(const TuneJob&)>& space_of,
                                   const std::function<Evaluator(const TuneJob&)>& evaluator_of, TuneCache* cache,
-                                  const DeviceKey& device) {
-  std::stable_sort(jobs.begin(), jobs.end(), [](const TuneJob& a, const TuneJob& b) {
-    return Bucket::of(a.problem) < Bucket::of(b.problem);
-  });
-  std::map<Bucket, int> shapes_per_bucket;
-  for (const auto& job : jobs) ++shapes_per_bucket[Bucket::of(job.problem)];
-  const double bucket_count = double(shapes_per_bucket.size());
-
-  Budget remaining = budget;
-  double weight_left = 1.0;
-  std::vector<TunedShape> tuned;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const TuneJob& job = jobs[i];
-    const Bucket bucket = Bucket::of(job.problem);
-    const double weight = 1.0 / (bucket_count * shapes_per_bucket[bucket]);
-    const Budget share = share_of(remaining, weight, weight_left);
-    weight_left -= weight;
-    const std::string prefix = "[tune " + std::to_string(i + 1) + "/" + std::to_string(jobs.size()) + " " +
-                               bucket.label() + " " + job.problem.str() + "] ";
-    if (share.max_evals && *share.max_evals == 0) {
-      std::cerr << prefix << "skipped: no evaluations left in the budget\n";
-      continue;
-    }
-    const SearchSpace space = space_of(job);
-    for (const auto& [name, reason] : space.refused())
-      std::cerr << prefix << name << " left out: " << reason << "\n";
-    if (space.empty()) {
-      std::cerr << prefix << "skipped: no variant can solve this shape here\n";
-      continue;
-    }
-    std::cerr << prefix << options.strategy << " over " << space.size() << " points, budget " << share.str()
-              << "\n";
-    auto strategy = make_strategy(options.strategy, space, options.seed);
-    TuneOptions tune_options;
-    tune_options.budget = share;
-    tune_options.progress = &std::cerr;
-    tune_options.progress_prefix = prefix;
-    tune_options.cache = cache;
-    tune_options.device = device;
-    TunedShape result{job.problem, run_tune(space, job.problem, *strategy, evaluator_of(job), tune_options), share};
-    std::cerr << prefix << "done: " << result.outcome.stop_reason << ", " << result.outcome.new_evals
-              << " measured, " << result.outcome.cached_evals << " from the cache\n";
-    if (remaining.seconds) remaining.seconds = std::max(0.0, *remaining.seconds - result.outcome.seconds);
-    if (remaining.max_evals) remaining.max_evals = *remaining.max_evals - int64_t(result.outcome.new_evals);
-    tuned.push_back(std::move(result));
-  }
-  return tuned;
+                                  const DeviceKey& device, const nlohmann::json& device_limits) {
+  std::vector<ShapeJob> shapes;
+  for (const TuneJob& job : jobs)
+    shapes.push_back({job.problem, [&space_of, job] { return space_of(job); },
+                      [&evaluator_of, job] { return evaluator_of(job); }});
+  ShapesOptions shapes_options;
+  shapes_options.strategy = options.strategy;
+  shapes_options.seed = options.seed;
+  shapes_options.budget = budget;
+  shapes_options.progress = &std::cerr;
+  shapes_options.cache = cache;
+  shapes_options.device = device;
+  shapes_options.device_limits = device_limits;
+  return tune_shapes(std::move(shapes), shapes_options);
 }
 
 void print_summary(std::ostream& out, const std::vector<TunedShape>& tuned) {
@@ -241,13 +214,17 @@ void write_config(const std::string& path, const std::vector<TunedShape>& tuned,
   config.updated = utc_now_iso();
   size_t added = 0;
   for (const auto& shape : tuned) {
-    const auto best = shape.outcome.best();
-    if (!best) continue;
+    auto pick = pick_for_config(shape.outcome, shape.problem);
+    if (!pick) continue;
     ConfigEntry entry;
     entry.bucket = Bucket::of(shape.problem);
     entry.problem = shape.problem;
-    entry.best = choice_of(*best, shape.problem);
-    if (auto second = shape.outcome.runner_up()) entry.runner_up = choice_of(*second, shape.problem);
+    std::cerr << "config " << entry.bucket.label() << " " << shape.problem.str() << ": " << pick->best.variant << " "
+              << params_label(pick->best.params) << " (" << pick->chosen << ")\n";
+    entry.best = std::move(pick->best);
+    entry.runner_up = std::move(pick->runner_up);
+    entry.chosen = std::move(pick->chosen);
+    entry.runner_up_chosen = std::move(pick->runner_up_chosen);
     entry.evals_new = shape.outcome.new_evals;
     entry.evals_cached = shape.outcome.cached_evals;
     entry.space_size = shape.outcome.space_size;
@@ -346,7 +323,7 @@ int run_replay(const TuneCliOptions& options, const Budget& budget) {
   };
   const Evaluator evaluate = table.evaluator();
   const auto tuned = tune_jobs(jobs, options, budget, space_of, [&](const TuneJob&) { return evaluate; }, nullptr,
-                               table.device());
+                               table.device(), nlohmann::json());
   print_summary(std::cout, tuned);
   // Replayed numbers must never silently replace a real device's config.
   if (!options.config_out.empty()) write_config(options.config_out, tuned, options, table.device());
@@ -362,12 +339,13 @@ int run_tune_command(const TuneCliOptions& options) {
   if (!options.replay.empty()) return run_replay(options, budget);
   if (options.compare) throw InputError("--compare needs --replay CACHE.jsonl");
 
-  const std::vector<TuneJob> jobs = jobs_from_cli(options);
+  std::vector<TuneJob> jobs = jobs_from_cli(options);
   if (jobs.empty()) throw InputError("nothing to tune: give --suite S, or --dims, --k and --points");
   for (const auto& job : jobs) variants_for(job);  // unknown variant names fail before measuring
 
   select_device(options.device);
   const DeviceInfo device = query_device(options.device);
+  if (device.is_gpu && options.variants.empty()) jobs = without_cpu_variants(std::move(jobs));
   const DeviceKey device_key = DeviceKey::of(device);
   const std::string cache_path = options.cache.empty() ? default_cache_path(device.slug()) : options.cache;
   TuneCache cache(cache_path, &std::cerr);
@@ -395,7 +373,8 @@ int run_tune_command(const TuneCliOptions& options) {
     return evaluator;
   };
   auto space_of = [&](const TuneJob& job) { return SearchSpace::build(variants_for(job), job.problem, device); };
-  const auto tuned = tune_jobs(jobs, options, budget, space_of, evaluator_of, &cache, device_key);
+  const auto tuned =
+      tune_jobs(jobs, options, budget, space_of, evaluator_of, &cache, device_key, device_limits_of(device));
   print_summary(std::cout, tuned);
   const std::string config_path = options.config_out.empty() ? default_config_path(device.slug()) : options.config_out;
   write_config(config_path, tuned, options, device_key);

@@ -21,7 +21,7 @@ namespace {
 
 json choice_to_json(const ConfigChoice& choice) {
   return {{"variant", choice.variant}, {"params", choice.params}, {"median_ms", choice.median_ms},
-          {"gops", choice.gops}, {"samples", choice.samples}};
+          {"gops", choice.gops}, {"samples", choice.samples}, {"default", choice.is_default}};
 }
 
 ConfigChoice choice_from_json(const json& j, const std::string& where) {
@@ -32,6 +32,7 @@ ConfigChoice choice_from_json(const json& j, const std::string& where) {
     choice.median_ms = j.at("median_ms").get<double>();
     choice.gops = j.value("gops", 0.0);
     choice.samples = j.value("samples", size_t(0));
+    choice.is_default = j.value("default", false);
   } catch (const json::exception& error) {
     throw InputError(where + ": " + error.what());
   }
@@ -89,6 +90,7 @@ json config_to_json(const TunedConfig& config) {
                        {"problem", problem_to_json(e.problem)},
                        {"best", choice_to_json(e.best)},
                        {"runner_up", e.runner_up ? choice_to_json(*e.runner_up) : json(nullptr)},
+                       {"chosen", e.chosen},
                        {"evals", {{"new", e.evals_new}, {"cached", e.evals_cached}, {"space_size", e.space_size}}},
                        {"strategy", e.strategy},
                        {"seed", e.seed},
@@ -96,6 +98,7 @@ json config_to_json(const TunedConfig& config) {
                        {"stop_reason", e.stop_reason},
                        {"date", e.date},
                        {"device", e.device}});
+    if (!e.runner_up_chosen.empty()) entries.back()["runner_up_chosen"] = e.runner_up_chosen;
   }
   return {{"schema", config.schema}, {"device", config.device}, {"updated", config.updated}, {"entries", entries}};
 }
@@ -120,6 +123,8 @@ TunedConfig config_from_json(const json& j, const std::string& source) {
       entry.best = choice_from_json(e.at("best"), where + ".best");
       if (e.contains("runner_up") && !e.at("runner_up").is_null())
         entry.runner_up = choice_from_json(e.at("runner_up"), where + ".runner_up");
+      entry.chosen = e.value("chosen", std::string());
+      entry.runner_up_chosen = e.value("runner_up_chosen", std::string());
       const json evals = e.value("evals", json::object());
       entry.evals_new = evals.value("new", size_t(0));
       entry.evals_cached = evals.value("cached", size_t(0));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -14,10 +15,47 @@ namespace {
 
 using PointsByProblem = std::map<std::string, std::vector<Params>>;  // problem_key -> recorded params
 
+// What a replay knows about the device the table was recorded on: enough to ask the
+// registered variants for their default points, or why not.
+struct RecordedDevice {
+  DeviceInfo info;
+  bool limits_recorded = false;       // the records carry device_limits
+  std::optional<std::string> unknown;  // why no default can be worked out at all
+};
+
+RecordedDevice recorded_device_of(const std::vector<CacheRecord>& records) {
+  RecordedDevice device;
+  const CacheRecord* with_limits = nullptr;
+  for (const CacheRecord& record : records)
+    if (record.device_limits.is_object()) {
+      with_limits = &record;
+      break;
+    }
+  device.limits_recorded = with_limits != nullptr;
+  device.info = device_info_of(records.front().device, with_limits ? with_limits->device_limits : nlohmann::json());
+  if (device.info.cc_major == 0 && device.info.is_gpu)
+    device.unknown = "the table records no usable compute capability ('" + records.front().device.cc + "')";
+  else if (device.info.is_gpu && device.info.sm_count < 1)
+    device.unknown = "the table records no SM count for its device";
+  return device;
+}
+
+// The same device with every limit that older caches do not record set far from 0.
+DeviceInfo with_large_limits(DeviceInfo info) {
+  info.global_mem_bytes = int64_t(1) << 42;
+  info.l2_bytes = int64_t(1) << 32;
+  info.smem_per_block_optin = int64_t(1) << 32;
+  info.smem_per_sm = int64_t(1) << 32;
+  info.regs_per_sm = 1 << 24;
+  info.max_threads_per_sm = 1 << 20;
+  return info;
+}
+
 class RecordedVariant : public Variant {
  public:
-  RecordedVariant(std::string name, bool gpu, std::shared_ptr<const PointsByProblem> points)
-      : name_(std::move(name)), gpu_(gpu), points_(std::move(points)) {}
+  RecordedVariant(std::string name, bool gpu, std::shared_ptr<const PointsByProblem> points,
+                  std::shared_ptr<const RecordedDevice> device)
+      : name_(std::move(name)), gpu_(gpu), points_(std::move(points)), device_(std::move(device)) {}
 
   std::string name() const override { return name_; }
   std::string description() const override { return "recorded timings of " + name_ + " (replay)"; }
@@ -53,9 +91,19 @@ class RecordedVariant : public Variant {
     return space;
   }
 
+  // The registered variant's default on the recorded device. UnsupportedError when that
+  // cannot be known: the variant is not in this build, the table lacks the device's CC or
+  // SM count, or (tables without device_limits) the default depends on a limit that was
+  // not recorded, which shows as a different answer with those limits at 0 and far from 0.
   Params default_params(const Problem& problem, const DeviceInfo&) const override {
-    auto found = points_->find(problem_key(problem));
-    return found == points_->end() || found->second.empty() ? Params::object() : found->second.front();
+    if (device_->unknown) throw UnsupportedError(*device_->unknown);
+    const Variant* real = Registry::instance().find(name_);
+    if (!real) throw UnsupportedError(name_ + " is not a variant of this build");
+    Params params = real->default_params(problem, device_->info);
+    if (!device_->limits_recorded && params != real->default_params(problem, with_large_limits(device_->info)))
+      throw UnsupportedError("it depends on device limits (shared memory, L2, memory size) that the table does "
+                             "not record");
+    return params;
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem&, const Dataset&, const Params&,
@@ -67,6 +115,7 @@ class RecordedVariant : public Variant {
   std::string name_;
   bool gpu_;
   std::shared_ptr<const PointsByProblem> points_;
+  std::shared_ptr<const RecordedDevice> device_;
 };
 
 std::string replay_key(const Problem& problem, const std::string& variant, const Params& params) {
@@ -116,8 +165,9 @@ ReplayTable ReplayTable::from_records(std::vector<CacheRecord> records, std::str
     if (first_time) (*points)[problem_key(record.problem)].push_back(record.params);
   }
   const bool gpu = records.front().device.cc != "0.0";
+  const auto device = std::make_shared<const RecordedDevice>(recorded_device_of(records));
   for (const std::string& name : variant_order)
-    table.data_->variants.push_back(std::make_unique<RecordedVariant>(name, gpu, points_by_variant[name]));
+    table.data_->variants.push_back(std::make_unique<RecordedVariant>(name, gpu, points_by_variant[name], device));
   table.data_->records = std::move(records);
   return table;
 }

@@ -32,7 +32,9 @@ class ReplayTable {
   DeviceKey device() const;
   // Stand-ins for the recorded variants (their prepare() refuses: they cannot run).
   std::vector<const Variant*> variants() const;
-  // The recorded points of `problem`, every variant that has any.
+  // The recorded points of `problem`, every variant that has any. A variant's default
+  // point is its registered namesake's default_params on the recorded device, when that
+  // can be worked out from the records and was recorded (SearchSpace::default_notes).
   SearchSpace space_for(const Problem& problem) const;
   // Recorded measurement of a point; a point never recorded is a failed measurement.
   Evaluator evaluator() const;

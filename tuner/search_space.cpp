@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "harness/errors.hpp"
+
 namespace mk::tuner {
 
 std::string candidate_key(const std::string& variant, const Params& params) {
@@ -26,8 +28,29 @@ SearchSpace SearchSpace::build(const std::vector<const Variant*>& variants, cons
       continue;
     }
     space.add(*variant, variant->param_space(problem, device));
+    try {
+      const Params defaults = variant->default_params(problem, device);
+      if (!space.set_default(*variant, defaults))
+        space.default_notes_.push_back(variant->name() + ": default " + params_label(defaults) +
+                                       " is not a point of the search space");
+    } catch (const UnsupportedError& unknown) {
+      // Replay stand-ins cannot always tell (see replay.cpp); the tune goes on without.
+      space.default_notes_.push_back(variant->name() + ": no default point: " + unknown.what());
+    }
   }
   return space;
+}
+
+bool SearchSpace::set_default(const Variant& variant, const Params& params) {
+  auto part = std::find_if(parts_.begin(), parts_.end(), [&](const Part& p) { return p.variant == &variant; });
+  const auto index = index_of_key(candidate_key(variant.name(), params));
+  if (part == parts_.end() || !index || points_[*index].variant != &variant) return false;
+  part->default_index = index;
+  // Kept in variant order whatever order defaults are set in.
+  default_indices_.clear();
+  for (const auto& each : parts_)
+    if (each.default_index) default_indices_.push_back(*each.default_index);
+  return true;
 }
 
 void SearchSpace::add(const Variant& variant, ParamSpace space) {

@@ -30,12 +30,17 @@ std::string candidate_key(const std::string& variant, const Params& params);
 class SearchSpace {
  public:
   // Every variant whose can_implement accepts the problem on the device contributes its
-  // param_space; the others are listed in refused() with their reason.
+  // param_space; the others are listed in refused() with their reason. Each variant's
+  // default_params on the device becomes its default point when it is a point of the
+  // space; default_notes() says why a variant has none.
   static SearchSpace build(const std::vector<const Variant*>& variants, const Problem& problem,
                            const DeviceInfo& device);
 
-  // Adds one variant's space directly (replay tables, tests).
+  // Adds one variant's space directly (replay tables, tests); no default point.
   void add(const Variant& variant, ParamSpace space);
+  // Makes `params` the default point of `variant` (added before); false, and nothing
+  // changes, when they are not a point of the space.
+  bool set_default(const Variant& variant, const Params& params);
 
   size_t size() const { return points_.size(); }
   bool empty() const { return points_.empty(); }
@@ -53,6 +58,13 @@ class SearchSpace {
   std::vector<Candidate> neighbours(const Candidate& point) const;
   std::vector<size_t> neighbour_indices(size_t index) const;
 
+  // The default points (what `mkbench run` uses without a tuned config), in variant
+  // order: the tune measures them before anything its strategy proposes, so a tuned
+  // winner can be compared with the default it would replace.
+  const std::vector<size_t>& default_indices() const { return default_indices_; }
+  // "variant: why it has no default point", for the progress output.
+  const std::vector<std::string>& default_notes() const { return default_notes_; }
+
   // (variant name, reason) for every variant left out by can_implement.
   const std::vector<std::pair<std::string, std::string>>& refused() const { return refused_; }
   // Variant names in the space, in order.
@@ -63,6 +75,7 @@ class SearchSpace {
     const Variant* variant;
     ParamSpace space;
     std::vector<std::vector<nlohmann::json>> walk_order;  // per axis: values in step order
+    std::optional<size_t> default_index;
   };
   const Part* part_of(const Variant* variant) const;
 
@@ -70,6 +83,8 @@ class SearchSpace {
   std::vector<Candidate> points_;
   std::unordered_map<std::string, size_t> index_;
   std::vector<std::pair<std::string, std::string>> refused_;
+  std::vector<size_t> default_indices_;
+  std::vector<std::string> default_notes_;
 };
 
 }  // namespace mk::tuner

@@ -16,16 +16,19 @@ std::optional<Params> tuned_params_for(const Variant& variant, const Problem& pr
   for (const tuner::ConfigEntry* entry : config.nearest(problem)) {
     for (const tuner::ConfigChoice* choice : {&entry->best, entry->runner_up ? &*entry->runner_up : nullptr}) {
       if (!choice || choice->variant != variant.name()) continue;
+      // The tune found nothing measurably faster than the default: the heuristic applies,
+      // worked out for this shape (the recorded params are its answer for the tuned one).
+      const Params params = choice->is_default ? variant.default_params(problem, device) : choice->params;
       // Axis values such as the grid depend on M: params tuned on another shape may not
       // be legal here, and then the variant's own heuristic is the better guess.
-      if (space.check(choice->params)) continue;
+      if (space.check(params)) continue;
       if (config_used) {
         *config_used = *path + " bucket " + entry->bucket.label() +
                        (entry->bucket == wanted ? " (exact" : " (nearest to " + wanted.label()) + ", tuned on " +
-                       entry->problem.str() + ", " +
-                       (choice == &entry->best ? "best" : "runner-up") + ")";
+                       entry->problem.str() + ", " + (choice == &entry->best ? "best" : "runner-up") +
+                       (choice->is_default ? ": the default, kept by the tune" : "") + ")";
       }
-      return choice->params;
+      return params;
     }
   }
   return std::nullopt;

@@ -703,6 +703,10 @@ class RegistersMultiK : public Variant {
     return space;
   }
 
+  // lane_points: two points per lane share each centroid operand load, but cost registers
+  // (occupancy). On the H200 (v4, reports/NOTES-perf.md) two won where the centroid table
+  // is small (ΣK·N = 48: 0.714 vs 0.755 ms; 128: 0.192 vs 0.204 ms) and lost at ΣK·N = 200
+  // (1.245 vs 1.206 ms) and 400 (1.99 vs 1.80 ms).
   // Heuristic without a tuned config: a persistent grid of exactly the resident blocks
   // (grid=0, ppt=0: computed from the compiled kernel's occupancy at prepare time), which
   // is a multiple of the SM count as seed 000 §5.1 recommends, with block 256 as the seed.
@@ -711,7 +715,7 @@ class RegistersMultiK : public Variant {
     return {{"grid", 0},         {"ppt", 0},
             {"block", 256},       {"layout", "aos"},
             {"accumulate", options.empty() ? "mma" : options.front()},
-            {"centroids", "constant"}, {"lane_points", 1}};
+            {"centroids", "constant"}, {"lane_points", problem.k.sum() * problem.n <= 128 ? 2 : 1}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

@@ -41,8 +41,11 @@ __global__ void __launch_bounds__(1024, 1)
     shared_atomics_step(gpu::PointsView points, const float* __restrict__ centroids, gpu::KRangeView ks,
                         gpu::AccumulatorView acc, gpu::SharedLayout layout, int iterations_per_flush,
                         bool warp_aggregate) {
-  const gpu::BlockAccumulators block_acc = gpu::BlockAccumulators::carve(layout);
-  const Source source = block_acc.begin<Source>(centroids, ks.slots, points.n);
+  extern __shared__ double shared_words[];
+  const gpu::BlockAccumulators block_acc = gpu::BlockAccumulators::carve(layout, shared_words);
+  block_acc.zero();
+  const Source source = Source::stage(centroids, ks.slots * points.n, block_acc.centroids);
+  __syncthreads();
 
   const int n = points.n;
   const int64_t m = points.m;
@@ -90,9 +93,15 @@ __global__ void __launch_bounds__(1024, 1)
       if (lane == 0) atomicAdd(&block_acc.inertia[k - ks.kmin], warp_inertia);
       if (valid && acc.labels) acc.labels[int64_t(k - ks.kmin) * m + i] = best_c;
     }
-    block_acc.flush_every(since_flush, iterations_per_flush, acc);
+    if (++since_flush == iterations_per_flush) {
+      __syncthreads();
+      block_acc.flush(acc);
+      __syncthreads();
+      since_flush = 0;
+    }
   }
-  block_acc.flush_last(acc);
+  __syncthreads();
+  block_acc.flush(acc);
 }
 
 using StepKernel = void(gpu::PointsView, const float*, gpu::KRangeView, gpu::AccumulatorView, gpu::SharedLayout,
@@ -119,35 +128,48 @@ int64_t shared_bytes(const Problem& problem, gpu::CentroidPlacement placement) {
 
 std::string describe_bytes(int64_t bytes) { return std::to_string(bytes) + " B"; }
 
-class SharedAtomicsRun : public gpu::BlockAccumulatorRun<StepKernel> {
+class SharedAtomicsRun : public gpu::GpuRun {
  public:
   SharedAtomicsRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
-      : BlockAccumulatorRun(problem, data, parse_layout(params.at("layout").get<std::string>()),
-                            params.at("block").get<int>(),
-                            gpu::shared_layout(problem, true, params.at("centroids") == "shared")),
+      : GpuRun(problem, data, parse_layout(params.at("layout").get<std::string>())),
+        block_(params.at("block").get<int>()),
         placement_(gpu::parse_centroid_placement(params.at("centroids").get<std::string>())),
-        warp_aggregate_(params.at("aggregate").get<std::string>() == "warp") {
+        warp_aggregate_(params.at("aggregate").get<std::string>() == "warp"),
+        layout_(gpu::shared_layout(problem, true, placement_ == gpu::CentroidPlacement::Shared)),
+        kernel_(pick_kernel(placement_, state_.layout() == Layout::SoA)) {
     if (placement_ == gpu::CentroidPlacement::Constant && !gpu::fits_constant_bank(problem))
       throw UnsupportedError("shared-atomics: centroids=constant needs ΣK·N ≤ " +
                              std::to_string(gpu::kConstantCentroidFloats) + ", got " +
                              std::to_string(int64_t(problem.k.sum()) * problem.n));
-    use_kernel(pick_kernel(placement_, state_.layout() == Layout::SoA), "shared_atomics_step", "shared-atomics",
-               device);
-    plan_requested_grid(params.at("grid").get<int>(), block_);  // one point per thread
+    const int64_t bytes = layout_.bytes();
+    if (device.smem_per_block_optin > 0 && bytes > device.smem_per_block_optin)
+      throw UnsupportedError("shared-atomics needs " + describe_bytes(bytes) + " of shared memory per block, " +
+                             device.name + " allows " + describe_bytes(device.smem_per_block_optin));
+    gpu::allow_shared_bytes(kernel_, bytes, "shared_atomics_step: shared memory opt-in");
+    const int64_t blocks_of_work = (problem.m + block_ - 1) / block_;
+    grid_ = int(std::min<int64_t>(params.at("grid").get<int>(), blocks_of_work));
+    iterations_per_flush_ = gpu::iterations_per_flush(block_);
   }
 
   void iterate(bool store_labels) override {
     state_.zero_accumulators();
     if (placement_ == gpu::CentroidPlacement::Constant)
       SharedAtomicsConstantBank::upload(state_.centroids(), size_t(layout_.slots) * layout_.n, state_.stream());
-    launch(state_.points(), state_.centroids(), state_.k_range(), state_.accumulators(store_labels), layout_,
-           iterations_per_flush_, warp_aggregate_);
+    kernel_<<<grid_, block_, layout_.bytes(), state_.stream()>>>(state_.points(), state_.centroids(),
+                                                                 state_.k_range(), state_.accumulators(store_labels),
+                                                                 layout_, iterations_per_flush_, warp_aggregate_);
+    gpu::check_launch("shared_atomics_step");
     state_.finalize();
   }
 
  private:
+  int block_;
   gpu::CentroidPlacement placement_;
   bool warp_aggregate_;
+  gpu::SharedLayout layout_;
+  StepKernel* kernel_;
+  int grid_ = 1;
+  int iterations_per_flush_ = 1;
 };
 
 class SharedAtomics : public Variant {
