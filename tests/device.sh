@@ -45,6 +45,14 @@ for stage in "${stages[@]}"; do
         >$OUT/raw/gpu-tests.log 2>&1; rc=$?
       grep -E "^\[  (PASSED|FAILED|SKIPPED) " $OUT/raw/gpu-tests.log | head -20
       note "gpu tests rc=$rc: $(grep -E '^\[  PASSED|tests ran' $OUT/raw/gpu-tests.log | tr '\n' ' ')" ;;
+    diag-shared)
+      # shared-atomics alone, then after registers-multik in the same process.
+      for filter in 'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics' \
+                    'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/registers_multik:Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics' \
+                    'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/naive_atomics:Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics'; do
+        $BUILD/mkbench_tests --gtest_filter="$filter" >$OUT/raw/diag.log 2>&1
+        note "diag rc=$? $(grep -cE '^\[  FAILED  \] Reg' $OUT/raw/diag.log) failed: $filter"
+      done ;;
     multik-ab)
       # registers-multik lane_points 1 vs 2 on issue 4's cases, every row verified.
       IFS=';' read -ra cases <<<"${PERF_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;8 16 8M}"
@@ -152,9 +160,9 @@ PY
       note "tune table2 rc=$rc (124 = stopped by the call limit; the same stage resumes it)" ;;
     table2-compare)
       # Issue 6: table2 with the tuned config (configs/<slug>.json), then with the defaults.
-      $MK --suite table2 --out $OUT/table2-tuned.json >$OUT/table2-tuned.txt 2>$OUT/raw/table2-tuned.log
+      timeout ${TABLE2_TIMEOUT:-400} $MK --suite table2 --out $OUT/table2-tuned.json >$OUT/table2-tuned.txt 2>$OUT/raw/table2-tuned.log
       note "table2 tuned rc=$? ($(grep -o '"tuned_config"' $OUT/table2-tuned.json | wc -l) rows ran a tuned config)"
-      $MK --suite table2 --no-tuned --out $OUT/table2.json >$OUT/table2.txt 2>$OUT/raw/table2.log
+      timeout ${TABLE2_TIMEOUT:-400} $MK --suite table2 --no-tuned --out $OUT/table2.json >$OUT/table2.txt 2>$OUT/raw/table2.log
       note "table2 defaults rc=$?"
       $MK compare $OUT/table2.json $OUT/table2-tuned.json --ignore-params --format md >$OUT/compare-table2-tuned.md
       rc=$?; grep -E "SLOWER|FASTER|Summary|rows" $OUT/compare-table2-tuned.md | head -20
