@@ -158,14 +158,18 @@ PY
       rc=$?; tail -4 $OUT/raw/tune-table2.log; head -60 $OUT/tune-table2.txt
       cp build-carry/tune-table2.jsonl $OUT/ 2>/dev/null; cp configs/*.json $OUT/ 2>/dev/null
       note "tune table2 rc=$rc (124 = stopped by the call limit; the same stage resumes it)" ;;
-    table2-compare)
-      # Issue 6: table2 with the tuned config (configs/<slug>.json), then with the defaults.
+    table2-tuned)
+      # Issue 6: table2 with the tuned config (configs/<slug>.json) ...
       timeout ${TABLE2_TIMEOUT:-400} $MK --suite table2 --out $OUT/table2-tuned.json >$OUT/table2-tuned.txt 2>$OUT/raw/table2-tuned.log
-      note "table2 tuned rc=$? ($(grep -o '"tuned_config"' $OUT/table2-tuned.json | wc -l) rows ran a tuned config)"
+      note "table2 tuned rc=$? ($(grep -o '"tuned_config"' $OUT/table2-tuned.json | wc -l) rows ran a tuned config)" ;;
+    table2-defaults)
+      # ... and with the defaults (also issue 5's table2 run).
       timeout ${TABLE2_TIMEOUT:-400} $MK --suite table2 --no-tuned --out $OUT/table2.json >$OUT/table2.txt 2>$OUT/raw/table2.log
-      note "table2 defaults rc=$?"
-      $MK compare $OUT/table2.json $OUT/table2-tuned.json --ignore-params --format md >$OUT/compare-table2-tuned.md
-      rc=$?; grep -E "SLOWER|FASTER|Summary|rows" $OUT/compare-table2-tuned.md | head -20
+      note "table2 defaults rc=$?" ;;
+    compare-table2)
+      dir=${TABLE2_DIR:-$OUT}
+      $MK compare $dir/table2.json $dir/table2-tuned.json --ignore-params --format md >$OUT/compare-table2-tuned.md
+      rc=$?; grep -E "SLOWER|FASTER|AMBIGUOUS" $OUT/compare-table2-tuned.md | head -20; tail -3 $OUT/compare-table2-tuned.md
       note "compare defaults -> tuned rc=$rc" ;;
     compare-table1)
       # Issue 7: two back-to-back table1 runs must compare SAME.
