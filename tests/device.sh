@@ -53,6 +53,17 @@ for stage in "${stages[@]}"; do
         $BUILD/mkbench_tests --gtest_filter="$filter" >$OUT/raw/diag.log 2>&1
         note "diag rc=$? $(grep -cE '^\[  FAILED  \] Reg' $OUT/raw/diag.log) failed: $filter"
       done ;;
+    diag-shared-params)
+      # Which shared-atomics placement/layout disagrees with the reference at M=100000?
+      for params in "centroids=constant layout=soa" "centroids=constant layout=aos" "centroids=shared layout=soa" \
+                    "centroids=global layout=soa" "centroids=constant layout=soa aggregate=none"; do
+        args=""; for p in $params; do args="$args --param $p"; done
+        for repeat in 1 2; do
+          $MK run --variant shared-atomics --dims 8 --k 3..7 --points 100000 --iters 3 --warmup 1 --verify --no-tuned \
+            $args >$OUT/raw/diag-sa.log 2>&1
+          note "diag shared-atomics $params #$repeat rc=$? $(grep -oE 'verify[^,]*(PASS|FAIL)[^\n]{0,60}' $OUT/raw/diag-sa.log | head -1)"
+        done
+      done ;;
     multik-ab)
       # registers-multik lane_points 1 vs 2 on issue 4's cases, every row verified.
       IFS=';' read -ra cases <<<"${PERF_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;8 16 8M}"
@@ -167,8 +178,8 @@ PY
       timeout ${TABLE2_TIMEOUT:-400} $MK --suite table2 --no-tuned --out $OUT/table2.json >$OUT/table2.txt 2>$OUT/raw/table2.log
       note "table2 defaults rc=$?" ;;
     compare-table2)
-      dir=${TABLE2_DIR:-$OUT}
-      $MK compare $dir/table2.json $dir/table2-tuned.json --ignore-params --format md >$OUT/compare-table2-tuned.md
+      tuned=${TABLE2_TUNED:-$OUT/table2-tuned.json}
+      $MK compare $OUT/table2.json $tuned --ignore-params --format md >$OUT/compare-table2-tuned.md
       rc=$?; grep -E "SLOWER|FASTER|AMBIGUOUS" $OUT/compare-table2-tuned.md | head -20; tail -3 $OUT/compare-table2-tuned.md
       note "compare defaults -> tuned rc=$rc" ;;
     compare-table1)
@@ -178,7 +189,7 @@ PY
       $MK compare $OUT/table1-a.json $OUT/table1-b.json --format md | tee $OUT/compare-table1.md | tail -20
       note "compare back-to-back rc=${PIPESTATUS[0]}" ;;
     table1|table2|table3|kernels|blobs|smoke)
-      $MK --suite $stage --out $OUT/$stage.json 2>$OUT/raw/$stage.log | tee $OUT/$stage.txt | tail -25
+      timeout ${SUITE_TIMEOUT:-590} $MK --suite $stage --out $OUT/$stage.json 2>$OUT/raw/$stage.log | tee $OUT/$stage.txt | tail -25
       note "suite $stage rc=${PIPESTATUS[0]}" ;;
     *) echo "unknown stage $stage"; exit 2 ;;
   esac
