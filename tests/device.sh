@@ -61,7 +61,7 @@ for stage in "${stages[@]}"; do
         for repeat in 1 2; do
           $MK run --variant shared-atomics --dims 8 --k 3..7 --points 100000 --iters 3 --warmup 1 --verify --no-tuned \
             $args >$OUT/raw/diag-sa.log 2>&1
-          note "diag shared-atomics $params #$repeat rc=$? $(grep -oE 'verify[^,]*(PASS|FAIL)[^\n]{0,60}' $OUT/raw/diag-sa.log | head -1)"
+          note "diag shared-atomics $params #$repeat rc=$? $(grep -iE 'verif|labels' $OUT/raw/diag-sa.log | tail -1 | cut -c1-140)"
         done
       done ;;
     multik-ab)
