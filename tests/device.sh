@@ -114,6 +114,17 @@ PY
       note "profile done" ;;
     peak)
       $MK peak 2>&1 | tee $OUT/raw/peak.txt | tail -8; note "peak rc=$?" ;;
+    sanitize-one)
+      # One variant on a shape it implements: SANITIZE_VARIANT, SANITIZE_DIMS.
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant ${SANITIZE_VARIANT} --dims ${SANITIZE_DIMS:-32} \
+          --points 4096 --k 3..5 --iters 2 --warmup 1 --verify >$OUT/raw/san-$tool-${SANITIZE_VARIANT}.log 2>&1
+        rc=$?
+        note "sanitize $tool ${SANITIZE_VARIANT} N=${SANITIZE_DIMS:-32} rc=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-${SANITIZE_VARIANT}.log | tail -1)"
+      done ;;
+    kernels-rest)
+      timeout ${SUITE_TIMEOUT:-590} $MK --suite build-carry/kernels-rest.json --out $OUT/kernels-rest.json 2>$OUT/raw/kernels-rest.log | tail -5
+      note "suite kernels (N=32,128) rc=${PIPESTATUS[0]}" ;;
     sanitize)
       for variant in $($MK list --names-only --gpu-only 2>/dev/null); do
         for tool in memcheck racecheck; do
@@ -141,6 +152,7 @@ PY
       done
       note "perf done" ;;
     planted)
+      [[ -f $OUT/table1-a.json ]] || cp build-carry/table1-a.json $OUT/table1-a.json
       # Issue 7: a build whose registers-multik does its FMA loop twice must compare SLOWER.
       cmake -S . -B build-slow -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMKBENCH_BUILD_TESTS=OFF \
         -DMKBENCH_PLANT_SLOWDOWN=ON >$OUT/raw/slow-cmake.log 2>&1 && cmake --build build-slow -j16 >$OUT/raw/slow-build.log 2>&1
