@@ -64,20 +64,6 @@ for stage in "${stages[@]}"; do
           note "diag shared-atomics $params #$repeat rc=$? $(grep -iE 'verif|labels' $OUT/raw/diag-sa.log | tail -1 | cut -c1-140)"
         done
       done ;;
-    diag-shared-old)
-      # The carried (previous) binary: does eager module loading change the failure?
-      mkdir -p build-old && tar xzf build-carry/bin.tgz -C build-old
-      f='Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics'
-      for mode in EAGER EAGER LAZY; do
-        CUDA_MODULE_LOADING=$mode build-old/mkbench_tests --gtest_filter="$f" >$OUT/raw/diag-old.log 2>&1
-        note "old binary CUDA_MODULE_LOADING=$mode rc=$? $(grep -c 'Failure' $OUT/raw/diag-old.log) shape failures"
-      done ;;
-    diag-shared-new)
-      f='Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics'
-      for repeat in 1 2 3; do
-        $BUILD/mkbench_tests --gtest_filter="$f" >$OUT/raw/diag-new.log 2>&1
-        note "new binary #$repeat rc=$? $(grep -c 'Failure' $OUT/raw/diag-new.log) shape failures"
-      done ;;
     multik-ab)
       # registers-multik lane_points 1 vs 2 on issue 4's cases, every row verified.
       IFS=';' read -ra cases <<<"${PERF_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;8 16 8M}"

@@ -241,11 +241,11 @@ TEST(SharedAtomicsSpace, SharedCentroidsAreRestrictedWhenSumsAndCentroidsDoNotBo
   EXPECT_EQ(space.check(with(defaults, "centroids", "global")), std::nullopt);
 }
 
-TEST(SharedAtomicsSpace, SmallSeedShapeDefaultsToStagedCentroidsSoaAndWarpAggregation) {
+TEST(SharedAtomicsSpace, SmallSeedShapeDefaultsToConstantSoaAndWarpAggregation) {
   const Variant& v = variant("shared-atomics");
   const Problem p = make_problem(int64_t(1) << 25, 8, 3, 7);
   const Params defaults = v.default_params(p, h100_like());
-  EXPECT_EQ(defaults.at("centroids"), "shared");
+  EXPECT_EQ(defaults.at("centroids"), "constant");
   EXPECT_EQ(defaults.at("layout"), "soa");
   EXPECT_EQ(defaults.at("aggregate"), "warp");
   EXPECT_EQ(defaults.at("grid").get<int>() % 132, 0);

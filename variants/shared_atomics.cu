@@ -228,12 +228,9 @@ class SharedAtomics : public Variant {
   // this block size and shared-memory footprint, rounded down to an axis value.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int block = 256;
-    // Staged in shared memory first: the constant bank gave stale centroids on the first
-    // step of a new shape in a multi-shape process on the H200 (reports/NOTES-perf.md,
-    // "open bugs"); constant stays a tunable placement until that is understood.
     std::string centroids = "global";
-    if (shared_bytes(problem, gpu::CentroidPlacement::Shared) <= device.smem_per_block_optin) centroids = "shared";
-    else if (gpu::fits_constant_bank(problem)) centroids = "constant";
+    if (gpu::fits_constant_bank(problem)) centroids = "constant";
+    else if (shared_bytes(problem, gpu::CentroidPlacement::Shared) <= device.smem_per_block_optin) centroids = "shared";
     const int64_t bytes = shared_bytes(problem, gpu::parse_centroid_placement(centroids));
     const int threads_per_sm = device.max_threads_per_sm > 0 ? device.max_threads_per_sm : 2048;
     int64_t resident = threads_per_sm / block;
