@@ -62,13 +62,20 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
   const size_t values = size_t(problem.m) * problem.n;
   const int slots = problem.k.sum();
   points_.allocate(values, "points");
+  // Uploads go on the run's own stream. A cudaMemcpy from pageable memory runs on the
+  // legacy stream and may return before its DMA lands; stream_ is non-blocking, so a
+  // kernel on it could read half-uploaded points (seen as wrong labels on the first step
+  // of SoA runs: the transpose read a partly filled staging buffer).
   if (layout == Layout::AoS) {
-    check(cudaMemcpy(points_.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice),
+    check(cudaMemcpyAsync(points_.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice,
+                          stream_),
           "upload points");
+    check(cudaStreamSynchronize(stream_), "upload points");
   } else {
     // Transposing on the device keeps host memory at one copy of the data.
     DeviceBuffer<float> staging(values, "points staging for SoA transpose");
-    check(cudaMemcpy(staging.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice),
+    check(cudaMemcpyAsync(staging.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice,
+                          stream_),
           "upload points");
     transpose_to_soa<<<1024, 256, 0, stream_>>>(staging.get(), points_.get(), problem.m, problem.n);
     check_launch("transpose_to_soa");
