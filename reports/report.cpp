@@ -193,12 +193,16 @@ ReportTable generic_table(const LoadedResults& file) {
     const double pct_dram = percent("pct_dram_measured", "pct_dram_theoretical");
     std::string bound = string_or(metrics, "roofline_limit", "");
     if (bound.empty()) bound = kMissing;
-    table.rows.push_back({row_name(*row), status, ms_text(row_median_ms(*row)),
-                          ms_text(number_or(summary, "min_ms", NAN)),
-                          ms_text(number_or(summary, "q3_ms", NAN)),
-                          fixed(number_or(metrics, "gops", NAN), 2),
-                          fixed(number_or(metrics, "effective_gbps", NAN), 1), fixed(pct_fp32, 1),
-                          fixed(pct_dram, 1), bound});
+    // A refused or failed row has no timing: zeros in its summary must not read as 0 ms.
+    const bool measured = row_status(*row) == "ok";
+    const double none = NAN;
+    table.rows.push_back({row_name(*row), status, ms_text(measured ? row_median_ms(*row) : none),
+                          ms_text(measured ? number_or(summary, "min_ms", NAN) : none),
+                          ms_text(measured ? number_or(summary, "q3_ms", NAN) : none),
+                          fixed(measured ? number_or(metrics, "gops", NAN) : none, 2),
+                          fixed(measured ? number_or(metrics, "effective_gbps", NAN) : none, 1),
+                          fixed(measured ? pct_fp32 : none, 1), fixed(measured ? pct_dram : none, 1),
+                          measured ? bound : std::string(kMissing)});
     table.bold.push_back(false);
   }
   table.notes.push_back("% FP32 and % DRAM use the measured peak (mkbench peak) when the file has one, "

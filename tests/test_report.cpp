@@ -251,6 +251,25 @@ TEST(ReportMarkdown, GenericSuiteHasOneLinePerRow) {
         << row["name"] << "\n" << md.out;
 }
 
+TEST(ReportMarkdown, RefusedRowsShowNoTimingRatherThanZeros) {
+  json doc = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  json& refused = doc["rows"][0];
+  refused["status"] = "refused";
+  refused["reason"] = "needs N >= 16";
+  refused["summary"]["median_ms"] = 0.0;  // what a refusal leaves in the summary
+  refused["summary"]["min_ms"] = 0.0;
+  refused["summary"]["q3_ms"] = 0.0;
+  const fs::path path = fs::temp_directory_path() / "mkbench_report_refused_row.json";
+  std::ofstream(path) << doc.dump();
+  std::ostringstream out, err;
+  ASSERT_EQ(run_report({path.string()}, with_format("md"), "", out, err), 0) << err.str();
+  const std::string line = table_line_starting(out.str(), "| " + refused["name"].get<std::string>() + " | refused");
+  ASSERT_FALSE(line.empty()) << out.str();
+  EXPECT_EQ(line.find("0.0000"), std::string::npos) << line;
+  EXPECT_NE(line.find("—"), std::string::npos) << line;
+  fs::remove(path);
+}
+
 TEST(ReportCsv, OneLinePerRowWithAllColumns) {
   const json doc = load_results_file(data_file("results_table1_fixture.json"));
   const Rendered csv = render({"results_table1_fixture.json"}, with_format("csv"));
