@@ -66,6 +66,12 @@ OutputFormat parse_output_format(const std::string& text) {
   throw InputError("unknown format '" + text + "' (expected table, csv, json or md)");
 }
 
+std::string formatted(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
 std::string format_number(double value, int decimals) {
   if (!std::isfinite(value)) return "-";
   char buffer[64];

@@ -28,6 +28,8 @@ void print_results(std::ostream& out, const ResultFile& file, OutputFormat forma
 
 // Number formatting shared by the printers: fixed with `digits` significant-ish decimals.
 std::string format_number(double value, int decimals);
+// snprintf of one double into a std::string, e.g. formatted("%.1f%%", 12.5).
+std::string formatted(const char* format, double value);
 std::string verify_cell(const ResultRow& row);
 
 }  // namespace mk

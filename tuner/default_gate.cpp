@@ -2,22 +2,15 @@
 
 #include <cstdio>
 
+#include "harness/format.hpp"
 #include "reports/stats.hpp"
 
 namespace mk::tuner {
 namespace {
 
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100);
-  return text;
-}
+std::string percent(double fraction) { return formatted("%.1f%%", fraction * 100); }
 
-std::string p_text(double p) {
-  char text[32];
-  std::snprintf(text, sizeof text, "p=%.2g", p);
-  return text;
-}
+std::string p_text(double p) { return formatted("p=%.2g", p); }
 
 }  // namespace
 

@@ -6,23 +6,16 @@
 #include <unordered_set>
 
 #include "harness/errors.hpp"
+#include "harness/format.hpp"
 #include "harness/results.hpp"
 #include "tuner/buckets.hpp"
 
 namespace mk::tuner {
 namespace {
 
-std::string format_ms(double ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g ms", ms);
-  return text;
-}
+std::string format_ms(double ms) { return formatted("%.4g ms", ms); }
 
-std::string format_gops(double gops) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f Gops/s", gops);
-  return text;
-}
+std::string format_gops(double gops) { return formatted("%.1f Gops/s", gops); }
 
 }  // namespace
 
