@@ -745,6 +745,27 @@ void add_suite_options(CLI::App& app, SuiteOptions& options) {
                "ignore tuned configurations: rows without suite params run the variants' defaults");
 }
 
+namespace {
+
+// The tuned parameters a row runs with, when its case leaves params open and a config for
+// this GPU applies. A config that cannot be read is reported once per row and ignored,
+// so one bad file does not stop a sweep halfway.
+std::optional<Params> tuned_row_params(const SuiteOptions& options, const PlannedGroup& group, const PlannedRow& row,
+                                       const Problem& problem, const DeviceInfo& device,
+                                       std::string* tuned_from = nullptr) {
+  if (!options.use_tuned || !row.variant || group.cpu_fallback || !case_leaves_params_open(group.source))
+    return std::nullopt;
+  try {
+    return tuned_params_for(*row.variant, problem, device, tuned_from);
+  } catch (const std::exception& e) {
+    std::cerr << "mkbench: warning: ignoring the tuned config for " << row.variant_name << " ("
+              << e.what() << "); the defaults run\n";
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 int run_suite(const SuiteOptions& options) {
   const OutputFormat format = parse_output_format(options.format);
   const SuiteDefinition suite = load_suite(options.name);
@@ -774,7 +795,9 @@ int run_suite(const SuiteOptions& options) {
     for (const auto& group : plan.groups)
       for (const auto& row : group.rows)
         std::cout << "[" << ++index << "/" << plan.row_count() << "] "
-                  << row_name(row.variant_name, row.problem, row.overrides) << "  (dataset " << group.dataset_spec
+                  << row_name(row.variant_name, row.problem,
+                              tuned_row_params(options, group, row, row.problem, device).value_or(row.overrides))
+                  << "  (dataset " << group.dataset_spec
                   << ", iters " << group.iters << ", warmup " << group.warmup << (group.verify ? ", verify" : "")
                   << ")\n";
     return kExitOk;
@@ -828,8 +851,7 @@ int run_suite(const SuiteOptions& options) {
         spec.problem = problem;
         spec.params = planned.overrides;
         std::string tuned_from;
-        if (options.use_tuned && case_leaves_params_open(group.source) && !group.cpu_fallback)
-          if (auto tuned = tuned_params_for(*planned.variant, problem, device, &tuned_from)) spec.params = *tuned;
+        if (auto tuned = tuned_row_params(options, group, planned, problem, device, &tuned_from)) spec.params = *tuned;
         spec.dataset = data.get();
         spec.init_centroids = init_by_k[k_key];
         spec.warmup = group.warmup;

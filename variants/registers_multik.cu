@@ -166,6 +166,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
   // Lane (g,t): slot 8s+g over the points t, t+4 it feeds. Counts accumulate the one-hot
   // bit where it sits (weight 2^(8(s&3)), 2^20 for s&3==3), folded every 128 steps so a
   // 32-bit counter cannot overflow (8·LANE_POINTS·128 < 2^12 increments per fold).
+#if LANE_POINTS > 3
+#error "tile_scaled folds every 128 steps: more than 3 points per lane overflow the 2^20-weighted counter"
+#endif
   unsigned tile_counts[NTILES], tile_scaled[NTILES];
 #pragma unroll
   for (int s = 0; s < NTILES; ++s) tile_counts[s] = 0u, tile_scaled[s] = 0u;
@@ -324,9 +327,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     // Sums on tensor cores: D[16 × 8 slots] += A[16 × 8 points] · B[8 points × 8 slots] with
     // A rows 0-7 = the TF32 part of dims q*8+g, rows 8-15 = the remainder, and B the one-hot
     // labels, exact in TF32. Lane (g,t) feeds points t and t+4 of each 8-point group.
-    // The split truncates: the MMA reads the top 19 bits of a raw float (hi), and
-    // lo = v − hi is exact, so a pair keeps ~21 bits for 2 instructions instead of the
-    // 8 that cvt.rna.tf32 costs twice.
+    // The split truncates: hi = v with the low 13 bits cleared, lo = v − hi (exact), so a
+    // pair keeps ~21 bits for 2 instructions instead of the 8 that cvt.rna.tf32 costs twice.
 #pragma unroll
     for (int p = 0; p < LANE_POINTS; ++p) {
       const long long sub_first = first + p * 32;
@@ -356,9 +358,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
             v0 = (dim < NDIM && p0 < m) ? load_point(points, m, p0, dim) : 0.f;
             v1 = (dim < NDIM && p1 < m) ? load_point(points, m, p1, dim) : 0.f;
           }
-          const unsigned hi0 = __float_as_uint(v0), hi1 = __float_as_uint(v1);
-          const unsigned lo0 = __float_as_uint(v0 - __uint_as_float(hi0 & 0xffffe000u));
-          const unsigned lo1 = __float_as_uint(v1 - __uint_as_float(hi1 & 0xffffe000u));
+          // hi is masked explicitly: how many bits an MMA reads from a raw float is not
+          // specified, and hi + lo must add up to v exactly.
+          const unsigned hi0 = __float_as_uint(v0) & 0xffffe000u, hi1 = __float_as_uint(v1) & 0xffffe000u;
+          const unsigned lo0 = __float_as_uint(v0 - __uint_as_float(hi0));
+          const unsigned lo1 = __float_as_uint(v1 - __uint_as_float(hi1));
 #pragma unroll
           for (int s = 0; s < NTILES; ++s) {
             const int word = s >> 2, j = s & 3;
@@ -533,7 +537,8 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
   // For SASS inspection (cuobjdump -sass): MKBENCH_DUMP_CUBIN=/path/prefix.
   if (const char* dump = std::getenv("MKBENCH_DUMP_CUBIN")) {
     std::ofstream file(std::string(dump) + "-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
-                           std::to_string(config.kmax) + (config.mma ? "-mma" : "-reg") + ".cubin",
+                           std::to_string(config.kmax) + (config.mma ? "-mma" : "-reg") + "-l" + std::to_string(config.lane_points) +
+                           (config.soa ? "-soa" : "-aos") + (config.centroids_shared ? "-shared" : "-const") + ".cubin",
                        std::ios::binary);
     file.write(cubin.data(), std::streamsize(cubin.size()));
   }
@@ -607,7 +612,8 @@ class RegistersMultiKRun : public gpu::GpuRun {
       gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                      &resident, reinterpret_cast<const void*>(kernel_->iteration), block_, dynamic_smem_),
                  "occupancy query");
-      const int64_t steps = (problem.m + 31) / 32;
+      const int64_t lane_points = params.at("lane_points").get<int64_t>();
+      const int64_t steps = (problem.m + 32 * lane_points - 1) / (32 * lane_points);
       grid_ = std::max<int64_t>(1, std::min<int64_t>(int64_t(std::max(1, resident)) * std::max(1, device.sm_count),
                                                      (steps + block_ / 32 - 1) / (block_ / 32)));
     }
@@ -691,13 +697,15 @@ class RegistersMultiK : public Variant {
         {"at most one of grid and ppt is set (the other is derived; both 0 = resident-blocks persistent grid)",
          [](const Params& p) { return !(p.at("grid").get<int64_t>() > 0 && p.at("ppt").get<int64_t>() > 0); }});
     const int64_t m = problem.m;
-    space.restrictions.push_back({"grid*block <= M rounded up to a warp (no idle blocks)", [m](const Params& p) {
+    space.restrictions.push_back({"no idle blocks: grid*block/32 warps <= warp steps of 32*lane_points points", [m](const Params& p) {
                                     const int64_t grid = p.at("grid").get<int64_t>();
                                     const int64_t block = p.at("block").get<int64_t>();
-                                    return grid == 0 || (grid - 1) * block < ((m + 31) / 32) * 32;
+                                    const int64_t step = 32 * p.at("lane_points").get<int64_t>();
+                                    return grid == 0 || (grid - 1) * block < ((m + step - 1) / step) * 32;
                                   }});
-    space.restrictions.push_back({"ppt*block <= M rounded up (at least one full block of work)", [m](const Params& p) {
+    space.restrictions.push_back({"ppt*block <= M rounded up (a full block of work), ppt >= lane_points", [m](const Params& p) {
                                     const int64_t ppt = p.at("ppt").get<int64_t>();
+                                    if (ppt > 0 && ppt < p.at("lane_points").get<int64_t>()) return false;  // idle lanes
                                     return ppt == 0 || ppt == 1 || ppt * p.at("block").get<int64_t>() <= m + 32 * ppt;
                                   }});
     return space;
