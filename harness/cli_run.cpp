@@ -32,16 +32,16 @@ nlohmann::json parse_param_value(const std::string& text) {
   return text;
 }
 
-Params parse_param_assignments(const std::vector<std::string>& items) {
+Params parse_param_assignments(const std::vector<std::string>& items, const std::string& option) {
   Params params = Params::object();
   for (const auto& item : items) {
     const auto equals = item.find('=');
     if (equals == std::string::npos)
-      throw InputError("--param expects key=value, got '" + item + "'");
+      throw InputError(option + " expects key=value, got '" + item + "'");
     const std::string key = item.substr(0, equals);
     const std::string text = item.substr(equals + 1);
-    if (key.empty()) throw InputError("--param has an empty key: '" + item + "'");
-    if (text.empty()) throw InputError("--param " + key + " has an empty value");
+    if (key.empty()) throw InputError(option + " has an empty key: '" + item + "'");
+    if (text.empty()) throw InputError(option + " " + key + " has an empty value");
     const nlohmann::json value = parse_param_value(text);
     if (params.contains(key) && params.at(key) != value)
       throw InputError("parameter " + key + " given twice with different values (" + params.at(key).dump() +

@@ -16,8 +16,8 @@ namespace mk {
 // "256" -> 256, "-3" -> -3, "1.5" -> 1.5, anything else -> the string itself.
 nlohmann::json parse_param_value(const std::string& text);
 // "key=value" items -> object. InputError for a missing '=', an empty key, or the same
-// key given twice with different values.
-Params parse_param_assignments(const std::vector<std::string>& items);
+// key given twice with different values; messages name the option the items came from.
+Params parse_param_assignments(const std::vector<std::string>& items, const std::string& option = "--param");
 
 struct RunOptions {
   std::string variants = "";  // comma-separated

@@ -1,7 +1,9 @@
 // `mkbench verify-matrix`: every variant × shape against the FP64 reference, printed as a
 // matrix of ✓ / ✗ / the variant's own refusal reason: the one-command device check.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -31,6 +33,81 @@ struct Cell {
   std::string detail;
 };
 
+using Matrix = std::map<std::string, std::map<std::string, Cell>>;  // shape -> variant -> cell
+
+// Rows = shapes, columns = variants; refusals shown as short reasons below the table.
+void print_matrix(const std::vector<std::string>& variant_names, const std::vector<std::string>& shape_order,
+                  Matrix& matrix, int passes, int failures, int refusals) {
+  std::cout << "| shape |";
+  for (const auto& name : variant_names) std::cout << " " << name << " |";
+  std::cout << "\n|---|";
+  for (size_t i = 0; i < variant_names.size(); ++i) std::cout << "---|";
+  std::cout << "\n";
+  std::map<std::string, int> reason_ids;
+  std::vector<std::string> reasons;
+  for (const auto& shape : shape_order) {
+    if (!matrix.count(shape)) {
+      std::cout << "| " << shape << " | K > M: every variant refuses (InputError) |\n";
+      continue;
+    }
+    std::cout << "| " << shape << " |";
+    for (const auto& name : variant_names) {
+      const auto found_cell = matrix[shape].find(name);
+      if (found_cell == matrix[shape].end()) {
+        std::cout << " not run |";
+        continue;
+      }
+      const Cell& cell = found_cell->second;
+      if (cell.mark == "-") {
+        auto found = reason_ids.find(cell.detail);
+        if (found == reason_ids.end()) {
+          found = reason_ids.emplace(cell.detail, int(reasons.size()) + 1).first;
+          reasons.push_back(cell.detail);
+        }
+        std::cout << " r" << found->second << " |";
+      } else {
+        std::cout << " " << cell.mark << " |";
+      }
+    }
+    std::cout << "\n";
+  }
+  for (size_t i = 0; i < reasons.size(); ++i) std::cout << "\nr" << i + 1 << ": " << reasons[i];
+  std::cout << "\n\n" << passes << " passed, " << failures << " failed, " << refusals << " refused\n";
+}
+
+// Several matrix files (one per device call) printed as one matrix, in file order.
+int merge_verify_matrices(const std::vector<std::string>& paths) {
+  Matrix matrix;
+  std::vector<std::string> shape_order, variant_names;
+  int passes = 0, failures = 0, refusals = 0;
+  for (const auto& path : paths) {
+    std::ifstream in(path);
+    if (!in) throw InputError("cannot read verify matrix " + path);
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(path + " is not valid JSON (truncated?): " + e.what());
+    }
+    if (doc.value("schema", "") != "mkbench.verify-matrix/1" || !doc.contains("cells"))
+      throw InputError(path + " is not a verify-matrix file (schema mkbench.verify-matrix/1)");
+    if (!doc.value("complete", true)) std::cerr << "note: " << path << " was stopped before its last shape\n";
+    for (const auto& each : doc.at("cells")) {
+      const std::string shape = each.at("shape"), variant = each.at("variant");
+      if (!matrix.count(shape)) shape_order.push_back(shape);
+      if (std::find(variant_names.begin(), variant_names.end(), variant) == variant_names.end())
+        variant_names.push_back(variant);
+      Cell cell{each.at("mark"), each.at("detail")};
+      if (matrix[shape].count(variant)) throw InputError(shape + " / " + variant + " appears in more than one file");
+      (cell.mark == "✓" ? passes : cell.mark == "✗" ? failures : refusals) += 1;
+      matrix[shape][variant] = cell;
+    }
+  }
+  std::sort(variant_names.begin(), variant_names.end());
+  print_matrix(variant_names, shape_order, matrix, passes, failures, refusals);
+  return failures == 0 ? kExitOk : kExitVerifyFailed;
+}
+
 int run_verify_matrix(const std::string& variants_text, const std::string& dims_text,
                       const std::string& k_text, const std::string& points_text, int iterations,
                       const std::string& out_path, double max_reference_work) {
@@ -50,9 +127,18 @@ int run_verify_matrix(const std::string& variants_text, const std::string& dims_
   std::cerr << "verify-matrix on " << device.name << (device.is_gpu ? "" : " (no CUDA GPU: " + no_gpu_reason() + ")")
             << "\n";
   nlohmann::json cells = nlohmann::json::array();
-  std::map<std::string, std::map<std::string, Cell>> matrix;  // shape -> variant -> cell
+  Matrix matrix;
+  std::vector<std::string> variant_names;
+  for (const Variant* v : variants) variant_names.push_back(v->name());
   std::vector<std::string> shape_order;
   int failures = 0, passes = 0, refusals = 0;
+  // Rewritten after every shape: a matrix stopped by a time limit keeps what it verified.
+  auto save = [&](bool complete) {
+    if (out_path.empty()) return;
+    nlohmann::json doc = {{"schema", "mkbench.verify-matrix/1"}, {"device", device.to_json()},
+                          {"complete", complete}, {"cells", cells}};
+    write_text_atomically(out_path, doc.dump(2) + "\n");
+  };
 
   for (int64_t m : points)
     for (int n : dims) {
@@ -123,44 +209,12 @@ int run_verify_matrix(const std::string& variants_text, const std::string& dims_
           cells.push_back({{"shape", shape}, {"n", n}, {"k_min", k.kmin}, {"k_max", k.kmax}, {"m", m},
                            {"variant", variant->name()}, {"mark", cell.mark}, {"detail", cell.detail}});
         }
+        save(false);
       }
     }
 
-  // Matrix: rows = shapes, columns = variants; refusals shown as short reasons below.
-  std::cout << "| shape |";
-  for (const Variant* v : variants) std::cout << " " << v->name() << " |";
-  std::cout << "\n|---|";
-  for (size_t i = 0; i < variants.size(); ++i) std::cout << "---|";
-  std::cout << "\n";
-  std::map<std::string, int> reason_ids;
-  std::vector<std::string> reasons;
-  for (const auto& shape : shape_order) {
-    if (!matrix.count(shape)) {
-      std::cout << "| " << shape << " | K > M: every variant refuses (InputError) |\n";
-      continue;
-    }
-    std::cout << "| " << shape << " |";
-    for (const Variant* v : variants) {
-      const Cell& cell = matrix[shape][v->name()];
-      if (cell.mark == "-") {
-        auto found = reason_ids.find(cell.detail);
-        if (found == reason_ids.end()) {
-          found = reason_ids.emplace(cell.detail, int(reasons.size()) + 1).first;
-          reasons.push_back(cell.detail);
-        }
-        std::cout << " r" << found->second << " |";
-      } else {
-        std::cout << " " << cell.mark << " |";
-      }
-    }
-    std::cout << "\n";
-  }
-  for (size_t i = 0; i < reasons.size(); ++i) std::cout << "\nr" << i + 1 << ": " << reasons[i];
-  std::cout << "\n\n" << passes << " passed, " << failures << " failed, " << refusals << " refused\n";
-  if (!out_path.empty()) {
-    nlohmann::json doc = {{"schema", "mkbench.verify-matrix/1"}, {"device", device.to_json()}, {"cells", cells}};
-    write_text_atomically(out_path, doc.dump(2) + "\n");
-  }
+  print_matrix(variant_names, shape_order, matrix, passes, failures, refusals);
+  save(true);
   return failures == 0 ? kExitOk : kExitVerifyFailed;
 }
 
@@ -173,6 +227,7 @@ MKBENCH_REGISTER_COMMAND("verify-matrix", "every variant x shape against the FP6
                            auto iterations = std::make_shared<int>(2);
                            auto out = std::make_shared<std::string>();
                            auto max_work = std::make_shared<double>(4e11);
+                           auto merge = std::make_shared<std::vector<std::string>>();
                            sub.add_option("--variants", *variants, "comma list or 'all'");
                            sub.add_option("--dims", *dims, "comma list of N");
                            sub.add_option("--k", *ks, "comma list of K ranges");
@@ -181,7 +236,10 @@ MKBENCH_REGISTER_COMMAND("verify-matrix", "every variant x shape against the FP6
                            sub.add_option("--out", *out, "write the matrix as JSON");
                            sub.add_option("--max-reference-work", *max_work,
                                           "skip cells whose M·ΣK·N exceeds this (CPU reference cost)");
+                           sub.add_option("--merge", *merge,
+                                          "print one matrix from these --out files (no measuring)");
                            return [=] {
+                             if (!merge->empty()) return merge_verify_matrices(*merge);
                              return run_verify_matrix(*variants, *dims, *ks, *points, *iterations, *out, *max_work);
                            };
                          });

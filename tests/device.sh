@@ -14,8 +14,13 @@ stages=("$@")
 ((${#stages[@]})) || stages=(build test peak sanitize matrix perf)
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
+# The lease kills a call at 600 s, and then only files directly under $OUT come back (raw/
+# is tarred at the end): stages stop at DEADLINE seconds so the tarball is always written.
+DEADLINE=${DEADLINE:-575}
+cap() { local left=$((DEADLINE - SECONDS)); ((left < 1)) && left=1; echo $(($1 < left ? $1 : left)); }
 
 for stage in "${stages[@]}"; do
+  if ((SECONDS >= DEADLINE - 5)); then note "skipped $stage: deadline ${DEADLINE}s reached"; continue; fi
   case "$stage" in
     build)
       start=$SECONDS
@@ -35,14 +40,14 @@ for stage in "${stages[@]}"; do
       note "ctest rc=$rc: $(grep -E 'tests passed|tests failed' $OUT/raw/ctest.log | tail -1)" ;;
     quick)
       for variant in registers-multik naive-atomics shared-atomics; do
-        timeout 120 $MK run --variant $variant --dims 8 --k 3..7 --points 32M --iters 20 --verify \
+        timeout $(cap 120) $MK run --variant $variant --dims 8 --k 3..7 --points 32M --iters 20 --verify \
           --out $OUT/raw/quick-$variant.json 2>&1 | tail -6
         note "quick $variant rc=${PIPESTATUS[0]}"
       done ;;
     gpu-tests)
       # Only the tests that need the GPU (fast; ctest runs everything).
-      timeout ${CTEST_BUDGET:-300} $BUILD/mkbench_tests --gtest_filter="${GPU_TEST_FILTER:-Registered/*:GemmVariantsOnDevice*:OutOfMemory*}" \
-        >$OUT/raw/gpu-tests.log 2>&1; rc=$?
+      timeout $(cap ${CTEST_BUDGET:-300}) $BUILD/mkbench_tests --gtest_filter="${GPU_TEST_FILTER:-Registered/*:GemmVariantsOnDevice*:OutOfMemory*}" \
+        --gtest_repeat=${GPU_TEST_REPEAT:-1} >$OUT/raw/gpu-tests.log 2>&1; rc=$?
       grep -E "^\[  (PASSED|FAILED|SKIPPED) " $OUT/raw/gpu-tests.log | head -20
       note "gpu tests rc=$rc: $(grep -E '^\[  PASSED|tests ran' $OUT/raw/gpu-tests.log | tr '\n' ' ')" ;;
     diag-shared)
@@ -70,7 +75,7 @@ for stage in "${stages[@]}"; do
       for case in "${cases[@]}"; do
         set -- $case
         for lanes in 1 2; do
-          timeout 120 $MK run --variant registers-multik --dims $1 --k $2 --points $3 --iters 20 --verify --no-tuned \
+          timeout $(cap 120) $MK run --variant registers-multik --dims $1 --k $2 --points $3 --iters 20 --verify --no-tuned \
             --param lane_points=$lanes --out $OUT/raw/ab-N$1-K$2-M$3-L$lanes.json --format csv \
             >$OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv 2>>$OUT/raw/ab.log
           rc=$?
@@ -83,7 +88,7 @@ for stage in "${stages[@]}"; do
       # Issue 2: naive-atomics and cpu-openmp verify for N x K x M.
       for variant in naive-atomics cpu-openmp; do
         for n in 2 4 8 32; do for k in 3..3 3..7; do for m in 1000 1M 32M; do
-          timeout 300 $MK run --variant $variant --dims $n --k $k --points $m --iters 10 --warmup 1 --verify \
+          timeout $(cap 300) $MK run --variant $variant --dims $n --k $k --points $m --iters 10 --warmup 1 --verify \
             --no-tuned --format csv --out $OUT/raw/acc2-$variant-$n-$k-$m.json >$OUT/raw/acc2-$variant-$n-$k-$m.csv 2>&1
           echo "$variant N=$n K=$k M=$m rc=$?" | tee -a $OUT/acceptance2.txt
         done; done; done
@@ -91,7 +96,7 @@ for stage in "${stages[@]}"; do
       note "acceptance2: $(grep -c 'rc=0' $OUT/acceptance2.txt) of $(wc -l < $OUT/acceptance2.txt) rc=0" ;;
     profile)
       # SASS of the NVRTC kernel + ncu sections for the Table-1 case (issue 4 notes).
-      MKBENCH_DUMP_CUBIN=$OUT/raw/multik timeout 120 $MK run --variant registers-multik --dims 8 --k 3..7 \
+      MKBENCH_DUMP_CUBIN=$OUT/raw/multik timeout $(cap 120) $MK run --variant registers-multik --dims 8 --k 3..7 \
         --points 32M --iters 10 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>&1
       for cubin in $OUT/raw/multik-*.cubin; do
         cuobjdump -sass $cubin >${cubin%.cubin}.sass 2>&1
@@ -123,8 +128,11 @@ PY
         note "sanitize $tool ${SANITIZE_VARIANT} N=${SANITIZE_DIMS:-32} rc=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-${SANITIZE_VARIANT}.log | tail -1)"
       done ;;
     kernels-rest)
-      timeout ${SUITE_TIMEOUT:-590} $MK --suite build-carry/kernels-rest.json --out $OUT/kernels-rest.json 2>$OUT/raw/kernels-rest.log | tail -5
-      note "suite kernels (N=32,128) rc=${PIPESTATUS[0]}" ;;
+      # The part of the kernels suite earlier calls could not fit: KERNELS_REST names a suite
+      # file holding only those cases (default: the N=128, M=8M rows).
+      rest=${KERNELS_REST:-build-carry/kernels-n128-8m.json}
+      timeout $(cap ${SUITE_TIMEOUT:-590}) $MK --suite $rest --out $OUT/kernels-rest.json 2>$OUT/raw/kernels-rest.log | tail -5
+      note "suite $(basename $rest) rc=${PIPESTATUS[0]} rows: $(grep -c '"variant"' $OUT/kernels-rest.json)" ;;
     sanitize)
       for variant in $($MK list --names-only --gpu-only 2>/dev/null); do
         for tool in memcheck racecheck; do
@@ -136,16 +144,40 @@ PY
         done
       done ;;
     matrix)
-      timeout ${MATRIX_BUDGET:-280} $MK verify-matrix --points ${MATRIX_POINTS:-1000,1M,8M} --out $OUT/verify-matrix.json \
-        >$OUT/verify-matrix.md 2>$OUT/raw/verify-matrix.log
-      rc=$?; tail -3 $OUT/verify-matrix.md; note "verify-matrix rc=$rc $(tail -1 $OUT/verify-matrix.md)" ;;
+      # Issue 3's matrix, or a slice of it (MATRIX_POINTS, MATRIX_DIMS) named MATRIX_TAG; the
+      # JSON is rewritten after every shape, so a slice stopped by the timeout keeps its cells.
+      tag=${MATRIX_TAG:-all}
+      timeout $(cap ${MATRIX_BUDGET:-280}) $MK verify-matrix --points ${MATRIX_POINTS:-1000,1M,8M} --dims ${MATRIX_DIMS:-2,4,8,16,32,128} \
+        --iterations ${MATRIX_ITERATIONS:-2} --max-reference-work ${MATRIX_MAX_WORK:-4e11} --out $OUT/verify-matrix-$tag.json \
+        >$OUT/raw/verify-matrix-$tag.md 2>$OUT/raw/verify-matrix-$tag.log
+      rc=$?; tail -3 $OUT/raw/verify-matrix-$tag.md; grep -E "✗" $OUT/raw/verify-matrix-$tag.log | head -5
+      note "verify-matrix $tag rc=$rc (124 = stopped by the timeout) $(tail -1 $OUT/raw/verify-matrix-$tag.md) cells logged: $(grep -cE '  (✓|✗|-)  \(' $OUT/raw/verify-matrix-$tag.log)" ;;
+    tune-space)
+      # Issue 6: exhaustive, then random and anneal with the same small budget, on table1's
+      # grid x ppt space (the other axes pinned to the Table-1 defaults, block 256 as the seed).
+      mkdir -p $OUT/raw/tune-space
+      pins="--fix block=256 --fix layout=aos --fix accumulate=mma --fix centroids=constant --fix lane_points=1"
+      common="--dims 8 --k 3..7 --points 32M --variants registers-multik $pins --samples 10 --warmup 2"
+      timeout $(cap ${TUNE_SPACE_TIMEOUT:-240}) $MK tune $common --strategy exhaustive --cache $OUT/raw/tune-space/exhaustive.jsonl \
+        --config-out $OUT/raw/tune-space/exhaustive-config.json >$OUT/raw/tune-space/exhaustive.txt 2>$OUT/raw/tune-space/exhaustive.log
+      echo "exhaustive rc=$? $(tail -1 $OUT/raw/tune-space/exhaustive.txt | cut -f3-7)" | tee $OUT/tune-space.txt
+      for strategy in random anneal; do for seed in ${TUNE_SPACE_SEEDS:-1 2}; do
+        timeout $(cap 120) $MK tune $common --strategy $strategy --seed $seed --max-evals ${TUNE_SPACE_EVALS:-10} \
+          --cache $OUT/raw/tune-space/$strategy-$seed.jsonl --config-out $OUT/raw/tune-space/$strategy-$seed-config.json \
+          >$OUT/raw/tune-space/$strategy-$seed.txt 2>$OUT/raw/tune-space/$strategy-$seed.log
+        echo "$strategy seed=$seed rc=$? $(tail -1 $OUT/raw/tune-space/$strategy-$seed.txt | cut -f3-7)" | tee -a $OUT/tune-space.txt
+      done; done
+      $MK tune --replay $OUT/raw/tune-space/exhaustive.jsonl $pins --compare --repeats 20 --max-evals ${TUNE_SPACE_EVALS:-10} \
+        2>&1 | tee -a $OUT/tune-space.txt | tail -6
+      cp $OUT/raw/tune-space/exhaustive.jsonl $OUT/tune-space-exhaustive.jsonl
+      note "tune-space done" ;;
     perf)
       # Issue 4's five cases, every GPU variant in one results file per case, all verified.
       gpu_variants=$($MK list --names-only --gpu-only | paste -sd,)
       IFS=';' read -ra cases <<<"${PERF_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;32 1024 2M;8 16 8M}"
       for case in "${cases[@]}"; do
         set -- $case
-        timeout 200 $MK run --variant $gpu_variants --dims $1 --k $2 --points $3 --iters 20 --verify \
+        timeout $(cap 200) $MK run --variant $gpu_variants --dims $1 --k $2 --points $3 --iters 20 --verify \
           --out $OUT/perf-N$1-K$2-M$3.json --format csv >$OUT/raw/perf-N$1-K$2-M$3.csv 2>>$OUT/raw/perf.log
         echo "case N=$1 K=$2 M=$3 rc=$?"
         cut -d, -f1,4-7 $OUT/raw/perf-N$1-K$2-M$3.csv | column -t -s, | head -12
@@ -176,18 +208,18 @@ PY
       # The cache lives in build-carry/ so a call stopped by the lease limit resumes in the
       # next call with the rest of the same budget (cached points charge their recorded time).
       mkdir -p build-carry
-      timeout ${TUNE_TIMEOUT:-520} $MK tune --suite table2 --budget 10m --cache build-carry/tune-table2.jsonl \
+      timeout $(cap ${TUNE_TIMEOUT:-520}) $MK tune --suite table2 --budget 10m --cache build-carry/tune-table2.jsonl \
         >$OUT/tune-table2.txt 2>$OUT/raw/tune-table2.log
       rc=$?; tail -4 $OUT/raw/tune-table2.log; head -60 $OUT/tune-table2.txt
       cp build-carry/tune-table2.jsonl $OUT/ 2>/dev/null; cp configs/*.json $OUT/ 2>/dev/null
       note "tune table2 rc=$rc (124 = stopped by the call limit; the same stage resumes it)" ;;
     table2-tuned)
       # Issue 6: table2 with the tuned config (configs/<slug>.json) ...
-      timeout ${TABLE2_TIMEOUT:-400} $MK --suite table2 --out $OUT/table2-tuned.json >$OUT/table2-tuned.txt 2>$OUT/raw/table2-tuned.log
+      timeout $(cap ${TABLE2_TIMEOUT:-400}) $MK --suite table2 --out $OUT/table2-tuned.json >$OUT/table2-tuned.txt 2>$OUT/raw/table2-tuned.log
       note "table2 tuned rc=$? ($(grep -o '"tuned_config"' $OUT/table2-tuned.json | wc -l) rows ran a tuned config)" ;;
     table2-defaults)
       # ... and with the defaults (also issue 5's table2 run).
-      timeout ${TABLE2_TIMEOUT:-400} $MK --suite table2 --no-tuned --out $OUT/table2.json >$OUT/table2.txt 2>$OUT/raw/table2.log
+      timeout $(cap ${TABLE2_TIMEOUT:-400}) $MK --suite table2 --no-tuned --out $OUT/table2.json >$OUT/table2.txt 2>$OUT/raw/table2.log
       note "table2 defaults rc=$?" ;;
     compare-table2)
       tuned=${TABLE2_TUNED:-$OUT/table2-tuned.json}
@@ -201,7 +233,7 @@ PY
       $MK compare $OUT/table1-a.json $OUT/table1-b.json --format md | tee $OUT/compare-table1.md | tail -20
       note "compare back-to-back rc=${PIPESTATUS[0]}" ;;
     table1|table2|table3|kernels|blobs|smoke)
-      timeout ${SUITE_TIMEOUT:-590} $MK --suite $stage --out $OUT/$stage.json 2>$OUT/raw/$stage.log | tee $OUT/$stage.txt | tail -25
+      timeout $(cap ${SUITE_TIMEOUT:-590}) $MK --suite $stage --out $OUT/$stage.json 2>$OUT/raw/$stage.log | tee $OUT/$stage.txt | tail -25
       note "suite $stage rc=${PIPESTATUS[0]}" ;;
     *) echo "unknown stage $stage"; exit 2 ;;
   esac

@@ -320,6 +320,30 @@ TEST_F(BinaryTest, SmokeSuiteRunsAndKeepsItsRows) {
   for (const auto& row : file.rows) EXPECT_NE(row.status, "failed") << row.name << ": " << row.reason;
 }
 
+TEST_F(BinaryTest, VerifyMatrixPartsMergeIntoOneMatrix) {
+  const std::string a = dir_ + "/a.json", b = dir_ + "/b.json";
+  const std::string common = "verify-matrix --variants cpu-openmp --k 3..5 --points 1000 ";
+  ASSERT_EQ(run_mkbench(common + "--dims 2 --out " + a).code, kExitOk);
+  ASSERT_EQ(run_mkbench(common + "--dims 4 --out " + b).code, kExitOk);
+  const Outcome merged = run_mkbench("verify-matrix --merge " + a + " " + b);
+  ASSERT_EQ(merged.code, kExitOk) << merged.output;
+  EXPECT_NE(merged.output.find("| N=2 K=3..5 M=1000 | ✓ |"), std::string::npos) << merged.output;
+  EXPECT_NE(merged.output.find("| N=4 K=3..5 M=1000 | ✓ |"), std::string::npos) << merged.output;
+  EXPECT_NE(merged.output.find("2 passed, 0 failed"), std::string::npos) << merged.output;
+  // The same cell twice is not silently overwritten.
+  EXPECT_EQ(run_mkbench("verify-matrix --merge " + a + " " + a).code, kExitBadInput);
+}
+
+TEST_F(BinaryTest, VerifyMatrixMergeOfATruncatedFileIsBadInput) {
+  const std::string a = dir_ + "/a.json";
+  ASSERT_EQ(run_mkbench("verify-matrix --variants cpu-openmp --dims 2 --k 3 --points 1000 --out " + a).code, kExitOk);
+  const auto size = fs::file_size(a);
+  fs::resize_file(a, size / 2);
+  const Outcome merged = run_mkbench("verify-matrix --merge " + a);
+  EXPECT_EQ(merged.code, kExitBadInput) << merged.output;
+  EXPECT_NE(merged.output.find("truncated"), std::string::npos) << merged.output;
+}
+
 }  // namespace
 }  // namespace mk
 

@@ -214,6 +214,21 @@ TEST(TunerSearchSpace, NeighboursMoveOneAxisToTheAdjacentLegalValue) {
   EXPECT_EQ(labels({{"x", 8}, {"y", "b"}}), (std::set<std::string>{"x=4,y=b", "x=8,y=a"}));
 }
 
+TEST(TunerSearchSpace, PinnedAxesKeepOnlyThePinnedValue) {
+  FakeVariant variant("v", [](const Problem&) { return two_axis_space(); });
+  const SearchSpace space = SearchSpace::build({&variant}, kTable1, DeviceInfo{}, Params{{"x", 4}});
+  ASSERT_EQ(space.size(), 1u);  // x=4 only with y=b (restriction)
+  EXPECT_EQ(params_label(space.at(0).params), "x=4,y=b");
+  // A pinned axis has no neighbours along it.
+  EXPECT_TRUE(space.neighbours(space.at(0)).empty());
+}
+
+TEST(TunerSearchSpace, PinToAnUndeclaredValueOrUnknownAxisIsAnInputError) {
+  FakeVariant variant("v", [](const Problem&) { return two_axis_space(); });
+  EXPECT_THROW(SearchSpace::build({&variant}, kTable1, DeviceInfo{}, Params{{"x", 3}}), InputError);
+  EXPECT_THROW(SearchSpace::build({&variant}, kTable1, DeviceInfo{}, Params{{"z", 1}}), InputError);
+}
+
 // ---------------------------------------------------------------------- replay fixture
 
 TEST(TunerReplay, FixtureHoldsTwoShapesOfOneDevice) {
@@ -682,6 +697,17 @@ TEST(TunerCommand, ReplayCompareReportsEveryStrategy) {
   EXPECT_NE(result.output.find("160 recorded points"), std::string::npos) << result.output;
 }
 
+TEST(TunerCommand, ReplayCompareOnAPinnedSubspace) {
+  const CommandResult result =
+      run_mkbench("tune --replay " + kFixture + " --dims 8 --k 3..7 --points 32M --variants registers-multik" +
+                  " --fix block=256 --fix layout=aos --compare --max-evals 10 --repeats 3");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  // 25 registers-multik points at block 256, AoS; naive-atomics (also recorded) is left out.
+  EXPECT_NE(result.output.find("25 recorded points"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("block=256"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("block=128"), std::string::npos) << result.output;
+}
+
 TEST(TunerCommand, ReplayTuneWritesAConfigWithOneEntryPerShape) {
   TempDir dir;
   const std::string out = dir.file("replayed.json");
@@ -702,6 +728,8 @@ TEST(TunerCommand, BadArgumentsExitWithInputError) {
   EXPECT_EQ(run_mkbench("tune --replay " + kFixture + " --strategy genetic").exit_code, kExitBadInput);
   EXPECT_EQ(run_mkbench("tune --replay /nonexistent/cache.jsonl").exit_code, kExitBadInput);
   EXPECT_EQ(run_mkbench("tune --dims 8 --k 3..7").exit_code, kExitBadInput);
+  EXPECT_EQ(run_mkbench("tune --replay " + kFixture + " --fix block").exit_code, kExitBadInput);
+  EXPECT_EQ(run_mkbench("tune --replay " + kFixture + " --fix block=300 --compare").exit_code, kExitBadInput);
 }
 
 

@@ -341,13 +341,35 @@ TEST(AutoSpace, SparseDataAtOrAboveTheThresholdGoesToCsr) {
   EXPECT_NE(choose_auto_delegate(make_problem(1 << 20, 32, 3, 7, 0.69), h100_like(), 0.7).first, "csr-sparse");
 }
 
-// The first of the documented dense chain that is registered and accepts the shape.
+// The first of the documented dense chain for the shape's class that is registered and
+// accepts the shape (auto_select.cpp's header: N >= 64, K < 256, otherwise).
 std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) {
-  for (const char* name : {"registers-multik", "shared-atomics", "naive-atomics"}) {
+  std::vector<std::string> chain;
+  if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
+  else if (p.k.kmax < 256) chain = {"registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
+  else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+  for (const auto& name : chain) {
     const Variant* v = Registry::instance().find(name);
     if (v && !v->can_implement(p, device)) return name;
   }
   return "";
+}
+
+TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 7), h100_like(), 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 1024, 1024), h100_like(), 0.7).first, "gemm-tf32x3");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "warp-centric");
+}
+
+TEST(AutoSpace, DeviceWithoutTf32MmaFallsBackAlongTheChain) {
+  DeviceInfo turing = h100_like();
+  turing.cc_major = 7;
+  turing.cc_minor = 5;
+  const Problem p = make_problem(1 << 21, 32, 1024, 1024);
+  ASSERT_TRUE(variant("gemm-tf32x3").can_implement(p, turing).has_value());
+  const auto [delegate, reason] = choose_auto_delegate(p, turing, 0.7);
+  EXPECT_EQ(delegate, "gemm-cublas");
+  EXPECT_TRUE(contains(reason, "gemm-tf32x3")) << reason;
 }
 
 TEST(AutoSpace, DenseDataGoesToTheFirstDenseVariantThatCanRun) {

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/cli_run.hpp"
 #include "harness/command.hpp"
 #include "harness/errors.hpp"
 #include "harness/measure.hpp"
@@ -50,6 +51,7 @@ struct TuneCliOptions {
   bool compare = false;
   int repeats = 5;
   double tolerance = 0.05;
+  std::vector<std::string> fix;  // axis=value pins
   // Which options the user actually gave (defaults must not override suite values).
   CLI::Option* max_evals_option = nullptr;
   CLI::Option* dataset_option = nullptr;
@@ -243,13 +245,24 @@ void write_config(const std::string& path, const std::vector<TunedShape>& tuned,
             << " in total)\n";
 }
 
+// The recorded space of a replayed shape, restricted to the job's variants.
+SearchSpace replay_space(const ReplayTable& table, const TuneJob& job, const Params& pinned) {
+  if (job.variants.empty()) return table.space_for(job.problem, pinned);
+  std::vector<const Variant*> chosen;
+  for (const Variant* variant : table.variants())
+    if (std::find(job.variants.begin(), job.variants.end(), variant->name()) != job.variants.end())
+      chosen.push_back(variant);
+  return SearchSpace::build(chosen, job.problem, DeviceInfo{}, pinned);
+}
+
 // The acceptance view: on a recorded space, how many visits each strategy needs
 // to come within the tolerance of the exhaustive optimum.
 int compare_strategies(const ReplayTable& table, const std::vector<TuneJob>& jobs, const TuneCliOptions& options,
                        const Budget& budget) {
   const Evaluator evaluate = table.evaluator();
+  const Params pinned = parse_param_assignments(options.fix, "--fix");
   for (const auto& job : jobs) {
-    const SearchSpace space = table.space_for(job.problem);
+    const SearchSpace space = replay_space(table, job, pinned);
     if (space.empty()) continue;
     auto exhaustive = make_exhaustive_strategy(space);
     TuneOptions quiet;
@@ -313,14 +326,8 @@ int run_replay(const TuneCliOptions& options, const Budget& budget) {
 
   if (options.compare) return compare_strategies(table, jobs, options, budget);
 
-  auto space_of = [&](const TuneJob& job) {
-    if (job.variants.empty()) return table.space_for(job.problem);
-    std::vector<const Variant*> chosen;
-    for (const Variant* variant : table.variants())
-      if (std::find(job.variants.begin(), job.variants.end(), variant->name()) != job.variants.end())
-        chosen.push_back(variant);
-    return SearchSpace::build(chosen, job.problem, DeviceInfo{});
-  };
+  const Params pinned = parse_param_assignments(options.fix, "--fix");
+  auto space_of = [&](const TuneJob& job) { return replay_space(table, job, pinned); };
   const Evaluator evaluate = table.evaluator();
   const auto tuned = tune_jobs(jobs, options, budget, space_of, [&](const TuneJob&) { return evaluate; }, nullptr,
                                table.device(), nlohmann::json());
@@ -336,6 +343,7 @@ int run_tune_command(const TuneCliOptions& options) {
   if (options.warmup < 0) throw InputError("--warmup cannot be negative");
   if (!(options.tolerance > 0)) throw InputError("--tolerance must be positive");
   const Budget budget = budget_from_cli(options);
+  const Params pinned = parse_param_assignments(options.fix, "--fix");  // bad syntax fails before any work
   if (!options.replay.empty()) return run_replay(options, budget);
   if (options.compare) throw InputError("--compare needs --replay CACHE.jsonl");
 
@@ -372,7 +380,9 @@ int run_tune_command(const TuneCliOptions& options) {
     }
     return evaluator;
   };
-  auto space_of = [&](const TuneJob& job) { return SearchSpace::build(variants_for(job), job.problem, device); };
+  auto space_of = [&](const TuneJob& job) {
+    return SearchSpace::build(variants_for(job), job.problem, device, pinned);
+  };
   const auto tuned =
       tune_jobs(jobs, options, budget, space_of, evaluator_of, &cache, device_key, device_limits_of(device));
   print_summary(std::cout, tuned);
@@ -405,6 +415,8 @@ std::function<int()> setup_tune(CLI::App& sub) {
                "check the first point of each variant and shape against the FP64 reference (suites with "
                "\"verify\": true do this anyway)");
   sub.add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
+  sub.add_option("--fix", options->fix,
+                 "pin an axis to one value, e.g. --fix block=256 (repeatable): search the other axes only");
   sub.add_option("--replay", options->replay, "use recorded timings from this cache instead of measuring");
   sub.add_flag("--compare", options->compare,
                "with --replay: compare every strategy against the exhaustive optimum of the recorded space");

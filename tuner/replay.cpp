@@ -191,9 +191,9 @@ std::vector<const Variant*> ReplayTable::variants() const {
   return out;
 }
 
-SearchSpace ReplayTable::space_for(const Problem& problem) const {
+SearchSpace ReplayTable::space_for(const Problem& problem, const Params& pinned) const {
   DeviceInfo unused;
-  return SearchSpace::build(variants(), problem, unused);
+  return SearchSpace::build(variants(), problem, unused, pinned);
 }
 
 Evaluator ReplayTable::evaluator() const {

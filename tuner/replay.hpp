@@ -35,7 +35,7 @@ class ReplayTable {
   // The recorded points of `problem`, every variant that has any. A variant's default
   // point is its registered namesake's default_params on the recorded device, when that
   // can be worked out from the records and was recorded (SearchSpace::default_notes).
-  SearchSpace space_for(const Problem& problem) const;
+  SearchSpace space_for(const Problem& problem, const Params& pinned = Params::object()) const;
   // Recorded measurement of a point; a point never recorded is a failed measurement.
   Evaluator evaluator() const;
 

@@ -19,15 +19,47 @@ std::string Candidate::label() const {
   return (variant ? variant->name() : std::string("?")) + " " + params_label(params);
 }
 
+namespace {
+
+bool same_value(const nlohmann::json& declared, const nlohmann::json& wanted) {
+  if (declared.is_number() && wanted.is_number()) return declared.get<double>() == wanted.get<double>();
+  return declared == wanted;
+}
+
+}  // namespace
+
+ParamSpace pin_axes(ParamSpace space, const Params& pinned, const std::string& variant) {
+  for (Axis& axis : space.axes) {
+    if (!pinned.contains(axis.name)) continue;
+    const nlohmann::json& wanted = pinned.at(axis.name);
+    auto found = std::find_if(axis.values.begin(), axis.values.end(),
+                              [&](const nlohmann::json& value) { return same_value(value, wanted); });
+    if (found == axis.values.end()) {
+      std::string values;
+      for (const auto& value : axis.values) values += (values.empty() ? "" : ", ") + value.dump();
+      throw InputError("--fix " + axis.name + "=" + wanted.dump() + ": not a value of " + variant + "'s axis " +
+                       axis.name + " (" + values + ")");
+    }
+    // The declared value, not the typed one, so keys match what the variant enumerates.
+    axis.values = {*found};
+  }
+  return space;
+}
+
 SearchSpace SearchSpace::build(const std::vector<const Variant*>& variants, const Problem& problem,
-                               const DeviceInfo& device) {
+                               const DeviceInfo& device, const Params& pinned) {
   SearchSpace space;
+  std::vector<std::string> unused_pins;
+  for (auto it = pinned.begin(); it != pinned.end(); ++it) unused_pins.push_back(it.key());
   for (const Variant* variant : variants) {
     if (auto reason = variant->can_implement(problem, device)) {
       space.refused_.emplace_back(variant->name(), *reason);
       continue;
     }
-    space.add(*variant, variant->param_space(problem, device));
+    ParamSpace declared = variant->param_space(problem, device);
+    for (const Axis& axis : declared.axes)
+      unused_pins.erase(std::remove(unused_pins.begin(), unused_pins.end(), axis.name), unused_pins.end());
+    space.add(*variant, pin_axes(std::move(declared), pinned, variant->name()));
     try {
       const Params defaults = variant->default_params(problem, device);
       if (!space.set_default(*variant, defaults))
@@ -38,6 +70,11 @@ SearchSpace SearchSpace::build(const std::vector<const Variant*>& variants, cons
       space.default_notes_.push_back(variant->name() + ": no default point: " + unknown.what());
     }
   }
+  // A pin that names no axis would silently tune the whole space; only meaningful when some
+  // variant could run (a refused shape says so on its own).
+  if (!unused_pins.empty() && !space.parts_.empty())
+    throw InputError("--fix " + unused_pins.front() + ": no variant in the search space has an axis named '" +
+                     unused_pins.front() + "'");
   return space;
 }
 

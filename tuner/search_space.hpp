@@ -27,14 +27,22 @@ struct Candidate {
 
 std::string candidate_key(const std::string& variant, const Params& params);
 
+// `space` with each axis named in `pinned` reduced to the pinned value. InputError when the
+// value is not among the axis's declared values (the message lists them).
+ParamSpace pin_axes(ParamSpace space, const Params& pinned, const std::string& variant);
+
 class SearchSpace {
  public:
   // Every variant whose can_implement accepts the problem on the device contributes its
   // param_space; the others are listed in refused() with their reason. Each variant's
   // default_params on the device becomes its default point when it is a point of the
   // space; default_notes() says why a variant has none.
+  // `pinned` (from `mkbench tune --fix axis=value`) narrows every axis of that name to
+  // the one value, so a sweep can cover a sub-space (table1's grid x ppt at block 256);
+  // InputError when a pinned value is not one of a variant's declared values, or when no
+  // variant has an axis of that name.
   static SearchSpace build(const std::vector<const Variant*>& variants, const Problem& problem,
-                           const DeviceInfo& device);
+                           const DeviceInfo& device, const Params& pinned = Params::object());
 
   // Adds one variant's space directly (replay tables, tests); no default point.
   void add(const Variant& variant, ParamSpace space);

@@ -3,8 +3,9 @@
 //
 // Rule (seed 004 measures sparsity before launching and only uses CSR on sparse data):
 //   sparsity ≥ sparse_threshold and csr-sparse can run   → csr-sparse
-//   otherwise the first dense variant that is registered and can run, in this order:
-//   registers-multik (the MultiK kernel), shared-atomics, naive-atomics.
+//   otherwise the first dense variant that is registered and can run, in an order that
+//   depends on the shape (dense_preference below; from the H200 kernels suite,
+//   reports/results/nvidia-h200/kernels/).
 // The sparsity is Problem::sparsity, which the CLI copies from Dataset::sparsity (the
 // fraction of exact zeros counted when the data was loaded or generated); csr-sparse counts
 // it again on the device while it builds the CSR, but auto has to decide before that. The
@@ -19,11 +20,23 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "harness/errors.hpp"
 #include "harness/variant.hpp"
 
 namespace mk {
+
+// Dense delegates in order of preference for the shape. On the H200 kernels suite (M 2M
+// and 8M, defaults): N=128 was won by warp-centric at K=16, 64, 1024 and 4096 (gemm-cublas
+// at 256); below that, registers-multik won every K ≤ 64 and gemm-tf32x3 every K ≥ 256
+// except N=4 K=256 (within 7 %). shared-atomics had been the fallback there and ran
+// 1.4–15x slower than gemm-tf32x3 at K ≥ 1024.
+std::vector<std::string> dense_preference(const Problem& problem) {
+  if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
+  if (problem.k.kmax < 256) return {"registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
+  return {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+}
 
 // The delegate's name and why it was chosen; an empty name means nothing can run, and the
 // text says why. Not static: tests/test_variant_spaces.cpp checks the rule directly.
@@ -43,7 +56,7 @@ std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem,
       refusals = "csr-sparse is not registered";
     }
   }
-  for (const char* name : {"registers-multik", "shared-atomics", "naive-atomics"}) {
+  for (const std::string& name : dense_preference(problem)) {
     const Variant* dense = registry.find(name);
     if (!dense) continue;
     const auto refusal = dense->can_implement(problem, device);
@@ -52,7 +65,7 @@ std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem,
       if (!refusals.empty()) reason += " (" + refusals + ")";
       return {name, reason};
     }
-    refusals += (refusals.empty() ? "" : "; ") + std::string(name) + ": " + *refusal;
+    refusals += (refusals.empty() ? "" : "; ") + name + ": " + *refusal;
   }
   return {"", refusals.empty() ? "no delegate variant is registered" : refusals};
 }
@@ -69,8 +82,9 @@ class AutoSelect : public Variant {
  public:
   std::string name() const override { return "auto"; }
   std::string description() const override {
-    return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the best dense "
-           "variant available (registers-multik, shared-atomics, naive-atomics), with the delegate's defaults";
+    return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
+           "that measured fastest for the shape class (warp-centric for N >= 64, registers-multik for K < 256, "
+           "gemm-tf32x3 above), with the delegate's defaults";
   }
   bool runs_on_gpu() const override { return true; }
 
