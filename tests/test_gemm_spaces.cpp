@@ -2,7 +2,7 @@
 // labels exact (against an FP64 reference on emulated GPU arithmetic), TF32 rounding, and the
 // capability checks and parameter spaces they declare for hand-made devices. On a GPU (skipped
 // otherwise): every legal parameter point against the FP64 reference, including forced exact
-// ties that must take the re-check path.
+// ties that must take the re-check path, and gemm-tf32x3's update=sorted on its edge cases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -362,6 +362,40 @@ TEST(GemmTf32x3, SharedAccumulatorsOnlyWhereAllSlotsFit) {
             std::nullopt);
 }
 
+TEST(GemmTf32x3, UpdateAxisOffersGlobalSmemAndSorted) {
+  const ParamSpace space = tf32_variant().param_space(make_problem(1 << 21, 32, 1024, 1024), h100_like());
+  const Axis* update = space.find("update");
+  ASSERT_NE(update, nullptr);
+  const std::vector<nlohmann::json> expected = {"global", "smem", "sorted"};
+  EXPECT_EQ(update->values, expected);
+}
+
+TEST(GemmTf32x3, DefaultUpdateIsSmemUpTo128SlotsAndSortedAbove) {
+  struct Case {
+    Problem problem;
+    const char* update;
+  };
+  const std::vector<Case> cases = {
+      {make_problem(1 << 21, 32, 16, 16), "smem"},      {make_problem(1 << 20, 3, 3, 7), "smem"},
+      {make_problem(1 << 21, 32, 128, 128), "smem"},    {make_problem(1 << 21, 32, 129, 129), "sorted"},
+      {make_problem(1 << 21, 32, 1, 16), "sorted"},     {make_problem(1 << 21, 32, 1024, 1024), "sorted"},
+      {make_problem(1 << 21, 32, 4096, 4096), "sorted"}, {make_problem(1 << 20, 256, 16, 64), "sorted"}};
+  for (const Case& c : cases) {
+    const Params params = tf32_variant().default_params(c.problem, h100_like());
+    EXPECT_EQ(params.at("update"), c.update) << c.problem.str() << " (ΣK=" << c.problem.k.sum() << ")";
+    EXPECT_EQ(tf32_variant().param_space(c.problem, h100_like()).check(params), std::nullopt) << c.problem.str();
+  }
+}
+
+TEST(GemmTf32x3, SortedUpdateNeedsInt32PointIndices) {
+  const Problem huge = make_problem(int64_t(1) << 31, 32, 1024, 1024);
+  const ParamSpace space = tf32_variant().param_space(huge, h100_like());
+  Params params = tf32_variant().default_params(make_problem(1 << 21, 32, 1024, 1024), h100_like());
+  ASSERT_EQ(params.at("update"), "sorted");
+  EXPECT_TRUE(contains(space.check(params), "2^31")) << params.dump();
+  EXPECT_EQ(tf32_variant().default_params(huge, h100_like()).at("update"), "global");
+}
+
 TEST(GemmTf32x3, VeryWidePointsAreRefusedWithTheSharedMemoryReason) {
   const Problem wide = make_problem(1 << 16, 2048, 64, 64);
   const auto reason = tf32_variant().can_implement(wide, h100_like());
@@ -467,6 +501,60 @@ TEST(GemmVariantsOnDevice, EveryLegalParamPointMatchesTheReference) {
       }
     }
   EXPECT_GT(runs, 0);
+}
+
+// update=sorted explicitly, whatever the defaults pick: K=300 (runs longer than a piece,
+// 9-bit sort), a K range with K=1 (one-bit sort, a single run), N=70 (three 32-dimension
+// passes) with exact ties, both layouts, with and without stored labels.
+TEST(GemmVariantsOnDevice, SortedUpdateMatchesTheReference) {
+  if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  const DeviceInfo device = query_device(0);
+  const std::vector<DeviceShape> shapes = {{40009, 32, KRange{300, 300}, false},
+                                           {20011, 3, KRange{3, 7}, false},
+                                           {30011, 70, KRange{3, 7}, true},
+                                           {5003, 8, KRange{1, 4}, false}};
+  int runs = 0;
+  for (const DeviceShape& shape : shapes) {
+    GeneratorSpec spec;
+    spec.kind = "blobs";
+    spec.centers = 24;
+    spec.m = shape.m;
+    spec.n = shape.n;
+    spec.seed = 77 + shape.n;
+    const Dataset data = generate(spec);
+    Problem problem;
+    problem.m = shape.m;
+    problem.n = shape.n;
+    problem.k = shape.k;
+    SCOPED_TRACE(problem.str());
+    ASSERT_EQ(tf32_variant().can_implement(problem, device), std::nullopt);
+    std::vector<float> centroids = initial_centroids(data, shape.k, InitMethod::RandomSample, 13);
+    if (shape.duplicate_centroids)
+      for (int k = std::max(shape.k.kmin, 2); k <= shape.k.kmax; ++k) {
+        float* first = centroids.data() + size_t(shape.k.slot_offset(k)) * shape.n;
+        std::copy(first, first + shape.n, first + shape.n);
+      }
+    const ParamSpace space = tf32_variant().param_space(problem, device);
+    for (const char* layout : {"aos", "soa"}) {
+      Params params = tf32_variant().default_params(problem, device);
+      params["update"] = "sorted";
+      params["layout"] = layout;
+      SCOPED_TRACE(params_label(params));
+      ASSERT_EQ(space.check(params), std::nullopt);
+      auto run = tf32_variant().prepare(problem, data, params, device);
+      for (const bool store_labels : {true, false}) {
+        run->set_centroids(centroids);
+        run->iterate(store_labels);
+        run->synchronize();
+        const IterationResult got = run->read_back();
+        const VerifyReport report = compare_with_reference(data, shape.k, centroids, got);
+        EXPECT_TRUE(report.passed) << "labels " << (store_labels ? "stored" : "not stored") << ": "
+                                   << report.summary();
+        ++runs;
+      }
+    }
+  }
+  EXPECT_EQ(runs, 16);
 }
 
 }  // namespace

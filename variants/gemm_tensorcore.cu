@@ -11,12 +11,19 @@
 // exact: points whose best and second-best are within the forward-error window of
 // near_tie_bound.hpp are re-checked in FP64 against every centroid of that K.
 //
+// update picks how the FP64 sums are formed: global (an atomicAdd per point and dimension),
+// smem (the same into block-private shared memory, flushed per block; for small ΣK), or sorted
+// (the kernel only writes labels; a CUB radix sort per K groups points by label and
+// accumulate_sorted_runs adds one partial per run of equal labels, so the atomics scale with
+// M/1024 + K instead of M).
+//
 // Geometry (per block): points_per_block (P) rows, 32 rows per warp in M (two m16 tiles), the
 // remaining warps split the centroid chunk (C columns) in N; each warp holds P/32 × C/WN
 // accumulators. Dimensions are zero-padded to a multiple of 8 (≤ 32) or 32 (> 32) and centroid
 // dims are staged 32 at a time, so any N whose point tile fits in shared memory works.
 // Needs sm_80+ (TF32 mma); the kernel body is compiled out for older targets.
 #include <algorithm>
+#include <cub/device/device_radix_sort.cuh>
 
 #include "variants/common/argmin_update.cuh"
 
@@ -113,6 +120,7 @@ struct FusedArgs {
   int npad, kc;
   int points_per_block, chunk, warps_m, warps_n;
   bool private_sums;
+  int32_t* sorted_labels;  // update=sorted: [k - kmin][i] labels the sort reads; else null
   int64_t tiles;
 };
 
@@ -318,9 +326,11 @@ __global__ void __launch_bounds__(256, NT >= 8 ? 1 : 2) fused_tf32_assign_update
           continue;
         }
         const int slot = base + s.index;
+        const int64_t label_at = int64_t(k - ks.kmin) * points.m + i;
         inertia_part += gemm::exact_squared_distance(points, i, args.centroids + int64_t(slot) * n, n);
-        gemm::add_point(points, i, slot, n, targets);
-        if (args.acc.labels) args.acc.labels[int64_t(k - ks.kmin) * points.m + i] = s.index;
+        if (args.sorted_labels) args.sorted_labels[label_at] = s.index;
+        else gemm::add_point(points, i, slot, n, targets);
+        if (args.acc.labels) args.acc.labels[label_at] = s.index;
       }
       inertia_part = gemm::warp_sum(inertia_part);
       if (lane == 0 && inertia_part != 0.0) atomicAdd(targets.inertia + (k - ks.kmin), inertia_part);
@@ -332,10 +342,12 @@ __global__ void __launch_bounds__(256, NT >= 8 ? 1 : 2) fused_tf32_assign_update
         const int64_t i = first + recheck_list[e];
         const gemm::ExactChoice choice =
             gemm::warp_exact_argmin(points, i, args.centroids + int64_t(base) * n, k, n);
-        gemm::warp_add_point(points, i, base + choice.index, n, targets);
+        if (!args.sorted_labels) gemm::warp_add_point(points, i, base + choice.index, n, targets);
         if (lane == 0) {
+          const int64_t label_at = int64_t(k - ks.kmin) * points.m + i;
           atomicAdd(targets.inertia + (k - ks.kmin), choice.distance);
-          if (args.acc.labels) args.acc.labels[int64_t(k - ks.kmin) * points.m + i] = choice.index;
+          if (args.sorted_labels) args.sorted_labels[label_at] = choice.index;
+          if (args.acc.labels) args.acc.labels[label_at] = choice.index;
         }
       }
       __syncthreads();  // merge_*, recheck_* and (after the last K) the point tile are reused
@@ -345,6 +357,78 @@ __global__ void __launch_bounds__(256, NT >= 8 ? 1 : 2) fused_tf32_assign_update
   __syncthreads();
   gemm::flush_update_targets(targets, ks, n, args.private_sums, args.acc);
 #endif
+}
+
+// update=sorted: a warp owns kSortedPiece consecutive entries of the label-sorted order and
+// adds one FP64 partial per run of equal labels it sees, so a K costs about
+// (M/kSortedPiece + K)·N atomics instead of M·N. 1024 gives M = 2M about 16 warps per H100
+// SM to hide the gathers; the extra atomics are still negligible.
+constexpr int kSortedPiece = 1024;
+constexpr int kSortedWarps = 8;
+
+__global__ void fill_iota(int32_t* __restrict__ out, int64_t m) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < m; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = int32_t(i);
+}
+
+// labels/order: one K's labels sorted ascending and the point each came from. Lanes map to
+// dimensions, so a 32-dimension group re-walks the piece. AoS reads one row segment per
+// point; SoA reads are uncoalesced here (stride M between lanes).
+__global__ void __launch_bounds__(kSortedWarps * 32) accumulate_sorted_runs(const int32_t* __restrict__ labels,
+                                                                           const int32_t* __restrict__ order,
+                                                                           gpu::PointsView points, int base,
+                                                                           gpu::AccumulatorView acc) {
+  const unsigned full = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const int64_t begin = (int64_t(blockIdx.x) * kSortedWarps + (threadIdx.x >> 5)) * kSortedPiece;
+  if (begin >= points.m) return;  // whole warp
+  const int64_t end = begin + kSortedPiece < points.m ? begin + kSortedPiece : points.m;
+  const int n = points.n;
+  for (int d0 = 0; d0 < n; d0 += 32) {
+    const int d = d0 + lane;
+    int label = -1;
+    int run = 0;
+    double sum = 0;
+    auto flush = [&] {
+      if (d < n) atomicAdd(acc.sums + int64_t(base + label) * n + d, sum);
+      if (d0 == 0 && lane == 0) atomicAdd(acc.counts + base + label, static_cast<unsigned long long>(run));
+    };
+    for (int64_t j0 = begin; j0 < end; j0 += 32) {
+      const int count = end - j0 < 32 ? int(end - j0) : 32;
+      const int my_label = lane < count ? labels[j0 + lane] : -1;
+      const int my_point = lane < count ? order[j0 + lane] : 0;
+      // All 32 loads are issued before the run logic consumes them: the walk is serial, the
+      // gathers need not be.
+      float v[32];
+#pragma unroll
+      for (int e = 0; e < 32; ++e) {
+        const int i = __shfl_sync(full, my_point, e);
+        v[e] = (d < n && e < count) ? points.at(i, d) : 0.f;
+      }
+#pragma unroll
+      for (int e = 0; e < 32; ++e) {
+        const int key = __shfl_sync(full, my_label, e);
+        if (e < count) {  // key and count are warp-uniform, so are these branches
+          if (key != label) {
+            if (run > 0) flush();
+            label = key;
+            run = 0;
+            sum = 0;
+          }
+          sum += double(v[e]);
+          ++run;
+        }
+      }
+    }
+    if (run > 0) flush();
+  }
+}
+
+// Radix-sort bits for labels 0..k-1 (at least one).
+int label_bits(int k) {
+  int bits = 1;
+  while (bits < 31 && (int64_t(1) << bits) < k) ++bits;
+  return bits;
 }
 
 using FusedKernel = void (*)(FusedArgs);
@@ -360,12 +444,21 @@ FusedKernel pick_kernel(int n_tiles, bool split) {
   throw UnsupportedError("gemm-tf32x3: no kernel for " + std::to_string(n_tiles) + " n-tiles per warp");
 }
 
+enum class Update { Global, Smem, Sorted };
+
+Update parse_update(const std::string& text) {
+  if (text == "global") return Update::Global;
+  if (text == "smem") return Update::Smem;
+  if (text == "sorted") return Update::Sorted;
+  throw InputError("gemm-tf32x3: unknown update '" + text + "' (expected global, smem or sorted)");
+}
+
 struct FusedConfig {
   int points_per_block;
   int chunk;
   int block;
   bool split;
-  bool private_sums;
+  Update update;
   Layout layout;
 
   explicit FusedConfig(const Params& params)
@@ -373,9 +466,10 @@ struct FusedConfig {
         chunk(params.at("centroid_chunk").get<int>()),
         block(params.at("block").get<int>()),
         split(params.at("precision").get<std::string>() == "tf32x3"),
-        private_sums(params.at("update").get<std::string>() == "smem"),
+        update(parse_update(params.at("update").get<std::string>())),
         layout(parse_layout(params.at("layout").get<std::string>())) {}
 
+  bool private_sums() const { return update == Update::Smem; }
   int warps() const { return block / 32; }
   int warps_m() const { return points_per_block / 32; }
   int warps_n() const { return std::max(1, warps() / warps_m()); }
@@ -384,7 +478,7 @@ struct FusedConfig {
   int64_t smem_bytes(const Problem& problem) const {
     const DimGeometry dims = dim_geometry(problem.n);
     return fused_smem_layout(points_per_block, chunk, warps_n(), dims.npad, dims.kc, split,
-                             gemm::block_accumulator_bytes(problem, private_sums))
+                             gemm::block_accumulator_bytes(problem, private_sums()))
         .total;
   }
 };
@@ -411,6 +505,7 @@ class FusedTf32Run : public gpu::GpuRun {
                              " bytes of shared memory");
     tiles_ = (problem.m + config_.points_per_block - 1) / config_.points_per_block;
     grid_ = int(std::min<int64_t>(tiles_, int64_t(blocks_per_sm) * std::max(1, device.sm_count)));
+    if (config_.update == Update::Sorted) prepare_sorted(problem);
   }
 
   void iterate(bool store_labels) override {
@@ -440,17 +535,62 @@ class FusedTf32Run : public gpu::GpuRun {
     args.chunk = config_.chunk;
     args.warps_m = config_.warps_m();
     args.warps_n = config_.warps_n();
-    args.private_sums = config_.private_sums;
+    args.private_sums = config_.private_sums();
+    args.sorted_labels = config_.update == Update::Sorted ? labels_by_k_.get() : nullptr;
     args.tiles = tiles_;
     kernel_<<<grid_, config_.block, smem_bytes_, stream>>>(args);
     gpu::check_launch("fused_tf32_assign_update");
+    if (config_.update == Update::Sorted) accumulate_sorted(args.points, args.ks, args.acc);
     state_.finalize();
   }
 
  private:
+  // Buffers and CUB scratch for update=sorted, sized once: the sort of the largest K needs
+  // the most temporary storage, and every K reuses it.
+  void prepare_sorted(const Problem& problem) {
+    if (problem.m > INT32_MAX) throw UnsupportedError("gemm-tf32x3: update=sorted needs M < 2^31");
+    const size_t m = size_t(problem.m);
+    labels_by_k_.allocate(size_t(problem.k.count()) * m, "sorted update: labels per K");
+    iota_.allocate(m, "sorted update: point indices");
+    sorted_labels_.allocate(m, "sorted update: sorted labels");
+    sorted_points_.allocate(m, "sorted update: sorted point indices");
+    size_t temp_bytes = 0;
+    for (int bits = label_bits(problem.k.kmin); bits <= label_bits(problem.k.kmax); ++bits) {
+      size_t bytes = 0;
+      gpu::check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, labels_by_k_.get(), sorted_labels_.get(),
+                                                 iota_.get(), sorted_points_.get(), int(problem.m), 0, bits,
+                                                 state_.stream()),
+                 "sorted update: radix sort size query");
+      temp_bytes = std::max(temp_bytes, bytes);
+    }
+    sort_temp_.allocate(temp_bytes, "sorted update: radix sort scratch");
+    const int grid = int(std::min<int64_t>((problem.m + 255) / 256, 4096));
+    fill_iota<<<grid, 256, 0, state_.stream()>>>(iota_.get(), problem.m);
+    gpu::check_launch("fill_iota");
+  }
+
+  void accumulate_sorted(const gpu::PointsView& points, const gpu::KRangeView& ks, const gpu::AccumulatorView& acc) {
+    const cudaStream_t stream = state_.stream();
+    const int64_t pieces = (points.m + kSortedPiece - 1) / kSortedPiece;
+    const int grid = int((pieces + kSortedWarps - 1) / kSortedWarps);
+    for (int k = ks.kmin; k <= ks.kmax; ++k) {
+      size_t temp_bytes = sort_temp_.bytes();
+      gpu::check(cub::DeviceRadixSort::SortPairs(sort_temp_.get(), temp_bytes,
+                                                 labels_by_k_.get() + int64_t(k - ks.kmin) * points.m,
+                                                 sorted_labels_.get(), iota_.get(), sorted_points_.get(),
+                                                 int(points.m), 0, label_bits(k), stream),
+                 "sorted update: radix sort");
+      accumulate_sorted_runs<<<grid, kSortedWarps * 32, 0, stream>>>(sorted_labels_.get(), sorted_points_.get(),
+                                                                      points, ks.offset(k), acc);
+      gpu::check_launch("accumulate_sorted_runs");
+    }
+  }
+
   FusedConfig config_;
   DimGeometry dims_;
   gpu::DeviceBuffer<float> c_hi_, c_lo_, norms_;
+  gpu::DeviceBuffer<int32_t> labels_by_k_, iota_, sorted_labels_, sorted_points_;  // update=sorted only
+  gpu::DeviceBuffer<unsigned char> sort_temp_;
   ExpansionErrorModel model_;
   FusedKernel kernel_ = nullptr;
   size_t smem_bytes_ = 0;
@@ -463,7 +603,7 @@ class GemmTf32x3 : public Variant {
   std::string name() const override { return "gemm-tf32x3"; }
   std::string description() const override {
     return "seed 001 §4.4 fused: mma.sync TF32 (3xTF32 split) distances, argmin epilogue, exact near-tie "
-           "re-check, FP64 update";
+           "re-check, FP64 update (global or shared atomics, or label sort + per-run sums)";
   }
   bool runs_on_gpu() const override { return true; }
 
@@ -484,7 +624,12 @@ class GemmTf32x3 : public Variant {
              std::to_string(device.smem_per_block_optin) + " (gemm-cublas has no such limit)";
     }
     const DimGeometry dims = dim_geometry(problem.n);
-    return gpu::check_fits_in_memory(problem, device, double(slots) * (2.0 * dims.npad + 1.0) * 4.0);
+    // update=sorted (a param, unknown here): labels per K, iota, sorted keys and indices, and
+    // CUB scratch (its own key/value copies plus a little).
+    const double m = double(problem.m);
+    const double sorted_bytes = (double(problem.k.count()) * m + 5.0 * m) * 4.0 + double(1 << 20);
+    return gpu::check_fits_in_memory(problem, device,
+                                     double(slots) * (2.0 * dims.npad + 1.0) * 4.0 + sorted_bytes);
   }
 
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
@@ -495,8 +640,9 @@ class GemmTf32x3 : public Variant {
     space.axes.push_back({"precision", {"tf32x3", "tf32"},
                           "3xTF32 split (near-FP32 dots) or single TF32 (wider re-check window); labels exact "
                           "in both"});
-    space.axes.push_back({"update", {"global", "smem"},
-                          "centroid sums: global FP64 atomics, or block-private shared FP64 then flush"});
+    space.axes.push_back({"update", {"global", "smem", "sorted"},
+                          "centroid sums: global FP64 atomics, block-private shared FP64 then flush, or labels "
+                          "radix-sorted per K then one FP64 atomic per run of equal labels"});
     space.axes.push_back({"layout", {"aos", "soa"}, "point layout in device memory"});
 
     space.restrictions.push_back(
@@ -518,21 +664,26 @@ class GemmTf32x3 : public Variant {
         {"shared memory (point tile, centroid chunk, accumulators if update=smem) <= " + std::to_string(limit) +
              " bytes per block",
          [copy, limit](const Params& p) { return FusedConfig(p).smem_bytes(copy) <= limit; }});
+    const int64_t m = problem.m;
+    space.restrictions.push_back({"update=sorted needs M < 2^31 (int32 point indices in the sort)",
+                                  [m](const Params& p) { return p.at("update") != "sorted" || m <= INT32_MAX; }});
     return space;
   }
 
   // 128 points × 64 centroids with 8 warps (4 n-tiles per warp) balances fragment reuse
   // against registers; 3xTF32 by default because its re-check window is ~40x narrower than
   // single TF32's. update=smem only for small ΣK (shared double atomics, flushed once per
-  // block; global atomics would contend on few addresses).
+  // block; global atomics would contend on few addresses). Above that, sorted replaces
+  // global: M·N per-point FP64 atomics contend, per-run sums need ~(M/1024 + K)·N (not yet
+  // measured on the device).
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int64_t slots = gemm::k_slot_sum(problem.k);
-    const std::string update = slots <= 128 ? "smem" : "global";
+    const std::string update = slots <= 128 ? "smem" : "sorted";
     const ParamSpace space = param_space(problem, device);
     Params params = {{"points_per_block", 128}, {"centroid_chunk", 64}, {"block", 256},
                      {"precision", "tf32x3"},   {"update", update},     {"layout", "aos"}};
     if (!space.check(params)) return params;
-    for (const std::string& try_update : {update, std::string("global")})
+    for (const std::string& try_update : {update, std::string("sorted"), std::string("global")})
       for (int ppb : {128, 64})
         for (int chunk : {64, 32, 128})
           for (int block : {256, 128}) {
