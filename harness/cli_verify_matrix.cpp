@@ -75,7 +75,8 @@ void print_matrix(const std::vector<std::string>& variant_names, const std::vect
   std::cout << "\n\n" << passes << " passed, " << failures << " failed, " << refusals << " refused\n";
 }
 
-// Several matrix files (one per device call) printed as one matrix, in file order.
+// Several matrix files (one per device call) printed as one matrix, in file order. A cell
+// in more than one file (re-verified after a change) takes the later file's result.
 int merge_verify_matrices(const std::vector<std::string>& paths) {
   Matrix matrix;
   std::vector<std::string> shape_order, variant_names;
@@ -97,12 +98,15 @@ int merge_verify_matrices(const std::vector<std::string>& paths) {
       if (!matrix.count(shape)) shape_order.push_back(shape);
       if (std::find(variant_names.begin(), variant_names.end(), variant) == variant_names.end())
         variant_names.push_back(variant);
-      Cell cell{each.at("mark"), each.at("detail")};
-      if (matrix[shape].count(variant)) throw InputError(shape + " / " + variant + " appears in more than one file");
-      (cell.mark == "✓" ? passes : cell.mark == "✗" ? failures : refusals) += 1;
-      matrix[shape][variant] = cell;
+      const Cell cell{each.at("mark"), each.at("detail")};
+      auto& slot = matrix[shape];
+      if (slot.count(variant))
+        std::cerr << "note: " << shape << " / " << variant << " re-verified in " << path << " (that cell is used)\n";
+      slot[variant] = cell;
     }
   }
+  for (const auto& [shape, row] : matrix)
+    for (const auto& [variant, cell] : row) (cell.mark == "✓" ? passes : cell.mark == "✗" ? failures : refusals) += 1;
   std::sort(variant_names.begin(), variant_names.end());
   print_matrix(variant_names, shape_order, matrix, passes, failures, refusals);
   return failures == 0 ? kExitOk : kExitVerifyFailed;

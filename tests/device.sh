@@ -84,6 +84,22 @@ for stage in "${stages[@]}"; do
         done
       done
       note "multik-ab done" ;;
+    ab)
+      # One variant, one axis, several values, on AB_CASES ("N K M;..."), every row verified:
+      # AB_VARIANT=gemm-tf32x3 AB_AXIS=update AB_VALUES="global sorted".
+      IFS=';' read -ra cases <<<"${AB_CASES:-32 1024 2M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        for value in ${AB_VALUES}; do
+          tag=${AB_VARIANT}-N$1-K$2-M$3-${AB_AXIS}-$value
+          timeout $(cap 120) $MK run --variant ${AB_VARIANT} --dims $1 --k $2 --points $3 --iters 20 --verify --no-tuned \
+            --param ${AB_AXIS}=$value --format csv --out $OUT/raw/ab-$tag.json >$OUT/raw/ab-$tag.csv 2>>$OUT/raw/ab.log
+          rc=$?
+          printf 'ab %s N=%s K=%s M=%s %s=%s rc=%s %s\n' ${AB_VARIANT} $1 $2 $3 ${AB_AXIS} $value $rc \
+            "$(tail -1 $OUT/raw/ab-$tag.csv | cut -d, -f1,4-7)" | tee -a $OUT/ab.txt
+        done
+      done
+      note "ab ${AB_VARIANT} ${AB_AXIS} done" ;;
     acceptance2)
       # Issue 2: naive-atomics and cpu-openmp verify for N x K x M.
       for variant in naive-atomics cpu-openmp; do
@@ -123,9 +139,10 @@ PY
       # One variant on a shape it implements: SANITIZE_VARIANT, SANITIZE_DIMS.
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant ${SANITIZE_VARIANT} --dims ${SANITIZE_DIMS:-32} \
-          --points 4096 --k 3..5 --iters 2 --warmup 1 --verify >$OUT/raw/san-$tool-${SANITIZE_VARIANT}.log 2>&1
+          --points 4096 --k ${SANITIZE_K:-3..5} --iters 2 --warmup 1 --verify ${SANITIZE_ARGS:-} \
+          >$OUT/raw/san-$tool-${SANITIZE_VARIANT}.log 2>&1
         rc=$?
-        note "sanitize $tool ${SANITIZE_VARIANT} N=${SANITIZE_DIMS:-32} rc=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-${SANITIZE_VARIANT}.log | tail -1)"
+        note "sanitize $tool ${SANITIZE_VARIANT} N=${SANITIZE_DIMS:-32} K=${SANITIZE_K:-3..5} ${SANITIZE_ARGS:-} rc=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-${SANITIZE_VARIANT}.log | tail -1)"
       done ;;
     kernels-rest)
       # The part of the kernels suite earlier calls could not fit: KERNELS_REST names a suite
