@@ -220,6 +220,19 @@ PY
       $MK tune --replay $OUT/raw/tune-cache.jsonl --compare --repeats 10 --max-evals 20 >$OUT/raw/tune-compare.txt 2>&1
       tail -12 $OUT/raw/tune-compare.txt
       note "tune done" ;;
+    tune-issue4)
+      # Issue 4's cases tuned into the device config (configs/<slug>.json, merged by bucket):
+      # TUNE4_CASES="N K M variants strategy budget;...".
+      IFS=';' read -ra cases <<<"${TUNE4_CASES:-32 1024 2M gemm-tf32x3 exhaustive 90s;8 3..7 32M registers-multik anneal 60s;16 3..7 32M registers-multik anneal 60s;8 16 8M registers-multik anneal 60s}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        timeout $(cap 150) $MK tune --dims $1 --k $2 --points $3 --variants $4 --strategy $5 --budget $6 --samples 10 --warmup 2 \
+          --cache $OUT/raw/tune-issue4.jsonl >>$OUT/tune-issue4.txt 2>>$OUT/raw/tune-issue4.log
+        echo "tune N=$1 K=$2 M=$3 $4 $5 $6 rc=$? $(tail -1 $OUT/tune-issue4.txt | cut -f3-8)"
+      done
+      grep -E "^config " $OUT/raw/tune-issue4.log
+      cp configs/*.json $OUT/ 2>/dev/null; cp $OUT/raw/tune-issue4.jsonl $OUT/
+      note "tune-issue4 done" ;;
     tune-table2)
       # Issue 6: the suite tune with a 10-minute measurement budget, writing configs/<slug>.json.
       # The cache lives in build-carry/ so a call stopped by the lease limit resumes in the
