@@ -370,20 +370,14 @@ TEST(GemmTf32x3, UpdateAxisOffersGlobalSmemAndSorted) {
   EXPECT_EQ(update->values, expected);
 }
 
-TEST(GemmTf32x3, DefaultUpdateIsSmemUpTo128SlotsAndSortedAbove) {
-  struct Case {
-    Problem problem;
-    const char* update;
-  };
-  const std::vector<Case> cases = {
-      {make_problem(1 << 21, 32, 16, 16), "smem"},      {make_problem(1 << 20, 3, 3, 7), "smem"},
-      {make_problem(1 << 21, 32, 128, 128), "smem"},    {make_problem(1 << 21, 32, 129, 129), "sorted"},
-      {make_problem(1 << 21, 32, 1, 16), "sorted"},     {make_problem(1 << 21, 32, 1024, 1024), "sorted"},
-      {make_problem(1 << 21, 32, 4096, 4096), "sorted"}, {make_problem(1 << 20, 256, 16, 64), "sorted"}};
-  for (const Case& c : cases) {
-    const Params params = tf32_variant().default_params(c.problem, h100_like());
-    EXPECT_EQ(params.at("update"), c.update) << c.problem.str() << " (ΣK=" << c.problem.k.sum() << ")";
-    EXPECT_EQ(tf32_variant().param_space(c.problem, h100_like()).check(params), std::nullopt) << c.problem.str();
+TEST(GemmTf32x3, DefaultUpdateIsSortedForSmallAndLargeSlotCounts) {
+  for (const Problem& problem :
+       {make_problem(1 << 21, 32, 16, 16), make_problem(1 << 20, 3, 3, 7), make_problem(1 << 21, 32, 128, 128),
+        make_problem(1 << 21, 32, 129, 129), make_problem(1 << 21, 32, 1, 16), make_problem(1 << 21, 32, 1024, 1024),
+        make_problem(1 << 21, 32, 4096, 4096), make_problem(1 << 20, 256, 16, 64)}) {
+    const Params params = tf32_variant().default_params(problem, h100_like());
+    EXPECT_EQ(params.at("update"), "sorted") << problem.str() << " (ΣK=" << problem.k.sum() << ")";
+    EXPECT_EQ(tf32_variant().param_space(problem, h100_like()).check(params), std::nullopt) << problem.str();
   }
 }
 

@@ -12,7 +12,7 @@
 // near_tie_bound.hpp are re-checked in FP64 against every centroid of that K.
 //
 // update picks how the FP64 sums are formed: global (an atomicAdd per point and dimension),
-// smem (the same into block-private shared memory, flushed per block; for small ΣK), or sorted
+// smem (the same into block-private shared memory, flushed per block), or sorted, the default
 // (the kernel only writes labels; a CUB radix sort per K groups points by label and
 // accumulate_sorted_runs adds one partial per run of equal labels, so the atomics scale with
 // M/1024 + K instead of M).
@@ -672,18 +672,19 @@ class GemmTf32x3 : public Variant {
 
   // 128 points × 64 centroids with 8 warps (4 n-tiles per warp) balances fragment reuse
   // against registers; 3xTF32 by default because its re-check window is ~40x narrower than
-  // single TF32's. update=smem only for small ΣK (shared double atomics, flushed once per
-  // block; global atomics would contend on few addresses). Above that, sorted replaces
-  // global: M·N per-point FP64 atomics contend, per-run sums need ~(M/1024 + K)·N (not yet
-  // measured on the device).
+  // single TF32's. update=sorted everywhere it can run: on the H200 (session 3, every row
+  // --verify PASS) it beat smem 1.7-4.8x at ΣK ≤ 128 (N=16 K=3..7 M=32M 202 -> 41.7 ms;
+  // N=8 K=16 M=8M 4.23 -> 2.46 ms; shared FP64 atomics are CAS loops that contend on few
+  // slots), beat global 2.3x on the K=3..20 range (73.5 -> 31.4 ms) and was within 8 % of
+  // global for one large K (K=256 N=8 M=8M 5.27 vs 5.72; K=1024 N=32 M=2M 12.24 vs 11.76).
+  // global stays the fallback (M ≥ 2^31) and, with smem, a point the tuner may pick.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
-    const int64_t slots = gemm::k_slot_sum(problem.k);
-    const std::string update = slots <= 128 ? "smem" : "sorted";
+    const std::string update = "sorted";
     const ParamSpace space = param_space(problem, device);
     Params params = {{"points_per_block", 128}, {"centroid_chunk", 64}, {"block", 256},
                      {"precision", "tf32x3"},   {"update", update},     {"layout", "aos"}};
     if (!space.check(params)) return params;
-    for (const std::string& try_update : {update, std::string("sorted"), std::string("global")})
+    for (const std::string& try_update : {update, std::string("global"), std::string("smem")})
       for (int ppb : {128, 64})
         for (int chunk : {64, 32, 128})
           for (int block : {256, 128}) {
