@@ -164,7 +164,7 @@ PY
       # Issue 3's matrix, or a slice of it (MATRIX_POINTS, MATRIX_DIMS) named MATRIX_TAG; the
       # JSON is rewritten after every shape, so a slice stopped by the timeout keeps its cells.
       tag=${MATRIX_TAG:-all}
-      timeout $(cap ${MATRIX_BUDGET:-280}) $MK verify-matrix --variants ${MATRIX_VARIANTS:-all} --points ${MATRIX_POINTS:-1000,1M,8M} --dims ${MATRIX_DIMS:-2,4,8,16,32,128} \
+      timeout $(cap ${MATRIX_BUDGET:-280}) $MK verify-matrix --variants ${MATRIX_VARIANTS:-all} --points ${MATRIX_POINTS:-1000,1M,8M} --k ${MATRIX_K:-3..7,3..12,16..16,256..256,1024..1024} --dims ${MATRIX_DIMS:-2,4,8,16,32,128} \
         --iterations ${MATRIX_ITERATIONS:-2} --max-reference-work ${MATRIX_MAX_WORK:-4e11} --out $OUT/verify-matrix-$tag.json \
         >$OUT/raw/verify-matrix-$tag.md 2>$OUT/raw/verify-matrix-$tag.log
       rc=$?; tail -3 $OUT/raw/verify-matrix-$tag.md; grep -E "✗" $OUT/raw/verify-matrix-$tag.log | head -5
