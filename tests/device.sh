@@ -3,7 +3,8 @@
 # peak measurement, sanitizers, the verify matrix and the performance cases. Stages can
 # be picked: tests/device.sh build test peak sanitize matrix perf table1 table2 kernels.
 # Results land in $OUT (or build-device/out) as JSON plus one tarball; a short table is
-# printed last.
+# printed last. The lease's copy of the tree may carry a stale .git: name the commit with
+# MKBENCH_GIT_SHA=$(git rev-parse --short=12 HEAD) in the command so result files say it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/build-device/out}
