@@ -90,15 +90,23 @@ int merge_verify_matrices(const std::vector<std::string>& paths) {
     } catch (const nlohmann::json::exception& e) {
       throw InputError(path + " is not valid JSON (truncated?): " + e.what());
     }
-    if (doc.value("schema", "") != "mkbench.verify-matrix/1" || !doc.contains("cells"))
+    if (!doc.is_object() || doc.value("schema", "") != "mkbench.verify-matrix/1" || !doc.contains("cells") ||
+        !doc.at("cells").is_array())
       throw InputError(path + " is not a verify-matrix file (schema mkbench.verify-matrix/1)");
     if (!doc.value("complete", true)) std::cerr << "note: " << path << " was stopped before its last shape\n";
     for (const auto& each : doc.at("cells")) {
-      const std::string shape = each.at("shape"), variant = each.at("variant");
+      std::string shape, variant;
+      Cell cell;
+      try {
+        shape = each.at("shape").get<std::string>();
+        variant = each.at("variant").get<std::string>();
+        cell = {each.at("mark").get<std::string>(), each.at("detail").get<std::string>()};
+      } catch (const nlohmann::json::exception& e) {
+        throw InputError(path + ": malformed cell " + each.dump().substr(0, 120) + ": " + e.what());
+      }
       if (!matrix.count(shape)) shape_order.push_back(shape);
       if (std::find(variant_names.begin(), variant_names.end(), variant) == variant_names.end())
         variant_names.push_back(variant);
-      const Cell cell{each.at("mark"), each.at("detail")};
       auto& slot = matrix[shape];
       if (slot.count(variant))
         std::cerr << "note: " << shape << " / " << variant << " re-verified in " << path << " (that cell is used)\n";

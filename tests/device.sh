@@ -3,8 +3,9 @@
 # peak measurement, sanitizers, the verify matrix and the performance cases. Stages can
 # be picked: tests/device.sh build test peak sanitize matrix perf table1 table2 kernels.
 # Results land in $OUT (or build-device/out) as JSON plus one tarball; a short table is
-# printed last. The lease's copy of the tree may carry a stale .git: name the commit with
-# MKBENCH_GIT_SHA=$(git rev-parse --short=12 HEAD) in the command so result files say it.
+# printed last. The lease's copy of the tree may carry a stale .git: name the commit in the
+# command, e.g. MKBENCH_GIT_SHA=ab12cd34ef56 (add -dirty for uncommitted changes), so the
+# result files say which code ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/build-device/out}
@@ -18,7 +19,19 @@ note() { summary+=("$1"); echo "== $1"; }
 # The lease kills a call at 600 s, and then only files directly under $OUT come back (raw/
 # is tarred at the end): stages stop at DEADLINE seconds so the tarball is always written.
 DEADLINE=${DEADLINE:-575}
-cap() { local left=$((DEADLINE - SECONDS)); ((left < 1)) && left=1; echo $(($1 < left ? $1 : left)); }
+# Seconds for a stage's timeout: the wanted value, or what is left before DEADLINE. Values
+# with a unit (10m) pass through uncapped, with a warning, rather than breaking the stage.
+cap() {
+  if [[ ! $1 =~ ^[0-9]+$ ]]; then echo "cap: '$1' is not whole seconds; not capped" >&2; echo "$1"; return; fi
+  local left=$((DEADLINE - SECONDS)); ((left < 1)) && left=1; echo $(($1 < left ? $1 : left))
+}
+# Always leave the logs and the summary, also when a stage fails or a variable is missing.
+finish() {
+  tar czf $OUT/raw.tgz -C $OUT raw 2>/dev/null && rm -rf $OUT/raw
+  echo; echo "==== device summary ===="; printf '%s\n' "${summary[@]}"
+}
+trap finish EXIT
+need() { local name; for name; do [[ -n ${!name:-} ]] || { note "skipped $stage: set $name"; return 1; }; done; }
 
 for stage in "${stages[@]}"; do
   if ((SECONDS >= DEADLINE - 5)); then note "skipped $stage: deadline ${DEADLINE}s reached"; continue; fi
@@ -36,7 +49,7 @@ for stage in "${stages[@]}"; do
     pack)
       tar czf $OUT/bin.tgz -C $BUILD mkbench mkbench_tests && note "packed binaries ($(du -h $OUT/bin.tgz | cut -f1))" ;;
     test)
-      (cd $BUILD && timeout ${CTEST_BUDGET:-400} ctest -j8 --output-on-failure --timeout 300 >$OUT/raw/ctest.log 2>&1); rc=$?
+      (cd $BUILD && timeout $(cap ${CTEST_BUDGET:-400}) ctest -j8 --output-on-failure --timeout 300 >$OUT/raw/ctest.log 2>&1); rc=$?
       tail -4 $OUT/raw/ctest.log; grep -E "Failed|\*\*\*" $OUT/raw/ctest.log | head -20
       note "ctest rc=$rc: $(grep -E 'tests passed|tests failed' $OUT/raw/ctest.log | tail -1)" ;;
     quick)
@@ -88,6 +101,7 @@ for stage in "${stages[@]}"; do
     ab)
       # One variant, one axis, several values, on AB_CASES ("N K M;..."), every row verified:
       # AB_VARIANT=gemm-tf32x3 AB_AXIS=update AB_VALUES="global sorted".
+      need AB_VARIANT AB_AXIS AB_VALUES || continue
       IFS=';' read -ra cases <<<"${AB_CASES:-32 1024 2M}"
       for case in "${cases[@]}"; do
         set -- $case
@@ -126,7 +140,7 @@ for line in open(sys.argv[1]):
 print(sys.argv[1].split('/')[-1], 'instructions:', sum(ops.values()), dict(ops.most_common(18)))
 PY
       done
-      timeout 240 ncu --clock-control none --kernel-name regex:multik_iteration --launch-skip 3 --launch-count 1 \
+      timeout $(cap 240) ncu --clock-control none --kernel-name regex:multik_iteration --launch-skip 3 --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats \
         --section InstructionStats --section ComputeWorkloadAnalysis --section LaunchStats --print-details all \
         $MK run --variant registers-multik --dims 8 --k 3..7 --points 32M --iters 3 --warmup 1 ${PROFILE_ARGS:-} \
@@ -138,8 +152,9 @@ PY
       $MK peak 2>&1 | tee $OUT/raw/peak.txt | tail -8; note "peak rc=$?" ;;
     sanitize-one)
       # One variant on a shape it implements: SANITIZE_VARIANT, SANITIZE_DIMS.
+      need SANITIZE_VARIANT || continue
       for tool in memcheck racecheck; do
-        compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant ${SANITIZE_VARIANT} --dims ${SANITIZE_DIMS:-32} \
+        timeout $(cap 300) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant ${SANITIZE_VARIANT} --dims ${SANITIZE_DIMS:-32} \
           --points 4096 --k ${SANITIZE_K:-3..5} --iters 2 --warmup 1 --verify ${SANITIZE_ARGS:-} \
           >$OUT/raw/san-$tool-${SANITIZE_VARIANT}.log 2>&1
         rc=$?
@@ -148,13 +163,13 @@ PY
     kernels-rest)
       # The part of the kernels suite earlier calls could not fit: KERNELS_REST names a suite
       # file holding only those cases (default: the N=128, M=8M rows).
-      rest=${KERNELS_REST:-build-carry/kernels-n128-8m.json}
+      rest=${KERNELS_REST:-reports/results/nvidia-h200/kernels/kernels-part3-suite.json}
       timeout $(cap ${SUITE_TIMEOUT:-590}) $MK --suite $rest --out $OUT/kernels-rest.json 2>$OUT/raw/kernels-rest.log | tail -5
       note "suite $(basename $rest) rc=${PIPESTATUS[0]} rows: $(grep -c '"variant"' $OUT/kernels-rest.json)" ;;
     sanitize)
       for variant in $($MK list --names-only --gpu-only 2>/dev/null); do
         for tool in memcheck racecheck; do
-          compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant $variant --dims 8 --points 4096 \
+          timeout $(cap 300) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant $variant --dims 8 --points 4096 \
             --k 3..5 --iters 2 --warmup 1 --verify >$OUT/raw/san-$tool-$variant.log 2>&1
           rc=$?
           errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-$variant.log | tail -1)
@@ -177,7 +192,7 @@ PY
       pins="--fix block=256 --fix layout=aos --fix accumulate=mma --fix centroids=constant --fix lane_points=1"
       common="--dims 8 --k 3..7 --points 32M --variants registers-multik $pins --samples 10 --warmup 2"
       if [[ -n ${TUNE_SPACE_EXHAUSTIVE_CACHE:-} ]]; then  # an earlier call's exhaustive sweep
-        cp ${TUNE_SPACE_EXHAUSTIVE_CACHE} $OUT/raw/tune-space/exhaustive.jsonl
+        cp "${TUNE_SPACE_EXHAUSTIVE_CACHE}" $OUT/raw/tune-space/exhaustive.jsonl
         echo "exhaustive: from ${TUNE_SPACE_EXHAUSTIVE_CACHE}" | tee $OUT/tune-space.txt
       else
         timeout $(cap ${TUNE_SPACE_TIMEOUT:-240}) $MK tune $common --strategy exhaustive --cache $OUT/raw/tune-space/exhaustive.jsonl \
@@ -203,7 +218,7 @@ PY
         timeout $(cap 200) $MK run --variant $gpu_variants --dims $1 --k $2 --points $3 --iters 20 --verify \
           --out $OUT/perf-N$1-K$2-M$3.json --format csv >$OUT/raw/perf-N$1-K$2-M$3.csv 2>>$OUT/raw/perf.log
         echo "case N=$1 K=$2 M=$3 rc=$?"
-        python3 -c "import json,sys; [print(r[\"variant\"], r[\"status\"], round(r[\"summary\"][\"median_ms\"],4) if r.get(\"summary\") else \"-\", (r.get(\"verify\") or {}).get(\"passed\")) for r in json.load(open(sys.argv[1]))[\"rows\"]]" $OUT/perf-N$1-K$2-M$3.json
+        [[ -s $OUT/perf-N$1-K$2-M$3.json ]] && python3 -c "import json,sys; [print(r[\"variant\"], r[\"status\"], round(r[\"summary\"][\"median_ms\"],4) if r.get(\"summary\") else \"-\", (r.get(\"verify\") or {}).get(\"passed\")) for r in json.load(open(sys.argv[1]))[\"rows\"]]" $OUT/perf-N$1-K$2-M$3.json
       done
       note "perf done" ;;
     planted)
@@ -218,7 +233,7 @@ PY
       # Issue 6 (reduced to fit the lease): random then anneal on the Table-1 shape, a shared
       # cache, then a replay comparison of the strategies over what was recorded.
       for strategy in random anneal; do
-        timeout 150 $MK tune --dims 8 --k 3..7 --points 32M --variants registers-multik --strategy $strategy \
+        timeout $(cap 150) $MK tune --dims 8 --k 3..7 --points 32M --variants registers-multik --strategy $strategy \
           --max-evals ${TUNE_EVALS:-40} --samples 10 --warmup 2 --cache $OUT/raw/tune-cache.jsonl \
           --config-out $OUT/raw/tuned-config.json >$OUT/raw/tune-$strategy.txt 2>$OUT/raw/tune-$strategy.log
         echo "tune $strategy rc=$?"; tail -6 $OUT/raw/tune-$strategy.txt
@@ -233,8 +248,9 @@ PY
       for case in "${cases[@]}"; do
         set -- $case
         timeout $(cap 150) $MK tune --dims $1 --k $2 --points $3 --variants $4 --strategy $5 --budget $6 --samples 10 --warmup 2 \
-          --cache $OUT/raw/tune-issue4.jsonl >>$OUT/tune-issue4.txt 2>>$OUT/raw/tune-issue4.log
-        echo "tune N=$1 K=$2 M=$3 $4 $5 $6 rc=$? $(tail -1 $OUT/tune-issue4.txt | cut -f3-8)"
+          --cache $OUT/raw/tune-issue4.jsonl >$OUT/raw/tune-issue4-case.txt 2>>$OUT/raw/tune-issue4.log
+        rc=$?; cat $OUT/raw/tune-issue4-case.txt >>$OUT/tune-issue4.txt
+        echo "tune N=$1 K=$2 M=$3 $4 $5 $6 rc=$rc $(tail -n +2 $OUT/raw/tune-issue4-case.txt | cut -f3-8)"
       done
       grep -E "^config " $OUT/raw/tune-issue4.log
       cp configs/*.json $OUT/ 2>/dev/null; cp $OUT/raw/tune-issue4.jsonl $OUT/
@@ -274,5 +290,4 @@ PY
     *) echo "unknown stage $stage"; exit 2 ;;
   esac
 done
-tar czf $OUT/raw.tgz -C $OUT raw 2>/dev/null && rm -rf $OUT/raw
-echo; echo "==== device summary ===="; printf '%s\n' "${summary[@]}"
+

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "harness/cli_run.hpp"
 #include "harness/errors.hpp"
@@ -330,11 +332,26 @@ TEST_F(BinaryTest, VerifyMatrixPartsMergeIntoOneMatrix) {
   EXPECT_NE(merged.output.find("| N=2 K=3..5 M=1000 | ✓ |"), std::string::npos) << merged.output;
   EXPECT_NE(merged.output.find("| N=4 K=3..5 M=1000 | ✓ |"), std::string::npos) << merged.output;
   EXPECT_NE(merged.output.find("2 passed, 0 failed"), std::string::npos) << merged.output;
-  // A re-verified cell counts once, with the later file's result, and says so.
-  const Outcome again = run_mkbench("verify-matrix --merge " + a + " " + b + " " + a);
-  ASSERT_EQ(again.code, kExitOk) << again.output;
-  EXPECT_NE(again.output.find("2 passed, 0 failed"), std::string::npos) << again.output;
-  EXPECT_NE(again.output.find("re-verified"), std::string::npos) << again.output;
+  // A re-verified cell counts once, with the later file's result, and says so: a copy of
+  // `a` whose cell failed wins when it comes last and loses when it comes first.
+  std::string text;
+  {
+    std::ifstream in(a);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string check = "\"mark\": \"✓\"";
+  ASSERT_NE(text.find(check), std::string::npos) << text;
+  text.replace(text.find(check), check.size(), "\"mark\": \"✗\"");
+  const std::string failed = dir_ + "/a-failed.json";
+  std::ofstream(failed) << text;
+  const Outcome failed_last = run_mkbench("verify-matrix --merge " + a + " " + b + " " + failed);
+  EXPECT_EQ(failed_last.code, kExitVerifyFailed) << failed_last.output;
+  EXPECT_NE(failed_last.output.find("| N=2 K=3..5 M=1000 | ✗ |"), std::string::npos) << failed_last.output;
+  EXPECT_NE(failed_last.output.find("1 passed, 1 failed"), std::string::npos) << failed_last.output;
+  EXPECT_NE(failed_last.output.find("re-verified"), std::string::npos) << failed_last.output;
+  const Outcome passed_last = run_mkbench("verify-matrix --merge " + failed + " " + b + " " + a);
+  EXPECT_EQ(passed_last.code, kExitOk) << passed_last.output;
+  EXPECT_NE(passed_last.output.find("2 passed, 0 failed"), std::string::npos) << passed_last.output;
 }
 
 TEST_F(BinaryTest, VerifyMatrixMergeOfATruncatedFileIsBadInput) {

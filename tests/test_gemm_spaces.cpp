@@ -390,6 +390,19 @@ TEST(GemmTf32x3, SortedUpdateNeedsInt32PointIndices) {
   EXPECT_EQ(tf32_variant().default_params(huge, h100_like()).at("update"), "global");
 }
 
+TEST(GemmTf32x3, SortedBuffersThatDoNotFitLeaveGlobalAsTheDefault) {
+  DeviceInfo small = h100_like();
+  small.global_mem_bytes = int64_t(16) << 30;
+  // 4 GiB of points: the base run needs ~10.5 GiB, update=sorted another ~5 GiB (> 90 % of 16).
+  const Problem p = make_problem(int64_t(1) << 27, 8, 3, 7);
+  EXPECT_EQ(tf32_variant().can_implement(p, small), std::nullopt);
+  const Params params = tf32_variant().default_params(p, small);
+  EXPECT_EQ(params.at("update"), "global") << params.dump();
+  Params sorted = params;
+  sorted["update"] = "sorted";
+  EXPECT_TRUE(contains(tf32_variant().param_space(p, small).check(sorted), "device memory"));
+}
+
 TEST(GemmTf32x3, VeryWidePointsAreRefusedWithTheSharedMemoryReason) {
   const Problem wide = make_problem(1 << 16, 2048, 64, 64);
   const auto reason = tf32_variant().can_implement(wide, h100_like());

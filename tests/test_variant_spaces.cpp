@@ -361,6 +361,14 @@ TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "warp-centric");
 }
 
+TEST(AutoSpace, ClassBoundariesAreNSixtyFourAndKTwoHundredFiftySix) {
+  const DeviceInfo device = h100_like();
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 64, 16, 16), device, 0.7).first, "warp-centric");
+  EXPECT_NE(choose_auto_delegate(make_problem(1 << 21, 63, 16, 16), device, 0.7).first, "warp-centric");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 255, 255), device, 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 256, 256), device, 0.7).first, "gemm-tf32x3");
+}
+
 TEST(AutoSpace, DeviceWithoutTf32MmaFallsBackAlongTheChain) {
   DeviceInfo turing = h100_like();
   turing.cc_major = 7;

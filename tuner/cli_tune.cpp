@@ -383,6 +383,8 @@ int run_tune_command(const TuneCliOptions& options) {
   auto space_of = [&](const TuneJob& job) {
     return SearchSpace::build(variants_for(job), job.problem, device, pinned);
   };
+  // A --fix that does not fit some shape's variants must fail before the first measurement.
+  for (const auto& job : jobs) space_of(job);
   const auto tuned =
       tune_jobs(jobs, options, budget, space_of, evaluator_of, &cache, device_key, device_limits_of(device));
   print_summary(std::cout, tuned);

@@ -31,7 +31,8 @@ namespace mk {
 // and 8M, defaults): N=128 was won by warp-centric at K=16, 64, 1024 and 4096 (gemm-cublas
 // at 256); below that, registers-multik won every K ≤ 64 and gemm-tf32x3 every K ≥ 256
 // except N=4 K=256 (within 7 %). shared-atomics had been the fallback there and ran
-// 1.4–15x slower than gemm-tf32x3 at K ≥ 1024.
+// 1.4–15x slower than gemm-tf32x3 at K ≥ 1024. Only N ∈ {4,8,16,32,128} and K ∈ {16,64,256,
+// 1024,4096} were measured: the boundaries N=64 and K=256 between them are extrapolated.
 std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   if (problem.k.kmax < 256) return {"registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};

@@ -623,13 +623,9 @@ class GemmTf32x3 : public Variant {
              std::to_string(FusedConfig(smallest).smem_bytes(problem)) + " bytes of shared memory, the device allows " +
              std::to_string(device.smem_per_block_optin) + " (gemm-cublas has no such limit)";
     }
-    const DimGeometry dims = dim_geometry(problem.n);
-    // update=sorted (a param, unknown here): labels per K, iota, sorted keys and indices, and
-    // CUB scratch (its own key/value copies plus a little).
-    const double m = double(problem.m);
-    const double sorted_bytes = (double(problem.k.count()) * m + 5.0 * m) * 4.0 + double(1 << 20);
-    return gpu::check_fits_in_memory(problem, device,
-                                     double(slots) * (2.0 * dims.npad + 1.0) * 4.0 + sorted_bytes);
+    // update=sorted's extra buffers are a restriction of the space, not a refusal: global
+    // and smem need no more than this.
+    return gpu::check_fits_in_memory(problem, device, centroid_copy_bytes(problem));
   }
 
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
@@ -664,11 +660,28 @@ class GemmTf32x3 : public Variant {
         {"shared memory (point tile, centroid chunk, accumulators if update=smem) <= " + std::to_string(limit) +
              " bytes per block",
          [copy, limit](const Params& p) { return FusedConfig(p).smem_bytes(copy) <= limit; }});
-    const int64_t m = problem.m;
-    space.restrictions.push_back({"update=sorted needs M < 2^31 (int32 point indices in the sort)",
-                                  [m](const Params& p) { return p.at("update") != "sorted" || m <= INT32_MAX; }});
+    const bool sorted_fits = problem.m <= INT32_MAX &&
+                             !gpu::check_fits_in_memory(problem, device,
+                                                        centroid_copy_bytes(problem) + sorted_update_bytes(problem));
+    space.restrictions.push_back(
+        {"update=sorted needs M < 2^31 (int32 point indices in the sort) and device memory for its label buffers",
+         [sorted_fits](const Params& p) { return p.at("update") != "sorted" || sorted_fits; }});
     return space;
   }
+
+ private:
+  // The TF32 hi/lo centroid copies and norms.
+  static double centroid_copy_bytes(const Problem& problem) {
+    return double(gemm::k_slot_sum(problem.k)) * (2.0 * dim_geometry(problem.n).npad + 1.0) * 4.0;
+  }
+  // update=sorted: labels per K, iota, sorted keys and indices, and CUB scratch (its own
+  // key/value copies plus a little).
+  static double sorted_update_bytes(const Problem& problem) {
+    const double m = double(problem.m);
+    return (double(problem.k.count()) * m + 5.0 * m) * 4.0 + double(1 << 20);
+  }
+
+ public:
 
   // 128 points × 64 centroids with 8 warps (4 n-tiles per warp) balances fragment reuse
   // against registers; 3xTF32 by default because its re-check window is ~40x narrower than
