@@ -94,6 +94,10 @@ int merge_verify_matrices(const std::vector<std::string>& paths) {
         !doc.at("cells").is_array())
       throw InputError(path + " is not a verify-matrix file (schema mkbench.verify-matrix/1)");
     if (!doc.value("complete", true)) std::cerr << "note: " << path << " was stopped before its last shape\n";
+    // Every shape in run order, K > M ones (no cells) included.
+    for (const auto& shape : doc.value("shapes", nlohmann::json::array()))
+      if (shape.is_string() && std::find(shape_order.begin(), shape_order.end(), shape) == shape_order.end())
+        shape_order.push_back(shape);
     for (const auto& each : doc.at("cells")) {
       std::string shape, variant;
       Cell cell;
@@ -104,7 +108,8 @@ int merge_verify_matrices(const std::vector<std::string>& paths) {
       } catch (const nlohmann::json::exception& e) {
         throw InputError(path + ": malformed cell " + each.dump().substr(0, 120) + ": " + e.what());
       }
-      if (!matrix.count(shape)) shape_order.push_back(shape);
+      if (!matrix.count(shape) && std::find(shape_order.begin(), shape_order.end(), shape) == shape_order.end())
+        shape_order.push_back(shape);
       if (std::find(variant_names.begin(), variant_names.end(), variant) == variant_names.end())
         variant_names.push_back(variant);
       auto& slot = matrix[shape];
@@ -148,7 +153,7 @@ int run_verify_matrix(const std::string& variants_text, const std::string& dims_
   auto save = [&](bool complete) {
     if (out_path.empty()) return;
     nlohmann::json doc = {{"schema", "mkbench.verify-matrix/1"}, {"device", device.to_json()},
-                          {"complete", complete}, {"cells", cells}};
+                          {"complete", complete}, {"shapes", shape_order}, {"cells", cells}};
     write_text_atomically(out_path, doc.dump(2) + "\n");
   };
 
@@ -168,7 +173,7 @@ int run_verify_matrix(const std::string& variants_text, const std::string& dims_
         problem.sparsity = data.sparsity;
         const std::string shape = "N=" + std::to_string(n) + " K=" + k.str() + " M=" + format_count(m);
         shape_order.push_back(shape);
-        if (k.kmax > m) continue;
+        if (k.kmax > m) continue;  // rejected as input: listed in "shapes", no cells
         const auto init = initial_centroids(data, k, InitMethod::FirstK, 42);
         const double work = double(m) * k.sum() * n;
         std::vector<KReference> first_step_reference;  // shared by every variant of this shape

@@ -354,6 +354,15 @@ TEST_F(BinaryTest, VerifyMatrixPartsMergeIntoOneMatrix) {
   EXPECT_NE(passed_last.output.find("2 passed, 0 failed"), std::string::npos) << passed_last.output;
 }
 
+TEST_F(BinaryTest, VerifyMatrixMergeKeepsTheKAboveMRows) {
+  const std::string a = dir_ + "/a.json";
+  ASSERT_EQ(run_mkbench("verify-matrix --variants cpu-openmp --dims 2 --k 3,2000 --points 1000 --out " + a).code,
+            kExitOk);
+  const Outcome merged = run_mkbench("verify-matrix --merge " + a);
+  ASSERT_EQ(merged.code, kExitOk) << merged.output;
+  EXPECT_NE(merged.output.find("| N=2 K=2000 M=1000 | K > M"), std::string::npos) << merged.output;
+}
+
 TEST_F(BinaryTest, VerifyMatrixMergeOfATruncatedFileIsBadInput) {
   const std::string a = dir_ + "/a.json";
   ASSERT_EQ(run_mkbench("verify-matrix --variants cpu-openmp --dims 2 --k 3 --points 1000 --out " + a).code, kExitOk);
