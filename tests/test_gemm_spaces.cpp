@@ -464,6 +464,34 @@ struct DeviceShape {
   bool duplicate_centroids;  // centroid 1 := centroid 0 for every K: exact ties everywhere
 };
 
+// A shape's blobs data set, problem and random-sample centroids (with the duplicates the
+// shape asks for).
+struct DeviceCase {
+  Dataset data;
+  Problem problem;
+  std::vector<float> centroids;
+};
+
+DeviceCase make_device_case(const DeviceShape& shape, uint64_t data_seed, uint64_t init_seed) {
+  GeneratorSpec spec;
+  spec.kind = "blobs";
+  spec.centers = 24;
+  spec.m = shape.m;
+  spec.n = shape.n;
+  spec.seed = data_seed;
+  DeviceCase c{generate(spec), Problem{}, {}};
+  c.problem.m = shape.m;
+  c.problem.n = shape.n;
+  c.problem.k = shape.k;
+  c.centroids = initial_centroids(c.data, shape.k, InitMethod::RandomSample, init_seed);
+  if (shape.duplicate_centroids)
+    for (int k = std::max(shape.k.kmin, 2); k <= shape.k.kmax; ++k) {
+      float* first = c.centroids.data() + size_t(shape.k.slot_offset(k)) * shape.n;
+      std::copy(first, first + shape.n, first + shape.n);
+    }
+  return c;
+}
+
 TEST(GemmVariantsOnDevice, EveryLegalParamPointMatchesTheReference) {
   if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
   const DeviceInfo device = query_device(0);
@@ -474,28 +502,15 @@ TEST(GemmVariantsOnDevice, EveryLegalParamPointMatchesTheReference) {
   int runs = 0;
   for (const Variant* variant : {&cublas_variant(), &tf32_variant()})
     for (const DeviceShape& shape : shapes) {
-      GeneratorSpec spec;
-      spec.kind = "blobs";
-      spec.centers = 24;
-      spec.m = shape.m;
-      spec.n = shape.n;
-      spec.seed = 2024 + shape.n;
-      const Dataset data = generate(spec);
-      Problem problem;
-      problem.m = shape.m;
-      problem.n = shape.n;
-      problem.k = shape.k;
+      const DeviceCase c = make_device_case(shape, 2024 + shape.n, 11);
+      const Dataset& data = c.data;
+      const Problem& problem = c.problem;
+      const std::vector<float>& centroids = c.centroids;
       SCOPED_TRACE(variant->name() + " " + problem.str());
       if (auto reason = variant->can_implement(problem, device)) {
         std::cout << "[   INFO   ] " << variant->name() << " refused " << problem.str() << ": " << *reason << "\n";
         continue;
       }
-      std::vector<float> centroids = initial_centroids(data, shape.k, InitMethod::RandomSample, 11);
-      if (shape.duplicate_centroids)
-        for (int k = shape.k.kmin; k <= shape.k.kmax; ++k) {
-          float* first = centroids.data() + size_t(shape.k.slot_offset(k)) * shape.n;
-          std::copy(first, first + shape.n, first + shape.n);
-        }
       for (const Params& params : variant->param_space(problem, device).enumerate()) {
         SCOPED_TRACE(params_label(params));
         auto run = variant->prepare(problem, data, params, device);
@@ -510,9 +525,9 @@ TEST(GemmVariantsOnDevice, EveryLegalParamPointMatchesTheReference) {
   EXPECT_GT(runs, 0);
 }
 
-// update=sorted explicitly, whatever the defaults pick: K=300 (runs longer than a piece,
-// 9-bit sort), a K range with K=1 (one-bit sort, a single run), N=70 (three 32-dimension
-// passes) with exact ties, both layouts, with and without stored labels.
+// update=sorted explicitly, whatever the defaults pick: K=300 (9-bit sort, runs that cross
+// piece boundaries), a K range with K=1 (one-bit sort, one run spanning every piece), N=70
+// (three 32-dimension passes) with exact ties, both layouts, with and without stored labels.
 TEST(GemmVariantsOnDevice, SortedUpdateMatchesTheReference) {
   if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
   const DeviceInfo device = query_device(0);
@@ -522,25 +537,12 @@ TEST(GemmVariantsOnDevice, SortedUpdateMatchesTheReference) {
                                            {5003, 8, KRange{1, 4}, false}};
   int runs = 0;
   for (const DeviceShape& shape : shapes) {
-    GeneratorSpec spec;
-    spec.kind = "blobs";
-    spec.centers = 24;
-    spec.m = shape.m;
-    spec.n = shape.n;
-    spec.seed = 77 + shape.n;
-    const Dataset data = generate(spec);
-    Problem problem;
-    problem.m = shape.m;
-    problem.n = shape.n;
-    problem.k = shape.k;
+    const DeviceCase c = make_device_case(shape, 77 + shape.n, 13);
+    const Dataset& data = c.data;
+    const Problem& problem = c.problem;
+    const std::vector<float>& centroids = c.centroids;
     SCOPED_TRACE(problem.str());
     ASSERT_EQ(tf32_variant().can_implement(problem, device), std::nullopt);
-    std::vector<float> centroids = initial_centroids(data, shape.k, InitMethod::RandomSample, 13);
-    if (shape.duplicate_centroids)
-      for (int k = std::max(shape.k.kmin, 2); k <= shape.k.kmax; ++k) {
-        float* first = centroids.data() + size_t(shape.k.slot_offset(k)) * shape.n;
-        std::copy(first, first + shape.n, first + shape.n);
-      }
     const ParamSpace space = tf32_variant().param_space(problem, device);
     for (const char* layout : {"aos", "soa"}) {
       Params params = tf32_variant().default_params(problem, device);
