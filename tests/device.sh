@@ -126,10 +126,14 @@ for stage in "${stages[@]}"; do
       done
       note "acceptance2: $(grep -c 'rc=0' $OUT/acceptance2.txt) of $(wc -l < $OUT/acceptance2.txt) rc=0" ;;
     profile)
-      # SASS of the NVRTC kernel + ncu sections for the Table-1 case (issue 4 notes).
-      MKBENCH_DUMP_CUBIN=$OUT/raw/multik timeout $(cap 120) $MK run --variant registers-multik --dims 8 --k 3..7 \
-        --points 32M --iters 10 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>&1
-      for cubin in $OUT/raw/multik-*.cubin; do
+      # SASS of the NVRTC kernel + ncu sections for one case (issue 4 notes): PROFILE_VARIANT
+      # (registers-multik), PROFILE_KERNEL (its kernel's name regex), PROFILE_CASE ("N K M").
+      variant=${PROFILE_VARIANT:-registers-multik}; kernel=${PROFILE_KERNEL:-multik_iteration}
+      set -- ${PROFILE_CASE:-8 3..7 32M}
+      MKBENCH_PTXAS_VERBOSE=1 MKBENCH_DUMP_CUBIN=$OUT/raw/$variant timeout $(cap 120) $MK run --variant $variant --dims $1 --k $2 \
+        --points $3 --iters 10 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>$OUT/raw/ptxas-$variant.log
+      grep -E "registers|spill" $OUT/raw/ptxas-$variant.log | head -4
+      for cubin in $OUT/raw/$variant-*.cubin; do
         cuobjdump -sass $cubin >${cubin%.cubin}.sass 2>&1
         python3 - ${cubin%.cubin}.sass <<'PY'
 import re, sys, collections
@@ -137,17 +141,17 @@ ops = collections.Counter()
 for line in open(sys.argv[1]):
     m = re.match(r'\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)', line)
     if m: ops[m.group(1).split('.')[0]] += 1
-print(sys.argv[1].split('/')[-1], 'instructions:', sum(ops.values()), dict(ops.most_common(18)))
+print(sys.argv[1].split('/')[-1], 'instructions:', sum(ops.values()), dict(ops.most_common(24)))
 PY
       done
-      timeout $(cap 240) ncu --clock-control none --kernel-name regex:multik_iteration --launch-skip 3 --launch-count 1 \
+      timeout $(cap 240) ncu --clock-control none --kernel-name regex:$kernel --launch-skip 3 --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats \
-        --section InstructionStats --section ComputeWorkloadAnalysis --section LaunchStats --print-details all \
-        $MK run --variant registers-multik --dims 8 --k 3..7 --points 32M --iters 3 --warmup 1 ${PROFILE_ARGS:-} \
-        >$OUT/raw/ncu.txt 2>&1
-      grep -E "Duration|Throughput|Issue Slots|Issued Warp|No Eligible|Active Warps|Eligible Warps|Registers Per|Achieved Occ|Stall|Executed Ipc" \
-        $OUT/raw/ncu.txt | head -40
-      note "profile done" ;;
+        --section InstructionStats --section ComputeWorkloadAnalysis --section LaunchStats --section MemoryWorkloadAnalysis \
+        --print-details all $MK run --variant $variant --dims $1 --k $2 --points $3 --iters 3 --warmup 1 ${PROFILE_ARGS:-} \
+        >$OUT/raw/ncu-$variant.txt 2>&1
+      grep -E "Duration|Throughput|Issue Slots|Issued Warp|No Eligible|Active Warps|Eligible Warps|Registers Per|Achieved Occ|Stall|Executed Ipc|Pipe|Bank" \
+        $OUT/raw/ncu-$variant.txt | head -50
+      note "profile $variant done" ;;
     peak)
       $MK peak 2>&1 | tee $OUT/raw/peak.txt | tail -8; note "peak rc=$?" ;;
     sanitize-one)

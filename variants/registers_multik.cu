@@ -20,11 +20,7 @@
 //              compile-time-indexed register array per (slot, dim) updated by select.
 //   reduction  registers → shared memory (in passes when ΣK·N does not fit) → one FP64
 //              global atomic per block per value → divide on the device. No CPU step.
-#include <nvrtc.h>
-
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -32,6 +28,8 @@
 #include <tuple>
 
 #include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/common/nvrtc_module.hpp"
+#include "variants/common/packed_argmin.hpp"
 
 namespace mk {
 namespace {
@@ -483,15 +481,9 @@ struct CompiledKernel {
   size_t constant_bytes = 0;
 };
 
-int index_bits(int kmax) {
-  int bits = 1;
-  while ((1 << bits) < kmax) ++bits;
-  return bits;
-}
-
 // Index bits packed into the mantissa widen the tie bound: 2^(bits-23) relative.
 double tie_scale(int n, int kmax) {
-  const int bits = index_bits(kmax);
+  const int bits = packed_index_bits(kmax);
   const double u = std::ldexp(1.0, -24);
   return 2.0 * ((2.0 * n + 4.0) * u + std::ldexp(1.0, bits - 23));
 }
@@ -511,40 +503,20 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
           << config.smem_slots << "\n#define LANE_POINTS " << config.lane_points << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
           << (config.mma ? 1 : 0) << "\n#define PLANT_SLOWDOWN " << (config.plant_slowdown ? 1 : 0)
           << "\n#define CENTROIDS_SHARED " << (config.centroids_shared ? 1 : 0) << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
-  const std::string source = defines.str() + kMultiKSource;
-
-  nvrtcProgram program;
-  if (nvrtcCreateProgram(&program, source.c_str(), "registers_multik.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
-    throw DeviceError("nvrtcCreateProgram failed");
-  const std::string arch = "--gpu-architecture=sm_" + std::to_string(config.cc_major) + std::to_string(config.cc_minor);
-  const char* options[] = {arch.c_str(), "--std=c++17", "-lineinfo"};
-  nvrtcResult compiled = nvrtcCompileProgram(program, 3, options);
-  if (compiled != NVRTC_SUCCESS) {
-    size_t log_size = 0;
-    nvrtcGetProgramLogSize(program, &log_size);
-    std::string log(log_size, '\0');
-    nvrtcGetProgramLog(program, log.data());
-    nvrtcDestroyProgram(&program);
-    throw DeviceError("NVRTC failed to compile registers-multik for N=" + std::to_string(config.n) + " K=" +
-                      std::to_string(config.kmin) + ".." + std::to_string(config.kmax) + ":\n" + log);
-  }
-  size_t cubin_size = 0;
-  nvrtcGetCUBINSize(program, &cubin_size);
-  std::string cubin(cubin_size, '\0');
-  nvrtcGetCUBIN(program, cubin.data());
-  nvrtcDestroyProgram(&program);
-
+  gpu::RuntimeCompileRequest request;
+  request.source = defines.str() + kMultiKSource;
+  request.program_name = "registers_multik.cu";
+  request.cc_major = config.cc_major;
+  request.cc_minor = config.cc_minor;
+  request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
+                        std::to_string(config.kmax);
   // For SASS inspection (cuobjdump -sass): MKBENCH_DUMP_CUBIN=/path/prefix.
-  if (const char* dump = std::getenv("MKBENCH_DUMP_CUBIN")) {
-    std::ofstream file(std::string(dump) + "-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
-                           std::to_string(config.kmax) + (config.mma ? "-mma" : "-reg") + "-l" + std::to_string(config.lane_points) +
-                           (config.soa ? "-soa" : "-aos") + (config.centroids_shared ? "-shared" : "-const") + ".cubin",
-                       std::ios::binary);
-    file.write(cubin.data(), std::streamsize(cubin.size()));
-  }
+  request.dump_tag = "n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
+                     std::to_string(config.kmax) + (config.mma ? "-mma" : "-reg") + "-l" +
+                     std::to_string(config.lane_points) + (config.soa ? "-soa" : "-aos") +
+                     (config.centroids_shared ? "-shared" : "-const");
   CompiledKernel kernel;
-  gpu::check(cudaLibraryLoadData(&kernel.library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-             "load registers-multik cubin");
+  kernel.library = gpu::compile_and_load(request);
   gpu::check(cudaLibraryGetKernel(&kernel.iteration, kernel.library, "multik_iteration"), "multik_iteration");
   gpu::check(cudaLibraryGetKernel(&kernel.prepare, kernel.library, "multik_prepare_centroids"), "prepare");
   gpu::check(cudaLibraryGetGlobal(&kernel.constant_centroids, &kernel.constant_bytes, kernel.library, "c_centroids"),
@@ -599,7 +571,7 @@ class RegistersMultiKRun : public gpu::GpuRun {
                         device.cc_major,
                         device.cc_minor};
     kernel_ = &compiled_kernel(config);
-    keep_mask_ = ~((1u << index_bits(problem.k.kmax)) - 1u);
+    keep_mask_ = packed_keep_mask(problem.k.kmax);
     dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
     if (dynamic_smem_ > 48 * 1024)
       gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_->iteration),

@@ -1,0 +1,33 @@
+#pragma once
+// Run-time compilation for the variants that specialise their kernels on the problem's
+// shape (N, the K range, tile counts) the way seed 000's code generator did: every register
+// array is then indexed by compile-time constants, and no (N, K) set has to be chosen when
+// mkbench is built, which would multiply CI's compile time.
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+namespace mk::gpu {
+
+struct RuntimeCompileRequest {
+  std::string source;        // complete CUDA source: defines first, then the kernel template
+  std::string program_name;  // shown in compiler messages
+  int cc_major = 0, cc_minor = 0;
+  // Names the cubin written when MKBENCH_DUMP_CUBIN=/path/prefix is set (for cuobjdump -sass).
+  std::string dump_tag;
+  // Text that identifies the specialisation in error messages ("N=8 K=3..7").
+  std::string description;
+};
+
+// Compiles for sm_<cc_major><cc_minor> and loads the cubin through the runtime's library API
+// (CUDA 12+), so machines without a GPU need no libcuda.so at link time. Throws DeviceError
+// with NVRTC's log when compilation fails. With MKBENCH_PTXAS_VERBOSE=1 the register, shared
+// memory and spill report of ptxas is printed to stderr.
+cudaLibrary_t compile_and_load(const RuntimeCompileRequest& request);
+
+// Compiles only (no GPU needed) and returns NVRTC's log including ptxas's resource report;
+// throws DeviceError on failure. Tests use it to prove every specialisation builds.
+std::string compile_only(const RuntimeCompileRequest& request);
+
+}  // namespace mk::gpu

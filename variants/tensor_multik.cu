@@ -1,0 +1,801 @@
+// tensor-multik: seed 000's MultiK iteration (every K of the range per point read) with the
+// distances on tensor cores, for the small-K, small-N regime of the seed's tables.
+//
+// registers-multik spends ~200 FFMA per point on distances and is issue-bound at ~1.2 ms on
+// the Table-1 case (reports/NOTES-perf.md, v4). Here one warp step of 32 points does:
+//   stream   points reach shared memory through a per-warp ring of cp.async stages, so each
+//            warp keeps STAGES-1 steps of loads in flight without spending registers on them;
+//   distance D[32 points × ΣK slots] = ‖c‖² + X·(−2C)ᵀ with mma.m16n8k8 TF32 in the 3xTF32
+//            scheme (x_hi·c_lo + x_lo·c_hi + x_hi·c_hi; FP32-class accuracy), the centroid
+//            fragments held in registers for the whole kernel;
+//   argmin   the fragments are transposed through shared memory (stmatrix on sm_90) so each
+//            lane owns one point's row of ΣK distances, and the argmin with runner-up is a
+//            straight line of packed-index FMNMX per K group, no shuffles;
+//   labels   FP32-faithful: when best and runner-up are within the forward-error window of
+//            the 3xTF32 expansion (TIE_SCALE, derived on the host) the lane re-decides with
+//            exact FP32 Σ(x−c)², as registers-multik and gemm-tf32x3 do;
+//   update   one-hot(labels)ᵀ·X on tensor cores (X split hi+lo by truncation, one-hot exact
+//            in TF32), accumulators in MMA fragments for the whole kernel;
+//   finish   fragments → shared FP32 → FP64 global atomics; the last block to finish divides
+//            the sums into the new centroids and clears the scratch for the next iteration,
+//            so one Lloyd iteration is one kernel launch (no memsets, no divide kernel).
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <tuple>
+
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/common/nvrtc_module.hpp"
+#include "variants/common/packed_argmin.hpp"
+#include "variants/tensor_multik.hpp"
+
+namespace mk {
+namespace {
+
+// The kernel template; the host prepends the #defines of one specialisation.
+const char* kTensorMultiKSource = R"MKSRC(
+#define FULL_MASK 0xffffffffu
+typedef unsigned long long u64;
+#define KCOUNT (KMAX - KMIN + 1)
+#define OFFSET(k) (((KMIN) + (k) - 1) * ((k) - (KMIN)) / 2)
+#define NT ((SUMK + 7) / 8)          // 8-slot n-tiles of the distance product
+#define NCB ((NT + 3) / 4)           // 32-slot column blocks transposed at a time
+#define DK ((NDIM + 7) / 8)          // k-steps of the distance product = row tiles of the update
+#define WARPS (BLOCK / 32)
+#define STEP_FLOATS (32 * NDIM)
+#define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * 32)
+#define IDX_MASK ((1u << IDX_BITS) - 1u)
+#define SWIZZLE16 (NDIM == 16)
+#if SUMK <= 32
+typedef unsigned hot_t;
+#define WORDS 1
+#else
+typedef unsigned long long hot_t;
+#define WORDS 2
+#endif
+
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ unsigned tf32_rna(float v) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+  return r;
+}
+
+// Points for the distances: hi rounded to nearest (integer add of half a TF32 ulp, then
+// mask), lo = v − hi exactly. Rounding, not truncation, keeps the expansion unbiased: its
+// error feeds the inertia directly.
+__device__ __forceinline__ void split_nearest(float v, unsigned& hi, unsigned& lo) {
+  hi = (__float_as_uint(v) + 0x1000u) & 0xffffe000u;
+  lo = __float_as_uint(v - __uint_as_float(hi));
+}
+
+// Points for the update: truncating split, 2 instructions; the pair keeps ~21 bits, which
+// is plenty for sums checked to 1e-4.
+__device__ __forceinline__ void split_truncate(float v, unsigned& hi, unsigned& lo) {
+  hi = __float_as_uint(v) & 0xffffe000u;
+  lo = __float_as_uint(v - __uint_as_float(hi));
+}
+
+__device__ __forceinline__ void cp_async16(float* smem_dst, const float* gmem_src, int src_bytes) {
+  const unsigned dst = (unsigned)__cvta_generic_to_shared(smem_dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Where (row, dim) of a staged step lives. For N=16 the 16-byte chunks of every other row
+// pair trade halves, so the fragment loads of rows r and r+2 (64 bytes apart) use
+// different banks.
+__device__ __forceinline__ int stage_index(int row, int dim) {
+#if SWIZZLE16
+  return row * NDIM + (dim ^ (((row >> 1) & 1) << 3));
+#else
+  return row * NDIM + dim;
+#endif
+}
+
+// Copies the 32 points of one step into a stage; rows past M are zero-filled by cp.async.
+__device__ __forceinline__ void issue_step(float* stage, const float* __restrict__ points, long long m,
+                                           long long step, int lane) {
+  const long long first_float = step * STEP_FLOATS;
+  const long long total_floats = m * NDIM;
+#pragma unroll
+  for (int u = 0; u < (8 * NDIM + 31) / 32; ++u) {
+    const int chunk = lane + 32 * u;
+    if (chunk < 8 * NDIM) {
+      const long long src = first_float + 4LL * chunk;
+      const long long left = total_floats - src;
+      const int bytes = left >= 4 ? 16 : (left > 0 ? int(left) * 4 : 0);
+#if SWIZZLE16
+      const int row = chunk >> 2, c = chunk & 3;
+      float* dst = stage + row * 16 + ((c ^ (((row >> 1) & 1) << 1)) << 2);
+#else
+      float* dst = stage + 4 * chunk;
+#endif
+      cp_async16(dst, bytes ? points + src : points, bytes);
+    }
+  }
+}
+
+// Two consecutive dimensions of one staged row, zero past N.
+__device__ __forceinline__ float2 load_pair(const float* stage, int row, int dim) {
+#if NDIM % 2 == 0
+  if (NDIM % 8 == 0 || dim < NDIM) return *reinterpret_cast<const float2*>(stage + stage_index(row, dim));
+  return make_float2(0.f, 0.f);
+#else
+  return make_float2(dim < NDIM ? stage[stage_index(row, dim)] : 0.f,
+                     dim + 1 < NDIM ? stage[stage_index(row, dim + 1)] : 0.f);
+#endif
+}
+
+// A point's transposed row is 128 bytes: chunk h = 2·(tile in block) + e holds the fragment
+// words D[.][2t+e] of lanes t = 0..3, which COLUMN_SLOT makes slots 4h..4h+3 of the block.
+// Chunks are XOR-swizzled by the point's low 3 bits so the 8 rows a stmatrix (or a
+// quarter-warp LDS.128) touches fall in 8 different bank groups.
+__device__ __forceinline__ void store_fragment(float* tbuf, int tile_m, int tile_in_block, const float (&d)[4],
+                                               int lane) {
+#if USE_STMATRIX
+  const int q = lane >> 3, rho = lane & 7;
+  const int point = 16 * tile_m + 8 * (q >> 1) + rho;
+  const int chunk = 2 * tile_in_block + (q & 1);
+  const unsigned addr = (unsigned)__cvta_generic_to_shared(tbuf + point * 32 + ((chunk ^ rho) << 2));
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(addr),
+               "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[1])), "r"(__float_as_uint(d[2])),
+               "r"(__float_as_uint(d[3]))
+               : "memory");
+#else
+  const int g = lane >> 2, t = lane & 3;
+  const int p0 = 16 * tile_m + g;
+  const int even = ((2 * tile_in_block) ^ g) << 2, odd = ((2 * tile_in_block + 1) ^ g) << 2;
+  tbuf[p0 * 32 + even + t] = d[0];
+  tbuf[p0 * 32 + odd + t] = d[1];
+  tbuf[(p0 + 8) * 32 + even + t] = d[2];
+  tbuf[(p0 + 8) * 32 + odd + t] = d[3];
+#endif
+}
+
+// Per-lane one-hot bit sums (slot 8s+g, scaled by the bit's weight) → the block's counters.
+__device__ __forceinline__ void flush_counts(unsigned (&tile_scaled)[NT], unsigned* block_counts, int g, int t) {
+#pragma unroll
+  for (int s = 0; s < NT; ++s) {
+    unsigned c = tile_scaled[s] >> ((s & 3) == 3 ? 20 : 8 * (s & 3));
+    tile_scaled[s] = 0u;
+    c += __shfl_xor_sync(FULL_MASK, c, 1);
+    c += __shfl_xor_sync(FULL_MASK, c, 2);
+    const int slot = 8 * s + g;
+    if (t == 0 && slot < SUMK && c) atomicAdd(&block_counts[slot], c);
+  }
+}
+
+__device__ __forceinline__ float exact_distance(const float* x_row, const float* c_row) {
+  float e = 0.f;
+#pragma unroll
+  for (int d = 0; d < NDIM; ++d) {
+    const float diff = x_row[d] - c_row[d];
+    e = fmaf(diff, diff, e);
+  }
+  return e;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_iteration(
+    const float* __restrict__ points, long long m, float* centroids, double* sums, u64* counts_scratch,
+    double* inertia_scratch, unsigned* blocks_done, u64* __restrict__ counts_out, double* __restrict__ inertia_out,
+    int* __restrict__ labels, unsigned keep_mask) {
+  extern __shared__ __align__(16) float smem[];
+  float* s_c = smem;                                   // SUMK × NDIM exact centroids
+  float* s_norm = s_c + ((SUMK * NDIM + 3) & ~3);      // SUMK ‖c‖²
+  float* warp_areas = s_norm + ((SUMK + 3) & ~3);     // WARPS × (stage ring + transpose buffer)
+  __shared__ unsigned block_counts[SUMK];
+  __shared__ double s_inertia[WARPS * KCOUNT];
+  __shared__ __align__(8) float s_norm_pair_area[NT * 8];
+  __shared__ float s_max_norm;
+  __shared__ unsigned s_ticket;
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) s_c[j] = centroids[j];
+  for (int s = threadIdx.x; s < SUMK; s += BLOCK) block_counts[s] = 0u;
+  if (threadIdx.x == 0) s_max_norm = 0.f;
+  __syncthreads();
+  for (int s = threadIdx.x; s < SUMK; s += BLOCK) {
+    float norm = 0.f;
+    for (int d = 0; d < NDIM; ++d) norm = fmaf(s_c[s * NDIM + d], s_c[s * NDIM + d], norm);
+    s_norm[s] = norm;
+    atomicMax((int*)&s_max_norm, __float_as_int(norm));  // norms are >= 0: int order == float order
+  }
+  __syncthreads();
+  const float max_norm = s_max_norm;
+
+  // Centroid operands for the whole kernel: B[k][n] = −2·c[slot][dim], with k index t ↔
+  // dim 8kk+2t and t+4 ↔ dim 8kk+2t+1 (any k order works when A uses the same), split
+  // hi + lo with round-to-nearest; ‖c‖² enters as the accumulator's initial value.
+  // Column n of tile j holds slot 8j + COLUMN_SLOT(n): the fragment word D[.][2t+e] then
+  // carries slot 8j + 4e + t, so each 4-word chunk of a transposed row holds 4 consecutive
+  // slots and a K group is a consecutive run of one lane's registers.
+#define COLUMN_SLOT(n) (4 * ((n) & 1) + ((n) >> 1))
+  unsigned b_hi[NT][DK][2], b_lo[NT][DK][2];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+#pragma unroll
+    for (int kk = 0; kk < DK; ++kk)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int slot = 8 * j + COLUMN_SLOT(g), dim = 8 * kk + 2 * t + e;
+        const float v = (slot < SUMK && dim < NDIM) ? -2.f * s_c[slot * NDIM + dim] : 0.f;
+        const unsigned hi = tf32_rna(v);
+        b_hi[j][kk][e] = hi;
+        b_lo[j][kk][e] = tf32_rna(v - __uint_as_float(hi));
+      }
+  }
+  // The accumulator's initial values, (‖c‖² of slot 8j+t, of slot 8j+4+t) for lane t: read
+  // per step from shared memory, since 2·NT more resident registers would cost occupancy.
+  float2* s_norm_pairs = reinterpret_cast<float2*>(s_norm_pair_area);
+  for (int j = threadIdx.x; j < NT * 4; j += BLOCK) {
+    const int tile = j >> 2, lane_t = j & 3;
+    const int s0 = 8 * tile + lane_t, s1 = s0 + 4;
+    s_norm_pairs[j] = make_float2(s0 < SUMK ? s_norm[s0] : 0.f, s1 < SUMK ? s_norm[s1] : 0.f);
+  }
+  __syncthreads();
+
+  // Update accumulators: acc[q][s] = D[16 × 8] with rows 0-7 the hi and 8-15 the lo parts of
+  // dims 8q..8q+7, columns slots 8s..8s+7. Counts ride on the one-hot bits where they sit
+  // (weight 2^(8(s&3)), 2^20 for s&3 == 3), flushed to the block's counters every 128 steps
+  // so 32 bits cannot overflow (8 points per lane per step · 128 < 2^12).
+  float acc[DK][NT][4];
+  unsigned tile_scaled[NT];
+#pragma unroll
+  for (int q = 0; q < DK; ++q)
+#pragma unroll
+    for (int s = 0; s < NT; ++s) acc[q][s][0] = acc[q][s][1] = acc[q][s][2] = acc[q][s][3] = 0.f;
+#pragma unroll
+  for (int s = 0; s < NT; ++s) tile_scaled[s] = 0u;
+  // Inertia: FP32 partials per lane, every 32 steps summed over the warp and added to the
+  // warp's FP64 total in shared memory (FP64 registers for every K would cost occupancy).
+  float partial_inertia[KCOUNT];
+#pragma unroll
+  for (int k = 0; k < KCOUNT; ++k) partial_inertia[k] = 0.f;
+  double* warp_inertia = s_inertia + warp * KCOUNT;
+  if (lane < KCOUNT) warp_inertia[lane] = 0.0;
+  __syncwarp();
+  int steps_since_fold = 0, steps_since_count_fold = 0;
+
+  float* ring = warp_areas + warp * WARP_FLOATS;
+  float* tbuf = ring + STAGES * STEP_FLOATS;
+  const long long steps = (m + 31) / 32;
+  const long long warps_total = (long long)gridDim.x * WARPS;
+  const long long warp_global = (long long)blockIdx.x * WARPS + warp;
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    const long long step = warp_global + s * warps_total;
+    if (step < steps) issue_step(ring + s * STEP_FLOATS, points, m, step, lane);
+    cp_async_commit();
+  }
+  int ring_slot = 0;
+  for (long long step = warp_global; step < steps; step += warps_total) {
+    {
+      // Refill the slot the previous step consumed (its readers passed the __syncwarp below).
+      const long long ahead = step + (STAGES - 1) * warps_total;
+      const int ahead_slot = ring_slot == 0 ? STAGES - 1 : ring_slot - 1;
+      if (ahead < steps) issue_step(ring + ahead_slot * STEP_FLOATS, points, m, ahead, lane);
+      cp_async_commit();
+    }
+    cp_async_wait<STAGES - 1>();
+    __syncwarp();
+    const float* X = ring + ring_slot * STEP_FLOATS;
+    const long long first = step * 32;
+    const bool valid = first + lane < m;
+
+    // This lane's point: ‖x‖² and the error scale of its expansion.
+    float x[NDIM];
+    float xx = 0.f;
+#pragma unroll
+    for (int d = 0; d < NDIM; ++d) {
+      x[d] = X[stage_index(lane, d)];
+      xx = fmaf(x[d], x[d], xx);
+    }
+    const float scale = xx + 2.f * max_norm;
+    const float tie_bound = TIE_SCALE * scale;
+    const float guard_bound = GUARD * scale;
+
+    // A fragments of the distance product: rows = points 16i+g and 16i+g+8.
+    unsigned a_hi[2][DK][4], a_lo[2][DK][4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int kk = 0; kk < DK; ++kk) {
+        const float2 r0 = load_pair(X, 16 * i + g, 8 * kk + 2 * t);
+        const float2 r1 = load_pair(X, 16 * i + g + 8, 8 * kk + 2 * t);
+        split_nearest(r0.x, a_hi[i][kk][0], a_lo[i][kk][0]);
+        split_nearest(r1.x, a_hi[i][kk][1], a_lo[i][kk][1]);
+        split_nearest(r0.y, a_hi[i][kk][2], a_lo[i][kk][2]);
+        split_nearest(r1.y, a_hi[i][kk][3], a_lo[i][kk][3]);
+      }
+
+    hot_t hot = 0;
+    float best = 0.f, second = 0.f;  // running argmin of the K group being scanned
+#pragma unroll
+    for (int cb = 0; cb < NCB; ++cb) {
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj) {
+        const int j = 4 * cb + jj;
+        if (j < NT) {
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const float2 norms = s_norm_pairs[4 * j + t];
+            float d[4] = {norms.x, norms.y, norms.x, norms.y};
+#pragma unroll
+            for (int kk = 0; kk < DK; ++kk) {
+              mma_tf32(d, a_hi[i][kk], b_lo[j][kk][0], b_lo[j][kk][1]);
+              mma_tf32(d, a_lo[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
+              mma_tf32(d, a_hi[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
+            }
+            store_fragment(tbuf, i, jj, d, lane);
+          }
+        }
+      }
+      __syncwarp();
+      // This lane's point: slots 32cb + 4h + u sit in chunk h, word u.
+      float v[8][4];
+#pragma unroll
+      for (int h = 0; h < 8; ++h)
+        if (32 * cb + 4 * h < SUMK) {
+          const float4 chunk = *reinterpret_cast<const float4*>(tbuf + lane * 32 + ((h ^ (lane & 7)) << 2));
+          v[h][0] = chunk.x, v[h][1] = chunk.y, v[h][2] = chunk.z, v[h][3] = chunk.w;
+        }
+      __syncwarp();  // tbuf is rewritten by the next block or step
+
+#pragma unroll
+      for (int k = KMIN; k <= KMAX; ++k) {
+#pragma unroll
+        for (int c = 0; c < k; ++c) {
+          const int s = OFFSET(k) + c;
+          if (s >= 32 * cb && s < 32 * cb + 32) {
+            const int col = s - 32 * cb;
+            const float value = v[col >> 2][col & 3];
+            const float key = __int_as_float((__float_as_int(value) & keep_mask) | c);
+            if (c == 0) {
+              best = key;
+              second = __int_as_float(0x7f7fffff);
+            } else {
+              second = fminf(second, fmaxf(best, key));
+              best = fminf(best, key);
+            }
+            if (c == k - 1) {
+              int label = __float_as_int(best) & IDX_MASK;
+              float term = xx + best;
+              const bool tie = k > 1 && second - best <= tie_bound;
+              if (valid && (tie || EXACT_INERTIA || term < guard_bound)) {
+                // Rare on spread data: a near tie, or a point so near its centroid that the
+                // expansion's absolute error would show in the inertia. Exact FP32 decides.
+                const float* group = s_c + OFFSET(k) * NDIM;
+                float x_exact[NDIM];
+#pragma unroll
+                for (int d = 0; d < NDIM; ++d) x_exact[d] = X[stage_index(lane, d)];
+                if (tie) {
+                  float exact_best = __int_as_float(0x7f7fffff);
+#pragma unroll 1
+                  for (int cc = 0; cc < k; ++cc) {
+                    const float e = exact_distance(x_exact, group + cc * NDIM);
+                    if (e < exact_best) exact_best = e, label = cc;
+                  }
+                  term = exact_best;
+                } else {
+                  term = exact_distance(x_exact, group + label * NDIM);
+                }
+              }
+              if (valid) {
+                partial_inertia[k - KMIN] += term;
+                hot |= (hot_t)1 << (OFFSET(k) + label);
+                if (labels) labels[(long long)(k - KMIN) * m + first + lane] = label;
+              }
+            }
+          }
+        }
+      }
+    }
+
+    if (++steps_since_fold == 32) {
+      steps_since_fold = 0;
+#pragma unroll
+      for (int k = 0; k < KCOUNT; ++k) {
+        float value = partial_inertia[k];
+        partial_inertia[k] = 0.f;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) value += __shfl_xor_sync(FULL_MASK, value, off);
+        if (lane == 0) warp_inertia[k] += (double)value;
+      }
+    }
+
+    // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
+    // each group of 8 points; lane (g,t) feeds points t and t+4 of the group, dim 8q+g, and
+    // the one-hot bits of slots 8s+g.
+#pragma unroll
+    for (int group = 0; group < 4; ++group) {
+      const int src0 = 8 * group + t, src1 = src0 + 4;
+      unsigned hot0[WORDS], hot1[WORDS];
+      {
+        const hot_t h0 = __shfl_sync(FULL_MASK, hot, src0), h1 = __shfl_sync(FULL_MASK, hot, src1);
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+          hot0[w] = (unsigned)(h0 >> (32 * w)) >> g;
+          hot1[w] = (unsigned)(h1 >> (32 * w)) >> g;
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < DK; ++q) {
+        const int dim = 8 * q + g;
+        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? X[stage_index(src0, dim)] : 0.f;
+        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? X[stage_index(src1, dim)] : 0.f;
+        unsigned a[4];
+        split_truncate(v0, a[0], a[1]);
+        split_truncate(v1, a[2], a[3]);
+#pragma unroll
+        for (int s = 0; s < NT; ++s) {
+          const int word = s >> 2, j = s & 3;
+          unsigned b0, b1;
+          if (j < 3) {
+            // 1.0f = 0x3f8 << 20 is divisible by 2^0, 2^8 and 2^16.
+            const unsigned m0 = hot0[word] & (1u << (8 * j)), m1 = hot1[word] & (1u << (8 * j));
+            if (q == 0) tile_scaled[s] += m0 + m1;
+            b0 = m0 * (0x3f800000u >> (8 * j));
+            b1 = m1 * (0x3f800000u >> (8 * j));
+          } else {
+            const unsigned m0 = (hot0[word] >> 4) & (1u << 20), m1 = (hot1[word] >> 4) & (1u << 20);
+            if (q == 0) tile_scaled[s] += m0 + m1;
+            b0 = m0 * 0x3f8u;
+            b1 = m1 * 0x3f8u;
+          }
+          mma_tf32(acc[q][s], a, b0, b1);
+        }
+      }
+    }
+    if (++steps_since_count_fold == 128) {
+      steps_since_count_fold = 0;
+      flush_counts(tile_scaled, block_counts, g, t);
+    }
+    __syncwarp();  // every lane is done with this stage before it is refilled
+    if (++ring_slot == STAGES) ring_slot = 0;
+  }
+  cp_async_wait<0>();
+
+  // Inertia: one global FP64 atomic per warp and K.
+#pragma unroll
+  for (int k = 0; k < KCOUNT; ++k) {
+    double value = (double)partial_inertia[k];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) value += __shfl_xor_sync(FULL_MASK, value, off);
+    if (lane == 0) {
+      value += warp_inertia[k];
+      if (value != 0.0) atomicAdd(inertia_scratch + k, value);
+    }
+  }
+  __syncthreads();  // every warp is done with its ring: the area holds the block's sums now
+  float* block_sums = warp_areas;
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) block_sums[j] = 0.f;
+  flush_counts(tile_scaled, block_counts, g, t);
+  __syncthreads();
+#pragma unroll
+  for (int q = 0; q < DK; ++q) {
+    const int dim = 8 * q + g;
+#pragma unroll
+    for (int s = 0; s < NT; ++s) {
+      const int slot0 = 8 * s + 2 * t, slot1 = slot0 + 1;
+      if (dim < NDIM) {
+        if (slot0 < SUMK) atomicAdd(&block_sums[slot0 * NDIM + dim], acc[q][s][0] + acc[q][s][2]);
+        if (slot1 < SUMK) atomicAdd(&block_sums[slot1 * NDIM + dim], acc[q][s][1] + acc[q][s][3]);
+      }
+    }
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK)
+    if (block_sums[j] != 0.f) atomicAdd(sums + j, (double)block_sums[j]);
+  for (int s = threadIdx.x; s < SUMK; s += BLOCK)
+    if (block_counts[s]) atomicAdd(counts_scratch + s, (u64)block_counts[s]);
+
+  // The last block to arrive turns the sums into centroids. Every other block has read the
+  // old centroids (at its start) before it arrived, so they can be overwritten in place.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) s_ticket = atomicAdd(blocks_done, 1u);
+  __syncthreads();
+  if (s_ticket != gridDim.x - 1) return;
+  __threadfence();
+  for (int s = threadIdx.x; s < SUMK; s += BLOCK) {
+    const u64 count = (u64)__ldcg((const long long*)(counts_scratch + s));
+    counts_out[s] = count;
+    counts_scratch[s] = 0ull;
+    const double inv = count ? 1.0 / (double)count : 0.0;
+    for (int d = 0; d < NDIM; ++d) {
+      // An empty cluster keeps its previous centroid (the documented policy).
+      if (count) centroids[s * NDIM + d] = (float)(__ldcg(sums + s * NDIM + d) * inv);
+      sums[s * NDIM + d] = 0.0;
+    }
+  }
+  for (int k = threadIdx.x; k < KCOUNT; k += BLOCK) {
+    inertia_out[k] = __ldcg(inertia_scratch + k);
+    inertia_scratch[k] = 0.0;
+  }
+  if (threadIdx.x == 0) *blocks_done = 0u;
+}
+)MKSRC";
+
+// Register budget: centroid fragments (4 per n-tile and k-step) and update accumulators (4
+// per n-tile and row tile) stay resident for the whole kernel.
+constexpr int kMaxSlots = 64;
+constexpr int kMaxTilesTimesSteps = 8;
+constexpr double kInertiaGuard = 0.02;  // as registers-multik: exact inertia below 2 % of the scale
+
+int n_tiles(int sum_k) { return (sum_k + 7) / 8; }
+int k_steps(int n) { return (n + 7) / 8; }
+
+// Forward-error window (relative to ‖x‖² + 2·max‖c‖²) inside which two expanded distances
+// may be mis-ordered. Per centroid, with Σ|x_d c_d| ≤ (‖x‖² + max‖c‖²)/2 ≤ scale/2:
+//   3xTF32 products, x split to nearest and c via cvt.rna: ≤ 4·2^-22 of 2Σ|x_d c_d|;
+//   each of the 3·DK MMAs sums 8 products and its accumulator with alignment truncation:
+//     ≤ 10·2^-23 of the scale each, 15·DK·2^-22 in all (16·DK below);
+//   ‖c‖² as an FP32 FMA chain: N·2^-24 relative;
+//   the packed index in the mantissa: 2^(bits-23) of |d'| ≤ scale.
+// Twice that bounds the mis-ordering of two centroids; 1.25 covers second-order terms.
+double tie_scale(int n, int kmax) {
+  const double u22 = std::ldexp(1.0, -22);
+  const double per_centroid =
+      (4.0 + 16.0 * k_steps(n) + n / 4.0) * u22 + std::ldexp(1.0, packed_index_bits(kmax) - 23);
+  return 2.0 * per_centroid * 1.25;
+}
+
+// Dynamic shared memory of one block, in bytes: exact centroids, norms, and per warp a ring
+// of `stages` 32-point steps plus the 32×32 transpose buffer.
+int64_t dynamic_smem_bytes(int n, int sum_k, int block, int stages) {
+  const int64_t floats = ((int64_t(sum_k) * n + 3) & ~int64_t(3)) + ((sum_k + 3) & ~3) +
+                         int64_t(block / 32) * (int64_t(stages) * 32 * n + 32 * 32);
+  return floats * 4;
+}
+
+int64_t smem_limit(const DeviceInfo& device) {
+  return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
+}
+
+struct KernelConfig {
+  int n, kmin, kmax, block, min_blocks, stages;
+  bool stmatrix;
+  int cc_major, cc_minor;
+  bool operator<(const KernelConfig& o) const {
+    return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, cc_major, cc_minor) <
+           std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.cc_major, o.cc_minor);
+  }
+};
+
+gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
+  const int sum_k = (config.kmin + config.kmax) * (config.kmax - config.kmin + 1) / 2;
+  const int bits = packed_index_bits(config.kmax);
+  std::ostringstream defines;
+  defines << "#define NDIM " << config.n << "\n#define KMIN " << config.kmin << "\n#define KMAX " << config.kmax
+          << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define STAGES " << config.stages
+          << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0) << "\n#define IDX_BITS " << bits
+          // Small N: an exact distance to the winner costs less than the guard's branch, which
+          // fires for 10-25 % of uniform points at N=4. More than 4 index bits: their
+          // mantissa error would show in the inertia.
+          << "\n#define EXACT_INERTIA " << ((config.n <= 4 || bits > 4) ? 1 : 0) << std::scientific
+          << "\n#define TIE_SCALE " << tie_scale(config.n, config.kmax) << "f\n#define GUARD " << kInertiaGuard
+          << "f\n";
+  gpu::RuntimeCompileRequest request;
+  request.source = defines.str() + kTensorMultiKSource;
+  request.program_name = "tensor_multik.cu";
+  request.cc_major = config.cc_major;
+  request.cc_minor = config.cc_minor;
+  request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
+                        std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
+                        std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
+                        (config.stmatrix ? " stmatrix" : "");
+  request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
+                     std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
+                     std::to_string(config.min_blocks) + "-s" +
+                     std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts");
+  return request;
+}
+
+cudaKernel_t compiled_kernel(const KernelConfig& config) {
+  static std::mutex mutex;
+  static std::map<KernelConfig, cudaKernel_t> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find(config);
+  if (found != cache.end()) return found->second;
+  cudaLibrary_t library = gpu::compile_and_load(compile_request(config));
+  cudaKernel_t kernel = nullptr;
+  gpu::check(cudaLibraryGetKernel(&kernel, library, "tensor_multik_iteration"), "tensor_multik_iteration");
+  return cache.emplace(config, kernel).first->second;
+}
+
+KernelConfig config_for(const Problem& problem, const Params& params, int cc_major, int cc_minor) {
+  return {problem.n,
+          problem.k.kmin,
+          problem.k.kmax,
+          params.at("block").get<int>(),
+          params.at("min_blocks").get<int>(),
+          params.at("stages").get<int>(),
+          params.at("transpose").get<std::string>() == "stmatrix",
+          cc_major,
+          cc_minor};
+}
+
+class TensorMultiKRun : public gpu::GpuRun {
+ public:
+  TensorMultiKRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
+      : GpuRun(problem, data, Layout::AoS) {
+    const KernelConfig config = config_for(problem, params, device.cc_major, device.cc_minor);
+    kernel_ = compiled_kernel(config);
+    block_ = config.block;
+    dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages));
+    gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_smem_)),
+               "tensor-multik shared memory limit");
+    const int64_t steps = (problem.m + 31) / 32;
+    const int64_t useful_blocks = (steps + block_ / 32 - 1) / (block_ / 32);
+    int64_t grid = params.at("grid").get<int64_t>();
+    if (grid == 0) {
+      // Persistent grid: the blocks resident at once on every SM, no partial second wave.
+      int resident = 0;
+      gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, reinterpret_cast<const void*>(kernel_),
+                                                               block_, dynamic_smem_),
+                 "occupancy query");
+      if (resident < 1)
+        throw UnsupportedError("tensor-multik: block=" + std::to_string(block_) +
+                               " cannot be resident on this device (registers or shared memory)");
+      grid = int64_t(resident) * std::max(1, device.sm_count);
+    }
+    grid_ = std::max<int64_t>(1, std::min(grid, useful_blocks));
+    keep_mask_ = packed_keep_mask(problem.k.kmax);
+    const int sum_k = problem.k.sum();
+    sums_.allocate(size_t(sum_k) * problem.n, "tensor-multik sums");
+    counts_.allocate(size_t(sum_k), "tensor-multik counts");
+    inertia_.allocate(size_t(problem.k.count()), "tensor-multik inertia");
+    blocks_done_.allocate(1, "tensor-multik block counter");
+    // The kernel leaves these zero for the next launch; only the first needs clearing.
+    cudaStream_t stream = state_.stream();
+    gpu::check(cudaMemsetAsync(sums_.get(), 0, sums_.bytes(), stream), "zero sums");
+    gpu::check(cudaMemsetAsync(counts_.get(), 0, counts_.bytes(), stream), "zero counts");
+    gpu::check(cudaMemsetAsync(inertia_.get(), 0, inertia_.bytes(), stream), "zero inertia");
+    gpu::check(cudaMemsetAsync(blocks_done_.get(), 0, blocks_done_.bytes(), stream), "zero block counter");
+    gpu::check(cudaStreamSynchronize(stream), "tensor-multik scratch");
+  }
+
+  void iterate(bool store_labels) override {
+    auto acc = state_.accumulators(store_labels);
+    const float* points = state_.points().data;
+    long long m = state_.problem().m;
+    float* centroids = state_.centroids_mutable();
+    double* sums = sums_.get();
+    unsigned long long* counts = counts_.get();
+    double* inertia = inertia_.get();
+    unsigned* done = blocks_done_.get();
+    void* args[] = {&points, &m,          &centroids,   &sums,       &counts,    &inertia,
+                    &done,   &acc.counts, &acc.inertia, &acc.labels, &keep_mask_};
+    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(unsigned(grid_)), dim3(unsigned(block_)),
+                                args, dynamic_smem_, state_.stream()),
+               "tensor_multik_iteration");
+  }
+
+ private:
+  cudaKernel_t kernel_ = nullptr;
+  int block_ = 256;
+  int64_t grid_ = 1;
+  size_t dynamic_smem_ = 0;
+  unsigned keep_mask_ = ~0u;
+  gpu::DeviceBuffer<double> sums_;
+  gpu::DeviceBuffer<unsigned long long> counts_;
+  gpu::DeviceBuffer<double> inertia_;
+  gpu::DeviceBuffer<unsigned> blocks_done_;
+};
+
+class TensorMultiK : public Variant {
+ public:
+  std::string name() const override { return "tensor-multik"; }
+  std::string description() const override {
+    return "seed 000 MultiK with 3xTF32 tensor-core distances, per-lane argmin after an stmatrix transpose, "
+           "one-hot tensor-core update, cp.async point ring; one launch per iteration";
+  }
+  bool runs_on_gpu() const override { return true; }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (!device.is_gpu) return "needs a CUDA GPU";
+    if (device.cc_major < 8) return "needs TF32 tensor cores (CC >= 8.0)";
+    const int sum_k = problem.k.sum();
+    if (sum_k > kMaxSlots)
+      return "ΣK=" + std::to_string(sum_k) + " exceeds " + std::to_string(kMaxSlots) +
+             " slots (one-hot words and fragments in registers); use registers-multik or gemm-tf32x3";
+    if (n_tiles(sum_k) * k_steps(problem.n) > kMaxTilesTimesSteps)
+      return "ceil(ΣK/8)·ceil(N/8) = " + std::to_string(n_tiles(sum_k) * k_steps(problem.n)) + " exceeds " +
+             std::to_string(kMaxTilesTimesSteps) +
+             " register-resident centroid tiles; use registers-multik or gemm-tf32x3";
+    if (dynamic_smem_bytes(problem.n, sum_k, 128, 2) > smem_limit(device))
+      return "the smallest block (128 threads, 2 stages) needs " +
+             std::to_string(dynamic_smem_bytes(problem.n, sum_k, 128, 2)) + " bytes of shared memory, device allows " +
+             std::to_string(smem_limit(device));
+    return gpu::check_fits_in_memory(problem, device, double(sum_k) * problem.n * 8.0);
+  }
+
+  ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
+    ParamSpace space;
+    const int sms = std::max(1, device.sm_count);
+    std::vector<nlohmann::json> grids{0};
+    for (int factor : {1, 2, 3, 4, 6, 8}) grids.push_back(int64_t(factor) * sms);
+    space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
+    space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block"});
+    space.axes.push_back({"min_blocks", {1, 2, 3, 4},
+                          "launch-bounds minimum of resident blocks per SM: caps registers at 65536/(block·min_blocks)"});
+    space.axes.push_back({"stages", {2, 3, 4, 6}, "cp.async ring depth per warp (steps of 32 points in flight + 1)"});
+    space.axes.push_back({"transpose", {"stmatrix", "shared-stores"},
+                          "how distance fragments reach the per-lane rows: stmatrix (sm_90) or 4 scalar stores"});
+    space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
+    const bool hopper = device.cc_major >= 9;
+    space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
+                                    return hopper || p.at("transpose").get<std::string>() != "stmatrix";
+                                  }});
+    const int n = problem.n, sum_k = problem.k.sum();
+    const int64_t limit = smem_limit(device);
+    space.restrictions.push_back(
+        {"shared memory: centroids + (block/32)·(stages·32·N + 1024) floats fit the per-block limit",
+         [n, sum_k, limit](const Params& p) {
+           return dynamic_smem_bytes(n, sum_k, p.at("block").get<int>(), p.at("stages").get<int>()) <= limit;
+         }});
+    space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
+                                    return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
+                                  }});
+    const int64_t steps = (problem.m + 31) / 32;
+    space.restrictions.push_back({"no idle blocks: (grid-1)·block/32 warps < steps of 32 points", [steps](const Params& p) {
+                                    const int64_t grid = p.at("grid").get<int64_t>();
+                                    return grid == 0 || (grid - 1) * (p.at("block").get<int64_t>() / 32) < steps;
+                                  }});
+    return space;
+  }
+
+  // Block 256 with 4 stages keeps 3 KB (N=8) of loads in flight per warp, 48 KB per SM at two
+  // resident blocks: about what 4.8 TB/s needs at ~1 µs latency across 132 SMs. Two blocks
+  // (16 warps) need ≤ 128 registers, which sm_90 ptxas meets without spilling when
+  // ceil(ΣK/8)·ceil(N/8) ≤ 4 (140 uncapped at N=8, K=3..7); larger tile counts (N=16 with
+  // K=3..7: 168) and other architectures (sm_80 spills at N=3, K=3..7) run one block. Fewer
+  // stages where the ring would not fit.
+  Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    int stages = 4;
+    while (stages > 2 && dynamic_smem_bytes(problem.n, problem.k.sum(), 256, stages) > smem_limit(device)) --stages;
+    return {{"grid", 0},
+            {"block", 256},
+            {"min_blocks", device.cc_major >= 9 && n_tiles(problem.k.sum()) * k_steps(problem.n) <= 4 ? 2 : 1},
+            {"stages", stages},
+            {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
+            {"layout", "aos"}};
+  }
+
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    if (auto reason = can_implement(problem, device)) throw UnsupportedError("tensor-multik: " + *reason);
+    return std::make_unique<TensorMultiKRun>(problem, data, params, device);
+  }
+};
+
+MKBENCH_REGISTER_VARIANT(TensorMultiK);
+
+}  // namespace
+
+namespace tensor_multik {
+
+std::string compile_report(const Problem& problem, const Params& params, int cc_major, int cc_minor) {
+  return gpu::compile_only(compile_request(config_for(problem, params, cc_major, cc_minor)));
+}
+
+}  // namespace tensor_multik
+}  // namespace mk
