@@ -144,11 +144,16 @@ for line in open(sys.argv[1]):
 print(sys.argv[1].split('/')[-1], 'instructions:', sum(ops.values()), dict(ops.most_common(24)))
 PY
       done
+      # SourceCounters keeps executed-instruction counts per SASS line: exported as CSV, they
+      # say where a step's instructions go.
       timeout $(cap 240) ncu --clock-control none --kernel-name regex:$kernel --launch-skip 3 --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats \
         --section InstructionStats --section ComputeWorkloadAnalysis --section LaunchStats --section MemoryWorkloadAnalysis \
-        --print-details all $MK run --variant $variant --dims $1 --k $2 --points $3 --iters 3 --warmup 1 ${PROFILE_ARGS:-} \
-        >$OUT/raw/ncu-$variant.txt 2>&1
+        --section SourceCounters -f -o $OUT/raw/ncu-$variant \
+        $MK run --variant $variant --dims $1 --k $2 --points $3 --iters 3 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>&1
+      ncu -i $OUT/raw/ncu-$variant.ncu-rep --print-details all >$OUT/raw/ncu-$variant.txt 2>&1
+      ncu -i $OUT/raw/ncu-$variant.ncu-rep --page source --csv --print-source sass >$OUT/raw/ncu-$variant-sass.csv 2>&1
+      rm -f $OUT/raw/ncu-$variant.ncu-rep
       grep -E "Duration|Throughput|Issue Slots|Issued Warp|No Eligible|Active Warps|Eligible Warps|Registers Per|Achieved Occ|Stall|Executed Ipc|Pipe|Bank" \
         $OUT/raw/ncu-$variant.txt | head -50
       note "profile $variant done" ;;

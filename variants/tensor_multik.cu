@@ -55,12 +55,20 @@ typedef unsigned long long hot_t;
 #define WORDS 2
 #endif
 
+// D = A·B + D (accumulate) and D = A·B + C (first product of a tile, C = the tile's ‖c‖²
+// quad straight from shared memory, so no register moves build the initial accumulator).
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void mma_tf32_from(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                              const float4 c) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
 }
 
 __device__ __forceinline__ unsigned tf32_rna(float v) {
@@ -106,25 +114,27 @@ __device__ __forceinline__ int stage_index(int row, int dim) {
 #endif
 }
 
-// Copies the 32 points of one step into a stage; rows past M are zero-filled by cp.async.
-__device__ __forceinline__ void issue_step(float* stage, const float* __restrict__ points, long long m,
-                                           long long step, int lane) {
-  const long long first_float = step * STEP_FLOATS;
-  const long long total_floats = m * NDIM;
+// Copies the 32 points of one step into a stage: lane L copies 16-byte chunks L, L+32, ...
+// from src_lane (the step's start + 4·L floats). Chunks past M are zero-filled by cp.async.
+__device__ __forceinline__ void issue_step(float* stage, const float* src_lane, long long floats_left, int lane,
+                                           const float* __restrict__ points) {
+  const bool full = floats_left >= STEP_FLOATS;
 #pragma unroll
   for (int u = 0; u < (8 * NDIM + 31) / 32; ++u) {
     const int chunk = lane + 32 * u;
     if (chunk < 8 * NDIM) {
-      const long long src = first_float + 4LL * chunk;
-      const long long left = total_floats - src;
-      const int bytes = left >= 4 ? 16 : (left > 0 ? int(left) * 4 : 0);
+      int bytes = 16;
+      if (!full) {
+        const long long left = floats_left - 4LL * chunk;
+        bytes = left >= 4 ? 16 : (left > 0 ? int(left) * 4 : 0);
+      }
 #if SWIZZLE16
       const int row = chunk >> 2, c = chunk & 3;
       float* dst = stage + row * 16 + ((c ^ (((row >> 1) & 1) << 1)) << 2);
 #else
       float* dst = stage + 4 * chunk;
 #endif
-      cp_async16(dst, bytes ? points + src : points, bytes);
+      cp_async16(dst, bytes ? src_lane + 128 * u : points, bytes);
     }
   }
 }
@@ -166,6 +176,15 @@ __device__ __forceinline__ void store_fragment(float* tbuf, int tile_m, int tile
 #endif
 }
 
+// The winner of K group k in a point's one-hot word.
+__device__ __forceinline__ int group_label(hot_t hot, int k) {
+#if SUMK <= 32
+  return __ffs((unsigned)(hot >> OFFSET(k))) - 1;
+#else
+  return __ffsll((long long)(hot >> OFFSET(k))) - 1;
+#endif
+}
+
 // Per-lane one-hot bit sums (slot 8s+g, scaled by the bit's weight) → the block's counters.
 __device__ __forceinline__ void flush_counts(unsigned (&tile_scaled)[NT], unsigned* block_counts, int g, int t) {
 #pragma unroll
@@ -199,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   float* warp_areas = s_norm + ((SUMK + 3) & ~3);     // WARPS × (stage ring + transpose buffer)
   __shared__ unsigned block_counts[SUMK];
   __shared__ double s_inertia[WARPS * KCOUNT];
-  __shared__ __align__(8) float s_norm_pair_area[NT * 8];
+  __shared__ float4 s_norm_quads[NT * 4];
   __shared__ float s_max_norm;
   __shared__ unsigned s_ticket;
 
@@ -240,13 +259,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         b_lo[j][kk][e] = tf32_rna(v - __uint_as_float(hi));
       }
   }
-  // The accumulator's initial values, (‖c‖² of slot 8j+t, of slot 8j+4+t) for lane t: read
-  // per step from shared memory, since 2·NT more resident registers would cost occupancy.
-  float2* s_norm_pairs = reinterpret_cast<float2*>(s_norm_pair_area);
+  // The distance tiles' initial accumulators: lane t of tile j starts rows g and g+8 at
+  // (‖c‖² of slot 8j+t, of slot 8j+4+t), stored as the quad the MMA reads as its C operand.
   for (int j = threadIdx.x; j < NT * 4; j += BLOCK) {
     const int tile = j >> 2, lane_t = j & 3;
     const int s0 = 8 * tile + lane_t, s1 = s0 + 4;
-    s_norm_pairs[j] = make_float2(s0 < SUMK ? s_norm[s0] : 0.f, s1 < SUMK ? s_norm[s1] : 0.f);
+    const float n0 = s0 < SUMK ? s_norm[s0] : 0.f, n1 = s1 < SUMK ? s_norm[s1] : 0.f;
+    s_norm_quads[j] = make_float4(n0, n1, n0, n1);
   }
   __syncthreads();
 
@@ -274,38 +293,39 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   float* ring = warp_areas + warp * WARP_FLOATS;
   float* tbuf = ring + STAGES * STEP_FLOATS;
-  const long long steps = (m + 31) / 32;
-  const long long warps_total = (long long)gridDim.x * WARPS;
-  const long long warp_global = (long long)blockIdx.x * WARPS + warp;
+  // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
+  const int steps = (int)((m + 31) / 32);
+  const int last_step_points = (int)(m - 32LL * (steps - 1));
+  const int warps_total = gridDim.x * WARPS;
+  const int warp_global = blockIdx.x * WARPS + warp;
+  const float* lane_points = points + 4 * lane;
+  // Issues the copy of step `fetch` into ring slot `slot` (or only commits an empty group).
+  auto fetch_step = [&](int fetch, int slot) {
+    if (fetch < steps) {
+      const long long floats_left = fetch < steps - 1 ? (long long)STEP_FLOATS
+                                                      : m * NDIM - (long long)fetch * STEP_FLOATS;
+      issue_step(ring + slot * STEP_FLOATS, lane_points + (long long)fetch * STEP_FLOATS, floats_left, lane, points);
+    }
+    cp_async_commit();
+  };
 
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    const long long step = warp_global + s * warps_total;
-    if (step < steps) issue_step(ring + s * STEP_FLOATS, points, m, step, lane);
-    cp_async_commit();
-  }
+  for (int s = 0; s < STAGES - 1; ++s) fetch_step(warp_global + s * warps_total, s);
   int ring_slot = 0;
-  for (long long step = warp_global; step < steps; step += warps_total) {
-    {
-      // Refill the slot the previous step consumed (its readers passed the __syncwarp below).
-      const long long ahead = step + (STAGES - 1) * warps_total;
-      const int ahead_slot = ring_slot == 0 ? STAGES - 1 : ring_slot - 1;
-      if (ahead < steps) issue_step(ring + ahead_slot * STEP_FLOATS, points, m, ahead, lane);
-      cp_async_commit();
-    }
+  for (int step = warp_global; step < steps; step += warps_total) {
+    // Refill the slot the previous step consumed (its readers passed the __syncwarp below).
+    fetch_step(step + (STAGES - 1) * warps_total, ring_slot == 0 ? STAGES - 1 : ring_slot - 1);
     cp_async_wait<STAGES - 1>();
     __syncwarp();
     const float* X = ring + ring_slot * STEP_FLOATS;
-    const long long first = step * 32;
-    const bool valid = first + lane < m;
+    const bool valid = step < steps - 1 || lane < last_step_points;
 
     // This lane's point: ‖x‖² and the error scale of its expansion.
-    float x[NDIM];
     float xx = 0.f;
 #pragma unroll
     for (int d = 0; d < NDIM; ++d) {
-      x[d] = X[stage_index(lane, d)];
-      xx = fmaf(x[d], x[d], xx);
+      const float xd = X[stage_index(lane, d)];
+      xx = fmaf(xd, xd, xx);
     }
     const float scale = xx + 2.f * max_norm;
     const float tie_bound = TIE_SCALE * scale;
@@ -325,7 +345,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         split_nearest(r1.y, a_hi[i][kk][3], a_lo[i][kk][3]);
       }
 
+    // Per K group: the winner goes straight into the one-hot word and the inertia term; groups
+    // that need exact FP32 (a near tie, or a point so near its centroid that the expansion's
+    // absolute error would show in the inertia) are flagged and fixed up after the scan, in
+    // one warp-uniform branch that spread data rarely takes.
     hot_t hot = 0;
+    unsigned tie_flags = 0u, near_flags = 0u;
+    float terms[KCOUNT];
     float best = 0.f, second = 0.f;  // running argmin of the K group being scanned
 #pragma unroll
     for (int cb = 0; cb < NCB; ++cb) {
@@ -333,12 +359,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       for (int jj = 0; jj < 4; ++jj) {
         const int j = 4 * cb + jj;
         if (j < NT) {
+          const float4 norms = s_norm_quads[4 * j + t];
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
-            const float2 norms = s_norm_pairs[4 * j + t];
-            float d[4] = {norms.x, norms.y, norms.x, norms.y};
+            float d[4];
+            mma_tf32_from(d, a_hi[i][0], b_lo[j][0][0], b_lo[j][0][1], norms);
+            mma_tf32(d, a_lo[i][0], b_hi[j][0][0], b_hi[j][0][1]);
+            mma_tf32(d, a_hi[i][0], b_hi[j][0][0], b_hi[j][0][1]);
 #pragma unroll
-            for (int kk = 0; kk < DK; ++kk) {
+            for (int kk = 1; kk < DK; ++kk) {
               mma_tf32(d, a_hi[i][kk], b_lo[j][kk][0], b_lo[j][kk][1]);
               mma_tf32(d, a_lo[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
               mma_tf32(d, a_hi[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
@@ -365,8 +394,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           const int s = OFFSET(k) + c;
           if (s >= 32 * cb && s < 32 * cb + 32) {
             const int col = s - 32 * cb;
-            const float value = v[col >> 2][col & 3];
-            const float key = __int_as_float((__float_as_int(value) & keep_mask) | c);
+            const float key = __int_as_float((__float_as_int(v[col >> 2][col & 3]) & keep_mask) | c);
             if (c == 0) {
               best = key;
               second = __int_as_float(0x7f7fffff);
@@ -375,36 +403,51 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
               best = fminf(best, key);
             }
             if (c == k - 1) {
-              int label = __float_as_int(best) & IDX_MASK;
-              float term = xx + best;
-              const bool tie = k > 1 && second - best <= tie_bound;
-              if (valid && (tie || EXACT_INERTIA || term < guard_bound)) {
-                // Rare on spread data: a near tie, or a point so near its centroid that the
-                // expansion's absolute error would show in the inertia. Exact FP32 decides.
-                const float* group = s_c + OFFSET(k) * NDIM;
-                float x_exact[NDIM];
-#pragma unroll
-                for (int d = 0; d < NDIM; ++d) x_exact[d] = X[stage_index(lane, d)];
-                if (tie) {
-                  float exact_best = __int_as_float(0x7f7fffff);
-#pragma unroll 1
-                  for (int cc = 0; cc < k; ++cc) {
-                    const float e = exact_distance(x_exact, group + cc * NDIM);
-                    if (e < exact_best) exact_best = e, label = cc;
-                  }
-                  term = exact_best;
-                } else {
-                  term = exact_distance(x_exact, group + label * NDIM);
-                }
-              }
-              if (valid) {
-                partial_inertia[k - KMIN] += term;
-                hot |= (hot_t)1 << (OFFSET(k) + label);
-                if (labels) labels[(long long)(k - KMIN) * m + first + lane] = label;
-              }
+              const unsigned bit = 1u << (k - KMIN);
+              const float term = xx + best;
+              terms[k - KMIN] = term;
+              if (k > 1 && second - best <= tie_bound) tie_flags |= bit;
+              if (EXACT_INERTIA || term < guard_bound) near_flags |= bit;
+              hot |= ((hot_t)1 << OFFSET(k)) << (__float_as_int(best) & IDX_MASK);
             }
           }
         }
+      }
+    }
+    if (!valid) hot = 0, tie_flags = near_flags = 0u;
+    if (__any_sync(FULL_MASK, (tie_flags | near_flags) != 0u)) {
+      float x_exact[NDIM];
+#pragma unroll
+      for (int d = 0; d < NDIM; ++d) x_exact[d] = X[stage_index(lane, d)];
+#pragma unroll
+      for (int k = KMIN; k <= KMAX; ++k) {
+        const unsigned bit = 1u << (k - KMIN);
+        if ((tie_flags | near_flags) & bit) {
+          const float* group = s_c + OFFSET(k) * NDIM;
+          const int approx = group_label(hot, k);
+          int label = approx;
+          if (tie_flags & bit) {
+            float exact_best = __int_as_float(0x7f7fffff);
+#pragma unroll 1
+            for (int cc = 0; cc < k; ++cc) {
+              const float e = exact_distance(x_exact, group + cc * NDIM);
+              if (e < exact_best) exact_best = e, label = cc;
+            }
+            terms[k - KMIN] = exact_best;
+          } else {
+            terms[k - KMIN] = exact_distance(x_exact, group + approx * NDIM);
+          }
+          hot ^= (((hot_t)1 << approx) ^ ((hot_t)1 << label)) << OFFSET(k);
+        }
+      }
+    }
+    if (valid) {
+#pragma unroll
+      for (int k = 0; k < KCOUNT; ++k) partial_inertia[k] += terms[k];
+      if (labels) {
+#pragma unroll
+        for (int k = KMIN; k <= KMAX; ++k)
+          labels[(long long)(k - KMIN) * m + 32LL * step + lane] = group_label(hot, k);
       }
     }
 
@@ -537,7 +580,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 // per n-tile and row tile) stay resident for the whole kernel.
 constexpr int kMaxSlots = 64;
 constexpr int kMaxTilesTimesSteps = 8;
-constexpr double kInertiaGuard = 0.02;  // as registers-multik: exact inertia below 2 % of the scale
+// A point's inertia term is taken exactly when the expansion's error bound (TIE_SCALE/2 of the
+// scale) could exceed 1/128 of its distance: data whose points sit close to their centroids
+// (tight blobs) then gets exact terms, while on spread data only ~0.05 % of points pay. (A
+// fixed 2 % of the scale, registers-multik's rule, flags 0.2–0.9 % of uniform points per K
+// at N=8, and every flagged point costs its warp a divergent pass.)
+constexpr double kGuardOverTieScale = 64.0;
 
 int n_tiles(int sum_k) { return (sum_k + 7) / 8; }
 int k_steps(int n) { return (n + 7) / 8; }
@@ -590,7 +638,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           // fires for 10-25 % of uniform points at N=4. More than 4 index bits: their
           // mantissa error would show in the inertia.
           << "\n#define EXACT_INERTIA " << ((config.n <= 4 || bits > 4) ? 1 : 0) << std::scientific
-          << "\n#define TIE_SCALE " << tie_scale(config.n, config.kmax) << "f\n#define GUARD " << kInertiaGuard
+          << "\n#define TIE_SCALE " << tie_scale(config.n, config.kmax) << "f\n#define GUARD " << kGuardOverTieScale * tie_scale(config.n, config.kmax)
           << "f\n";
   gpu::RuntimeCompileRequest request;
   request.source = defines.str() + kTensorMultiKSource;
