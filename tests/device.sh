@@ -127,13 +127,16 @@ for stage in "${stages[@]}"; do
       note "acceptance2: $(grep -c 'rc=0' $OUT/acceptance2.txt) of $(wc -l < $OUT/acceptance2.txt) rc=0" ;;
     profile)
       # SASS of the NVRTC kernel + ncu sections for one case (issue 4 notes): PROFILE_VARIANT
-      # (registers-multik), PROFILE_KERNEL (its kernel's name regex), PROFILE_CASE ("N K M").
+      # (registers-multik), PROFILE_KERNEL (its kernel's name regex), PROFILE_CASES ("N K M;...").
       variant=${PROFILE_VARIANT:-registers-multik}; kernel=${PROFILE_KERNEL:-multik_iteration}
-      set -- ${PROFILE_CASE:-8 3..7 32M}
-      MKBENCH_PTXAS_VERBOSE=1 MKBENCH_DUMP_CUBIN=$OUT/raw/$variant timeout $(cap 120) $MK run --variant $variant --dims $1 --k $2 \
-        --points $3 --iters 10 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>$OUT/raw/ptxas-$variant.log
-      grep -E "registers|spill" $OUT/raw/ptxas-$variant.log | head -4
-      for cubin in $OUT/raw/$variant-*.cubin; do
+      IFS=';' read -ra cases <<<"${PROFILE_CASES:-8 3..7 32M}"
+      for case in "${cases[@]}"; do
+      set -- $case
+      tag=$variant-N$1-K$2
+      MKBENCH_PTXAS_VERBOSE=1 MKBENCH_DUMP_CUBIN=$OUT/raw/$tag timeout $(cap 120) $MK run --variant $variant --dims $1 --k $2 \
+        --points $3 --iters 10 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>$OUT/raw/ptxas-$tag.log
+      grep -E "registers|spill" $OUT/raw/ptxas-$tag.log | head -4
+      for cubin in $OUT/raw/$tag-*.cubin; do
         cuobjdump -sass $cubin >${cubin%.cubin}.sass 2>&1
         python3 - ${cubin%.cubin}.sass <<'PY'
 import re, sys, collections
@@ -149,14 +152,15 @@ PY
       timeout $(cap 240) ncu --clock-control none --kernel-name regex:$kernel --launch-skip 3 --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats \
         --section InstructionStats --section ComputeWorkloadAnalysis --section LaunchStats --section MemoryWorkloadAnalysis \
-        --section SourceCounters -f -o $OUT/raw/ncu-$variant \
+        --section SourceCounters -f -o $OUT/raw/ncu-$tag \
         $MK run --variant $variant --dims $1 --k $2 --points $3 --iters 3 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>&1
-      ncu -i $OUT/raw/ncu-$variant.ncu-rep --print-details all >$OUT/raw/ncu-$variant.txt 2>&1
-      ncu -i $OUT/raw/ncu-$variant.ncu-rep --page source --csv --print-source sass >$OUT/raw/ncu-$variant-sass.csv 2>&1
-      rm -f $OUT/raw/ncu-$variant.ncu-rep
-      grep -E "Duration|Throughput|Issue Slots|Issued Warp|No Eligible|Active Warps|Eligible Warps|Registers Per|Achieved Occ|Stall|Executed Ipc|Pipe|Bank" \
-        $OUT/raw/ncu-$variant.txt | head -50
-      note "profile $variant done" ;;
+      ncu -i $OUT/raw/ncu-$tag.ncu-rep --print-details all >$OUT/raw/ncu-$tag.txt 2>&1
+      ncu -i $OUT/raw/ncu-$tag.ncu-rep --page source --csv --print-source sass >$OUT/raw/ncu-$tag-sass.csv 2>&1
+      rm -f $OUT/raw/ncu-$tag.ncu-rep
+      grep -E " Duration|DRAM Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|Stall (Wait|Short|Math|Not Sel|Long)|Pipe (Alu|Tensor|Fma) Cycles" \
+        $OUT/raw/ncu-$tag.txt | grep -v Hmma | head -14
+      note "profile $tag done"
+      done ;;
     peak)
       $MK peak 2>&1 | tee $OUT/raw/peak.txt | tail -8; note "peak rc=$?" ;;
     sanitize-one)

@@ -39,11 +39,12 @@ const char* kTensorMultiKSource = R"MKSRC(
 typedef unsigned long long u64;
 #define KCOUNT (KMAX - KMIN + 1)
 #define OFFSET(k) (((KMIN) + (k) - 1) * ((k) - (KMIN)) / 2)
-#define NT ((SUMK + 7) / 8)          // 8-slot n-tiles of the distance product
+#define NT ((SUMK + 7) / 8)          // 8-slot n-tiles of both products
 #define NCB ((NT + 3) / 4)           // 32-slot column blocks transposed at a time
 #define DK ((NDIM + 7) / 8)          // k-steps of the distance product = row tiles of the update
 #define WARPS (BLOCK / 32)
 #define STEP_FLOATS (32 * NDIM)
+#define CHUNKS_PER_LANE ((8 * NDIM + 31) / 32)
 #define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * 32)
 #define IDX_MASK ((1u << IDX_BITS) - 1u)
 #define SWIZZLE16 (NDIM == 16)
@@ -54,6 +55,10 @@ typedef unsigned hot_t;
 typedef unsigned long long hot_t;
 #define WORDS 2
 #endif
+// Exact FP32 re-checks: with EXACT_INERTIA every group's winner gets an exact distance, so
+// near ties are tracked apart from it; otherwise one flag per group (tie or near point)
+// sends the group through a full exact argmin, which is rare.
+#define SEPARATE_TIE_FLAGS EXACT_INERTIA
 
 // D = A·B + D (accumulate) and D = A·B + C (first product of a tile, C = the tile's ‖c‖²
 // quad straight from shared memory, so no register moves build the initial accumulator).
@@ -92,9 +97,11 @@ __device__ __forceinline__ void split_truncate(float v, unsigned& hi, unsigned& 
   lo = __float_as_uint(v - __uint_as_float(hi));
 }
 
-__device__ __forceinline__ void cp_async16(float* smem_dst, const float* gmem_src, int src_bytes) {
-  const unsigned dst = (unsigned)__cvta_generic_to_shared(smem_dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_src), "r"(src_bytes)
+__device__ __forceinline__ void cp_async16(unsigned smem_dst, const float* gmem_src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_dst), "l"(gmem_src) : "memory");
+}
+__device__ __forceinline__ void cp_async16_partial(unsigned smem_dst, const float* gmem_src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_dst), "l"(gmem_src), "r"(src_bytes)
                : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
@@ -106,7 +113,7 @@ __device__ __forceinline__ void cp_async_wait() {
 // Where (row, dim) of a staged step lives. For N=16 the 16-byte chunks of every other row
 // pair trade halves, so the fragment loads of rows r and r+2 (64 bytes apart) use
 // different banks.
-__device__ __forceinline__ int stage_index(int row, int dim) {
+__host__ __device__ constexpr int stage_index(int row, int dim) {
 #if SWIZZLE16
   return row * NDIM + (dim ^ (((row >> 1) & 1) << 3));
 #else
@@ -114,29 +121,15 @@ __device__ __forceinline__ int stage_index(int row, int dim) {
 #endif
 }
 
-// Copies the 32 points of one step into a stage: lane L copies 16-byte chunks L, L+32, ...
-// from src_lane (the step's start + 4·L floats). Chunks past M are zero-filled by cp.async.
-__device__ __forceinline__ void issue_step(float* stage, const float* src_lane, long long floats_left, int lane,
-                                           const float* __restrict__ points) {
-  const bool full = floats_left >= STEP_FLOATS;
-#pragma unroll
-  for (int u = 0; u < (8 * NDIM + 31) / 32; ++u) {
-    const int chunk = lane + 32 * u;
-    if (chunk < 8 * NDIM) {
-      int bytes = 16;
-      if (!full) {
-        const long long left = floats_left - 4LL * chunk;
-        bytes = left >= 4 ? 16 : (left > 0 ? int(left) * 4 : 0);
-      }
+// Byte offset in a stage of the u-th 16-byte chunk a lane copies (chunk lane + 32u).
+__device__ __forceinline__ unsigned chunk_offset(int lane, int u) {
+  const int chunk = lane + 32 * u;
 #if SWIZZLE16
-      const int row = chunk >> 2, c = chunk & 3;
-      float* dst = stage + row * 16 + ((c ^ (((row >> 1) & 1) << 1)) << 2);
+  const int row = chunk >> 2, c = chunk & 3;
+  return (unsigned)(row * 64 + ((c ^ (((row >> 1) & 1) << 1)) << 4));
 #else
-      float* dst = stage + 4 * chunk;
+  return (unsigned)(16 * chunk);
 #endif
-      cp_async16(dst, bytes ? src_lane + 128 * u : points, bytes);
-    }
-  }
 }
 
 // Two consecutive dimensions of one staged row, zero past N.
@@ -185,15 +178,17 @@ __device__ __forceinline__ int group_label(hot_t hot, int k) {
 #endif
 }
 
-// Per-lane one-hot bit sums (slot 8s+g, scaled by the bit's weight) → the block's counters.
+// Update columns: column g of tile s holds slot 32·(s/4) + 4g + s%4, so the 4 tiles a word
+// feeds read one nibble of it. Per-lane one-hot bit sums are weighted 2^(s%4); they go to the
+// block's counters every 128 steps (8 points per lane per step · 128 · 8 < 2^32).
 __device__ __forceinline__ void flush_counts(unsigned (&tile_scaled)[NT], unsigned* block_counts, int g, int t) {
 #pragma unroll
   for (int s = 0; s < NT; ++s) {
-    unsigned c = tile_scaled[s] >> ((s & 3) == 3 ? 20 : 8 * (s & 3));
+    unsigned c = tile_scaled[s] >> (s & 3);
     tile_scaled[s] = 0u;
     c += __shfl_xor_sync(FULL_MASK, c, 1);
     c += __shfl_xor_sync(FULL_MASK, c, 2);
-    const int slot = 8 * s + g;
+    const int slot = 32 * (s >> 2) + 4 * g + (s & 3);
     if (t == 0 && slot < SUMK && c) atomicAdd(&block_counts[slot], c);
   }
 }
@@ -270,9 +265,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __syncthreads();
 
   // Update accumulators: acc[q][s] = D[16 × 8] with rows 0-7 the hi and 8-15 the lo parts of
-  // dims 8q..8q+7, columns slots 8s..8s+7. Counts ride on the one-hot bits where they sit
-  // (weight 2^(8(s&3)), 2^20 for s&3 == 3), flushed to the block's counters every 128 steps
-  // so 32 bits cannot overflow (8 points per lane per step · 128 < 2^12).
+  // dims 8q..8q+7 and the columns of tile s (see flush_counts for which slots).
   float acc[DK][NT][4];
   unsigned tile_scaled[NT];
 #pragma unroll
@@ -293,28 +286,49 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   float* ring = warp_areas + warp * WARP_FLOATS;
   float* tbuf = ring + STAGES * STEP_FLOATS;
+  const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
+  unsigned chunk_off[CHUNKS_PER_LANE];
+#pragma unroll
+  for (int u = 0; u < CHUNKS_PER_LANE; ++u) chunk_off[u] = chunk_offset(lane, u);
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
   const int last_step_points = (int)(m - 32LL * (steps - 1));
   const int warps_total = gridDim.x * WARPS;
   const int warp_global = blockIdx.x * WARPS + warp;
-  const float* lane_points = points + 4 * lane;
-  // Issues the copy of step `fetch` into ring slot `slot` (or only commits an empty group).
-  auto fetch_step = [&](int fetch, int slot) {
-    if (fetch < steps) {
-      const long long floats_left = fetch < steps - 1 ? (long long)STEP_FLOATS
-                                                      : m * NDIM - (long long)fetch * STEP_FLOATS;
-      issue_step(ring + slot * STEP_FLOATS, lane_points + (long long)fetch * STEP_FLOATS, floats_left, lane, points);
+  // The step being fetched and this lane's first source chunk in it, one grid stride apart.
+  int fetch = warp_global;
+  const float* fetch_src = points + (long long)fetch * STEP_FLOATS + 4 * lane;
+  const long long fetch_stride = (long long)warps_total * STEP_FLOATS;
+  int fetch_slot = 0;
+  // Copies step `fetch` into ring slot fetch_slot (or commits an empty group past the end).
+  auto fetch_next = [&]() {
+    const unsigned dst = ring_shared + fetch_slot * (STEP_FLOATS * 4);
+    if (fetch < steps - 1) {
+#pragma unroll
+      for (int u = 0; u < CHUNKS_PER_LANE; ++u)
+        if (lane + 32 * u < 8 * NDIM) cp_async16(dst + chunk_off[u], fetch_src + 128 * u);
+    } else if (fetch == steps - 1) {
+      // The last step: chunks past M·N are zero-filled, and are never read as points.
+      const long long left = m * NDIM - (long long)fetch * STEP_FLOATS - 4 * lane;
+#pragma unroll
+      for (int u = 0; u < CHUNKS_PER_LANE; ++u)
+        if (lane + 32 * u < 8 * NDIM) {
+          const long long chunk_left = left - 128 * u;
+          const int bytes = chunk_left >= 4 ? 16 : (chunk_left > 0 ? int(chunk_left) * 4 : 0);
+          cp_async16_partial(dst + chunk_off[u], bytes ? fetch_src + 128 * u : points, bytes);
+        }
     }
     cp_async_commit();
+    fetch += warps_total;
+    fetch_src += fetch_stride;
+    fetch_slot = fetch_slot == STAGES - 1 ? 0 : fetch_slot + 1;
   };
 
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) fetch_step(warp_global + s * warps_total, s);
+  for (int s = 0; s < STAGES - 1; ++s) fetch_next();
   int ring_slot = 0;
   for (int step = warp_global; step < steps; step += warps_total) {
-    // Refill the slot the previous step consumed (its readers passed the __syncwarp below).
-    fetch_step(step + (STAGES - 1) * warps_total, ring_slot == 0 ? STAGES - 1 : ring_slot - 1);
+    fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
     cp_async_wait<STAGES - 1>();
     __syncwarp();
     const float* X = ring + ring_slot * STEP_FLOATS;
@@ -350,30 +364,54 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // absolute error would show in the inertia) are flagged and fixed up after the scan, in
     // one warp-uniform branch that spread data rarely takes.
     hot_t hot = 0;
-    unsigned tie_flags = 0u, near_flags = 0u;
+    unsigned flags = 0u, tie_flags = 0u;
     float terms[KCOUNT];
     float best = 0.f, second = 0.f;  // running argmin of the K group being scanned
 #pragma unroll
     for (int cb = 0; cb < NCB; ++cb) {
+      // N ≤ 8: all of the block's products first, then the stores, so 8 independent MMA chains
+      // keep the tensor pipe busy where one chain at a time would wait on each result. Wider
+      // points go tile by tile (two chains), which keeps 32 fewer registers live.
+      const int tiles = (NT - 4 * cb) < 4 ? (NT - 4 * cb) : 4;  // a constant once unrolled
+      if (DK == 1) {
+        float d[2][4][4];
 #pragma unroll
-      for (int jj = 0; jj < 4; ++jj) {
-        const int j = 4 * cb + jj;
-        if (j < NT) {
+        for (int jj = 0; jj < tiles; ++jj) {
+          const float4 norms = s_norm_quads[4 * (4 * cb + jj) + t];
+#pragma unroll
+          for (int i = 0; i < 2; ++i)
+            mma_tf32_from(d[i][jj], a_hi[i][0], b_lo[4 * cb + jj][0][0], b_lo[4 * cb + jj][0][1], norms);
+        }
+#pragma unroll
+        for (int jj = 0; jj < tiles; ++jj)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) mma_tf32(d[i][jj], a_lo[i][0], b_hi[4 * cb + jj][0][0], b_hi[4 * cb + jj][0][1]);
+#pragma unroll
+        for (int jj = 0; jj < tiles; ++jj)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) mma_tf32(d[i][jj], a_hi[i][0], b_hi[4 * cb + jj][0][0], b_hi[4 * cb + jj][0][1]);
+#pragma unroll
+        for (int jj = 0; jj < tiles; ++jj)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) store_fragment(tbuf, i, jj, d[i][jj], lane);
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < tiles; ++jj) {
+          const int j = 4 * cb + jj;
           const float4 norms = s_norm_quads[4 * j + t];
+          float d[2][4];
 #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            float d[4];
-            mma_tf32_from(d, a_hi[i][0], b_lo[j][0][0], b_lo[j][0][1], norms);
-            mma_tf32(d, a_lo[i][0], b_hi[j][0][0], b_hi[j][0][1]);
-            mma_tf32(d, a_hi[i][0], b_hi[j][0][0], b_hi[j][0][1]);
+          for (int i = 0; i < 2; ++i) mma_tf32_from(d[i], a_hi[i][0], b_lo[j][0][0], b_lo[j][0][1], norms);
 #pragma unroll
-            for (int kk = 1; kk < DK; ++kk) {
-              mma_tf32(d, a_hi[i][kk], b_lo[j][kk][0], b_lo[j][kk][1]);
-              mma_tf32(d, a_lo[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
-              mma_tf32(d, a_hi[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
+          for (int kk = 0; kk < DK; ++kk)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              if (kk > 0) mma_tf32(d[i], a_hi[i][kk], b_lo[j][kk][0], b_lo[j][kk][1]);
+              mma_tf32(d[i], a_lo[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
+              mma_tf32(d[i], a_hi[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
             }
-            store_fragment(tbuf, i, jj, d, lane);
-          }
+#pragma unroll
+          for (int i = 0; i < 2; ++i) store_fragment(tbuf, i, jj, d[i], lane);
         }
       }
       __syncwarp();
@@ -406,27 +444,32 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
               const unsigned bit = 1u << (k - KMIN);
               const float term = xx + best;
               terms[k - KMIN] = term;
-              if (k > 1 && second - best <= tie_bound) tie_flags |= bit;
-              if (EXACT_INERTIA || term < guard_bound) near_flags |= bit;
+              const bool tie = k > 1 && second - best <= tie_bound;
+              if (SEPARATE_TIE_FLAGS) {
+                if (tie) tie_flags |= bit;
+              } else if (tie || term < guard_bound) {
+                flags |= bit;
+              }
               hot |= ((hot_t)1 << OFFSET(k)) << (__float_as_int(best) & IDX_MASK);
             }
           }
         }
       }
     }
-    if (!valid) hot = 0, tie_flags = near_flags = 0u;
-    if (__any_sync(FULL_MASK, (tie_flags | near_flags) != 0u)) {
+    if (EXACT_INERTIA) flags = (1u << KCOUNT) - 1u;
+    if (!valid) hot = 0, flags = tie_flags = 0u;
+    if (__any_sync(FULL_MASK, flags != 0u)) {
       float x_exact[NDIM];
 #pragma unroll
       for (int d = 0; d < NDIM; ++d) x_exact[d] = X[stage_index(lane, d)];
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
         const unsigned bit = 1u << (k - KMIN);
-        if ((tie_flags | near_flags) & bit) {
+        if (flags & bit) {
           const float* group = s_c + OFFSET(k) * NDIM;
           const int approx = group_label(hot, k);
           int label = approx;
-          if (tie_flags & bit) {
+          if (!SEPARATE_TIE_FLAGS || (tie_flags & bit)) {
             float exact_best = __int_as_float(0x7f7fffff);
 #pragma unroll 1
             for (int cc = 0; cc < k; ++cc) {
@@ -465,18 +508,27 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
     // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
     // each group of 8 points; lane (g,t) feeds points t and t+4 of the group, dim 8q+g, and
-    // the one-hot bits of slots 8s+g.
+    // one nibble (bits 4g..4g+3) of each one-hot word.
 #pragma unroll
     for (int group = 0; group < 4; ++group) {
       const int src0 = 8 * group + t, src1 = src0 + 4;
-      unsigned hot0[WORDS], hot1[WORDS];
+      unsigned nib0[WORDS], nib1[WORDS];
       {
         const hot_t h0 = __shfl_sync(FULL_MASK, hot, src0), h1 = __shfl_sync(FULL_MASK, hot, src1);
 #pragma unroll
         for (int w = 0; w < WORDS; ++w) {
-          hot0[w] = (unsigned)(h0 >> (32 * w)) >> g;
-          hot1[w] = (unsigned)(h1 >> (32 * w)) >> g;
+          nib0[w] = (unsigned)(h0 >> (32 * w)) >> (4 * g);
+          nib1[w] = (unsigned)(h1 >> (32 * w)) >> (4 * g);
         }
+      }
+      unsigned b0[NT], b1[NT];
+#pragma unroll
+      for (int s = 0; s < NT; ++s) {
+        // 1.0f = 0x3f8 << 20 is divisible by 2^0..2^3.
+        const unsigned m0 = nib0[s >> 2] & (1u << (s & 3)), m1 = nib1[s >> 2] & (1u << (s & 3));
+        tile_scaled[s] += m0 + m1;
+        b0[s] = m0 * (0x3f800000u >> (s & 3));
+        b1[s] = m1 * (0x3f800000u >> (s & 3));
       }
 #pragma unroll
       for (int q = 0; q < DK; ++q) {
@@ -487,23 +539,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         split_truncate(v0, a[0], a[1]);
         split_truncate(v1, a[2], a[3]);
 #pragma unroll
-        for (int s = 0; s < NT; ++s) {
-          const int word = s >> 2, j = s & 3;
-          unsigned b0, b1;
-          if (j < 3) {
-            // 1.0f = 0x3f8 << 20 is divisible by 2^0, 2^8 and 2^16.
-            const unsigned m0 = hot0[word] & (1u << (8 * j)), m1 = hot1[word] & (1u << (8 * j));
-            if (q == 0) tile_scaled[s] += m0 + m1;
-            b0 = m0 * (0x3f800000u >> (8 * j));
-            b1 = m1 * (0x3f800000u >> (8 * j));
-          } else {
-            const unsigned m0 = (hot0[word] >> 4) & (1u << 20), m1 = (hot1[word] >> 4) & (1u << 20);
-            if (q == 0) tile_scaled[s] += m0 + m1;
-            b0 = m0 * 0x3f8u;
-            b1 = m1 * 0x3f8u;
-          }
-          mma_tf32(acc[q][s], a, b0, b1);
-        }
+        for (int s = 0; s < NT; ++s) mma_tf32(acc[q][s], a, b0[s], b1[s]);
       }
     }
     if (++steps_since_count_fold == 128) {
@@ -511,7 +547,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       flush_counts(tile_scaled, block_counts, g, t);
     }
     __syncwarp();  // every lane is done with this stage before it is refilled
-    if (++ring_slot == STAGES) ring_slot = 0;
+    ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
   }
   cp_async_wait<0>();
 
@@ -536,7 +572,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const int dim = 8 * q + g;
 #pragma unroll
     for (int s = 0; s < NT; ++s) {
-      const int slot0 = 8 * s + 2 * t, slot1 = slot0 + 1;
+      // D column 2t+e of tile s is slot 32·(s/4) + 4·(2t+e) + s%4.
+      const int slot0 = 32 * (s >> 2) + 8 * t + (s & 3), slot1 = slot0 + 4;
       if (dim < NDIM) {
         if (slot0 < SUMK) atomicAdd(&block_sums[slot0 * NDIM + dim], acc[q][s][0] + acc[q][s][2]);
         if (slot1 < SUMK) atomicAdd(&block_sums[slot1 * NDIM + dim], acc[q][s][1] + acc[q][s][3]);
@@ -634,10 +671,9 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
   defines << "#define NDIM " << config.n << "\n#define KMIN " << config.kmin << "\n#define KMAX " << config.kmax
           << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define STAGES " << config.stages
           << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0) << "\n#define IDX_BITS " << bits
-          // Small N: an exact distance to the winner costs less than the guard's branch, which
-          // fires for 10-25 % of uniform points at N=4. More than 4 index bits: their
-          // mantissa error would show in the inertia.
-          << "\n#define EXACT_INERTIA " << ((config.n <= 4 || bits > 4) ? 1 : 0) << std::scientific
+          // More than 4 index bits: their mantissa error would show in the inertia, so every
+          // winner's term is an exact distance.
+          << "\n#define EXACT_INERTIA " << (bits > 4 ? 1 : 0) << std::scientific
           << "\n#define TIE_SCALE " << tie_scale(config.n, config.kmax) << "f\n#define GUARD " << kGuardOverTieScale * tie_scale(config.n, config.kmax)
           << "f\n";
   gpu::RuntimeCompileRequest request;
