@@ -45,7 +45,11 @@ typedef unsigned long long u64;
 #define WARPS (BLOCK / 32)
 #define STEP_FLOATS (32 * NDIM)
 #define CHUNKS_PER_LANE ((8 * NDIM + 31) / 32)
-#define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * 32)
+// A transposed row is 32 floats padded to 36: the 8 rows a stmatrix or a quarter-warp
+// LDS.128 touches then start in 8 different 16-byte bank groups, and every chunk of a lane's
+// row sits at a fixed offset from its start.
+#define TROW 36
+#define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * TROW)
 #define IDX_MASK ((1u << IDX_BITS) - 1u)
 #define SWIZZLE16 (NDIM == 16)
 #if SUMK <= 32
@@ -55,10 +59,6 @@ typedef unsigned hot_t;
 typedef unsigned long long hot_t;
 #define WORDS 2
 #endif
-// Exact FP32 re-checks: with EXACT_INERTIA every group's winner gets an exact distance, so
-// near ties are tracked apart from it; otherwise one flag per group (tie or near point)
-// sends the group through a full exact argmin, which is rare.
-#define SEPARATE_TIE_FLAGS EXACT_INERTIA
 
 // D = A·B + D (accumulate) and D = A·B + C (first product of a tile, C = the tile's ‖c‖²
 // quad straight from shared memory, so no register moves build the initial accumulator).
@@ -143,29 +143,26 @@ __device__ __forceinline__ float2 load_pair(const float* stage, int row, int dim
 #endif
 }
 
-// A point's transposed row is 128 bytes: chunk h = 2·(tile in block) + e holds the fragment
-// words D[.][2t+e] of lanes t = 0..3, which COLUMN_SLOT makes slots 4h..4h+3 of the block.
-// Chunks are XOR-swizzled by the point's low 3 bits so the 8 rows a stmatrix (or a
-// quarter-warp LDS.128) touches fall in 8 different bank groups.
+// Chunk h = 2·(tile in block) + e of a point's transposed row holds the fragment words
+// D[.][2t+e] of lanes t = 0..3, which COLUMN_SLOT makes slots 4h..4h+3 of the block.
 __device__ __forceinline__ void store_fragment(float* tbuf, int tile_m, int tile_in_block, const float (&d)[4],
                                                int lane) {
 #if USE_STMATRIX
   const int q = lane >> 3, rho = lane & 7;
   const int point = 16 * tile_m + 8 * (q >> 1) + rho;
   const int chunk = 2 * tile_in_block + (q & 1);
-  const unsigned addr = (unsigned)__cvta_generic_to_shared(tbuf + point * 32 + ((chunk ^ rho) << 2));
+  const unsigned addr = (unsigned)__cvta_generic_to_shared(tbuf + point * TROW + 4 * chunk);
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(addr),
                "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[1])), "r"(__float_as_uint(d[2])),
                "r"(__float_as_uint(d[3]))
                : "memory");
 #else
   const int g = lane >> 2, t = lane & 3;
-  const int p0 = 16 * tile_m + g;
-  const int even = ((2 * tile_in_block) ^ g) << 2, odd = ((2 * tile_in_block + 1) ^ g) << 2;
-  tbuf[p0 * 32 + even + t] = d[0];
-  tbuf[p0 * 32 + odd + t] = d[1];
-  tbuf[(p0 + 8) * 32 + even + t] = d[2];
-  tbuf[(p0 + 8) * 32 + odd + t] = d[3];
+  float* row = tbuf + (16 * tile_m + g) * TROW + 8 * tile_in_block + t;
+  row[0] = d[0];
+  row[4] = d[1];
+  row[8 * TROW] = d[2];
+  row[8 * TROW + 4] = d[3];
 #endif
 }
 
@@ -178,17 +175,24 @@ __device__ __forceinline__ int group_label(hot_t hot, int k) {
 #endif
 }
 
-// Update columns: column g of tile s holds slot 32·(s/4) + 4g + s%4, so the 4 tiles a word
-// feeds read one nibble of it. Per-lane one-hot bit sums are weighted 2^(s%4); they go to the
-// block's counters every 128 steps (8 points per lane per step · 128 · 8 < 2^32).
+// Update columns. Tile s belongs to one-hot word TILE_WORD(s), which feeds WORD_TILES(w) tiles
+// (its slots over 8, rounded up); column g of tile s holds slot 32w + WORD_TILES(w)·g +
+// TILE_SUB(s), so lane g reads the WORD_TILES(w) adjacent bits at WORD_TILES(w)·g of the word.
+#define WORD_TILES(w) ((((SUMK - 32 * (w)) < 32 ? (SUMK - 32 * (w)) : 32) + 7) / 8)
+#define TILE_WORD(s) ((s) >> 2)
+#define TILE_SUB(s) ((s) & 3)
+#define TILE_SLOT(s, column) (32 * TILE_WORD(s) + WORD_TILES(TILE_WORD(s)) * (column) + TILE_SUB(s))
+
+// Per-lane one-hot bit sums are weighted 2^TILE_SUB(s); they go to the block's counters every
+// 128 steps (8 points per lane per step · 128 · 8 < 2^32).
 __device__ __forceinline__ void flush_counts(unsigned (&tile_scaled)[NT], unsigned* block_counts, int g, int t) {
 #pragma unroll
   for (int s = 0; s < NT; ++s) {
-    unsigned c = tile_scaled[s] >> (s & 3);
+    unsigned c = tile_scaled[s] >> TILE_SUB(s);
     tile_scaled[s] = 0u;
     c += __shfl_xor_sync(FULL_MASK, c, 1);
     c += __shfl_xor_sync(FULL_MASK, c, 2);
-    const int slot = 32 * (s >> 2) + 4 * g + (s & 3);
+    const int slot = TILE_SLOT(s, g);
     if (t == 0 && slot < SUMK && c) atomicAdd(&block_counts[slot], c);
   }
 }
@@ -364,9 +368,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // absolute error would show in the inertia) are flagged and fixed up after the scan, in
     // one warp-uniform branch that spread data rarely takes.
     hot_t hot = 0;
-    unsigned flags = 0u, tie_flags = 0u;
+    // Flag bit k-KMIN set (as a float, so the FMA pipe builds it) when group k needs the exact
+    // fix-up. The argmin's FMNMX runs on the half-rate ALU pipe, so the near-tie test counts
+    // the centroids inside the window with saturating FFMAs instead of tracking a runner-up:
+    // sat((best + window − key)·F) is 1 for a key inside, 0 outside, F = 2^20/window.
+    float flags_f = 0.f;
+    const float window_scale = __fdividef(1048576.f, tie_bound);
+    const float near_scaled = (guard_bound - xx) * window_scale;
     float terms[KCOUNT];
-    float best = 0.f, second = 0.f;  // running argmin of the K group being scanned
+    float best = 0.f, second = 0.f;  // running argmin of a K group split across column blocks
 #pragma unroll
     for (int cb = 0; cb < NCB; ++cb) {
       // N ≤ 8: all of the block's products first, then the stores, so 8 independent MMA chains
@@ -420,67 +430,88 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int h = 0; h < 8; ++h)
         if (32 * cb + 4 * h < SUMK) {
-          const float4 chunk = *reinterpret_cast<const float4*>(tbuf + lane * 32 + ((h ^ (lane & 7)) << 2));
+          const float4 chunk = *reinterpret_cast<const float4*>(tbuf + lane * TROW + 4 * h);
           v[h][0] = chunk.x, v[h][1] = chunk.y, v[h][2] = chunk.z, v[h][3] = chunk.w;
         }
       __syncwarp();  // tbuf is rewritten by the next block or step
 
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
+        const bool inside = OFFSET(k) >= 32 * cb && OFFSET(k) + k <= 32 * cb + 32;
+        if (inside) {
+          // The group lies in this block: min, then the window count.
+          float keys[KMAX];
 #pragma unroll
-        for (int c = 0; c < k; ++c) {
-          const int s = OFFSET(k) + c;
-          if (s >= 32 * cb && s < 32 * cb + 32) {
-            const int col = s - 32 * cb;
-            const float key = __int_as_float((__float_as_int(v[col >> 2][col & 3]) & keep_mask) | c);
-            if (c == 0) {
-              best = key;
-              second = __int_as_float(0x7f7fffff);
-            } else {
-              second = fminf(second, fmaxf(best, key));
-              best = fminf(best, key);
-            }
-            if (c == k - 1) {
-              const unsigned bit = 1u << (k - KMIN);
-              const float term = xx + best;
-              terms[k - KMIN] = term;
-              const bool tie = k > 1 && second - best <= tie_bound;
-              if (SEPARATE_TIE_FLAGS) {
-                if (tie) tie_flags |= bit;
-              } else if (tie || term < guard_bound) {
-                flags |= bit;
+          for (int c = 0; c < k; ++c) {
+            const int col = OFFSET(k) + c - 32 * cb;
+            keys[c] = __int_as_float((__float_as_int(v[col >> 2][col & 3]) & keep_mask) | c);
+          }
+          float group_best = keys[0];
+#pragma unroll
+          for (int c = 1; c < k; ++c) group_best = fminf(group_best, keys[c]);
+          float flag = __saturatef(fmaf(group_best, -window_scale, near_scaled));
+          if (k > 1) {
+            const float edge = (group_best + tie_bound) * window_scale;
+            float within = 0.f;
+#pragma unroll
+            for (int c = 0; c < k; ++c) within += __saturatef(fmaf(keys[c], -window_scale, edge));
+            flag += __saturatef(fmaf(within, 4.f, -6.f));  // 1 when a second key is inside
+          }
+          flags_f = fmaf(__saturatef(flag), (float)(1u << (k - KMIN)), flags_f);
+          terms[k - KMIN] = xx + group_best;
+          hot |= ((hot_t)1 << OFFSET(k)) << (__float_as_int(group_best) & IDX_MASK);
+        } else {
+          // Split across blocks (ΣK > 32): a running best and runner-up carry over.
+#pragma unroll
+          for (int c = 0; c < k; ++c) {
+            const int s = OFFSET(k) + c;
+            if (s >= 32 * cb && s < 32 * cb + 32) {
+              const int col = s - 32 * cb;
+              const float key = __int_as_float((__float_as_int(v[col >> 2][col & 3]) & keep_mask) | c);
+              if (c == 0) {
+                best = key;
+                second = __int_as_float(0x7f7fffff);
+              } else {
+                second = fminf(second, fmaxf(best, key));
+                best = fminf(best, key);
               }
-              hot |= ((hot_t)1 << OFFSET(k)) << (__float_as_int(best) & IDX_MASK);
+              if (c == k - 1) {
+                const float term = xx + best;
+                terms[k - KMIN] = term;
+                if ((k > 1 && second - best <= tie_bound) || term < guard_bound)
+                  flags_f += (float)(1u << (k - KMIN));
+                hot |= ((hot_t)1 << OFFSET(k)) << (__float_as_int(best) & IDX_MASK);
+              }
             }
           }
         }
       }
     }
-    if (EXACT_INERTIA) flags = (1u << KCOUNT) - 1u;
-    if (!valid) hot = 0, flags = tie_flags = 0u;
-    if (__any_sync(FULL_MASK, flags != 0u)) {
+    if (!valid) hot = 0, flags_f = 0.f;
+    if (__any_sync(FULL_MASK, EXACT_INERTIA || flags_f != 0.f)) {
+      // flags: groups needing a full exact argmin (near tie or near point). EXACT_INERTIA
+      // also takes every other group's term as the exact distance to its winner.
+      const unsigned flags = valid ? (unsigned)flags_f : 0u;
       float x_exact[NDIM];
 #pragma unroll
       for (int d = 0; d < NDIM; ++d) x_exact[d] = X[stage_index(lane, d)];
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
         const unsigned bit = 1u << (k - KMIN);
+        const float* group = s_c + OFFSET(k) * NDIM;
+        const int approx = group_label(hot, k);
         if (flags & bit) {
-          const float* group = s_c + OFFSET(k) * NDIM;
-          const int approx = group_label(hot, k);
           int label = approx;
-          if (!SEPARATE_TIE_FLAGS || (tie_flags & bit)) {
-            float exact_best = __int_as_float(0x7f7fffff);
+          float exact_best = __int_as_float(0x7f7fffff);
 #pragma unroll 1
-            for (int cc = 0; cc < k; ++cc) {
-              const float e = exact_distance(x_exact, group + cc * NDIM);
-              if (e < exact_best) exact_best = e, label = cc;
-            }
-            terms[k - KMIN] = exact_best;
-          } else {
-            terms[k - KMIN] = exact_distance(x_exact, group + approx * NDIM);
+          for (int cc = 0; cc < k; ++cc) {
+            const float e = exact_distance(x_exact, group + cc * NDIM);
+            if (e < exact_best) exact_best = e, label = cc;
           }
+          terms[k - KMIN] = exact_best;
           hot ^= (((hot_t)1 << approx) ^ ((hot_t)1 << label)) << OFFSET(k);
+        } else if (EXACT_INERTIA && valid) {
+          terms[k - KMIN] = exact_distance(x_exact, group + approx * NDIM);
         }
       }
     }
@@ -508,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
     // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
     // each group of 8 points; lane (g,t) feeds points t and t+4 of the group, dim 8q+g, and
-    // one nibble (bits 4g..4g+3) of each one-hot word.
+    // WORD_TILES(w) adjacent bits of each one-hot word w.
 #pragma unroll
     for (int group = 0; group < 4; ++group) {
       const int src0 = 8 * group + t, src1 = src0 + 4;
@@ -517,18 +548,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         const hot_t h0 = __shfl_sync(FULL_MASK, hot, src0), h1 = __shfl_sync(FULL_MASK, hot, src1);
 #pragma unroll
         for (int w = 0; w < WORDS; ++w) {
-          nib0[w] = (unsigned)(h0 >> (32 * w)) >> (4 * g);
-          nib1[w] = (unsigned)(h1 >> (32 * w)) >> (4 * g);
+          nib0[w] = (unsigned)(h0 >> (32 * w)) >> (WORD_TILES(w) * g);
+          nib1[w] = (unsigned)(h1 >> (32 * w)) >> (WORD_TILES(w) * g);
         }
       }
       unsigned b0[NT], b1[NT];
 #pragma unroll
       for (int s = 0; s < NT; ++s) {
         // 1.0f = 0x3f8 << 20 is divisible by 2^0..2^3.
-        const unsigned m0 = nib0[s >> 2] & (1u << (s & 3)), m1 = nib1[s >> 2] & (1u << (s & 3));
+        const unsigned bit = 1u << TILE_SUB(s);
+        const unsigned m0 = nib0[TILE_WORD(s)] & bit, m1 = nib1[TILE_WORD(s)] & bit;
         tile_scaled[s] += m0 + m1;
-        b0[s] = m0 * (0x3f800000u >> (s & 3));
-        b1[s] = m1 * (0x3f800000u >> (s & 3));
+        b0[s] = m0 * (0x3f800000u >> TILE_SUB(s));
+        b1[s] = m1 * (0x3f800000u >> TILE_SUB(s));
       }
 #pragma unroll
       for (int q = 0; q < DK; ++q) {
@@ -572,8 +604,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const int dim = 8 * q + g;
 #pragma unroll
     for (int s = 0; s < NT; ++s) {
-      // D column 2t+e of tile s is slot 32·(s/4) + 4·(2t+e) + s%4.
-      const int slot0 = 32 * (s >> 2) + 8 * t + (s & 3), slot1 = slot0 + 4;
+      const int slot0 = TILE_SLOT(s, 2 * t), slot1 = TILE_SLOT(s, 2 * t + 1);
       if (dim < NDIM) {
         if (slot0 < SUMK) atomicAdd(&block_sums[slot0 * NDIM + dim], acc[q][s][0] + acc[q][s][2]);
         if (slot1 < SUMK) atomicAdd(&block_sums[slot1 * NDIM + dim], acc[q][s][1] + acc[q][s][3]);
@@ -643,10 +674,10 @@ double tie_scale(int n, int kmax) {
 }
 
 // Dynamic shared memory of one block, in bytes: exact centroids, norms, and per warp a ring
-// of `stages` 32-point steps plus the 32×32 transpose buffer.
+// of `stages` 32-point steps plus the 32×36 transpose buffer.
 int64_t dynamic_smem_bytes(int n, int sum_k, int block, int stages) {
   const int64_t floats = ((int64_t(sum_k) * n + 3) & ~int64_t(3)) + ((sum_k + 3) & ~3) +
-                         int64_t(block / 32) * (int64_t(stages) * 32 * n + 32 * 32);
+                         int64_t(block / 32) * (int64_t(stages) * 32 * n + 32 * 36);  // TROW = 36 in the kernel
   return floats * 4;
 }
 
