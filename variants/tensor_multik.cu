@@ -132,14 +132,35 @@ __device__ __forceinline__ unsigned chunk_offset(int lane, int u) {
 #endif
 }
 
-// Two consecutive dimensions of one staged row, zero past N.
-__device__ __forceinline__ float2 load_pair(const float* stage, int row, int dim) {
+// A lane's fixed element offsets (in floats) into a staged step, for the three patterns it
+// reads every step: its own point (row lane), the distance product's A fragments (rows g,
+// g+8, 16+g, 24+g; dims 8kk+2t, 8kk+2t+1) and the update's A operands (rows 8·group + t
+// and +4; dim 8q+g). For N=16 the swizzle moves whole 8-float halves, so each pattern has
+// one offset per half; everything else is an immediate. Computed once, so a step's loads
+// cost one add per pattern instead of per-load address arithmetic.
+struct StageOffsets {
+  int own[DK], frag[DK], update[DK];
+};
+__device__ __forceinline__ StageOffsets stage_offsets(int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  StageOffsets o;
+#pragma unroll
+  for (int h = 0; h < DK; ++h) {
+    o.own[h] = stage_index(lane, 8 * h);
+    o.frag[h] = stage_index(g, 8 * h + 2 * t);
+    o.update[h] = stage_index(t, 8 * h + g);
+  }
+  return o;
+}
+
+// Two consecutive dimensions (8kk+2t, +1) of row `row_in_pattern` rows below the fragment
+// pattern's base row, zero past N.
+__device__ __forceinline__ float2 load_pair(const float* frag, int rows_down, int kk, int dim) {
 #if NDIM % 2 == 0
-  if (NDIM % 8 == 0 || dim < NDIM) return *reinterpret_cast<const float2*>(stage + stage_index(row, dim));
+  if (NDIM % 8 == 0 || dim < NDIM) return *reinterpret_cast<const float2*>(frag + rows_down * NDIM);
   return make_float2(0.f, 0.f);
 #else
-  return make_float2(dim < NDIM ? stage[stage_index(row, dim)] : 0.f,
-                     dim + 1 < NDIM ? stage[stage_index(row, dim + 1)] : 0.f);
+  return make_float2(dim < NDIM ? frag[rows_down * NDIM] : 0.f, dim + 1 < NDIM ? frag[rows_down * NDIM + 1] : 0.f);
 #endif
 }
 
@@ -183,8 +204,8 @@ __device__ __forceinline__ int group_label(hot_t hot, int k) {
 #define TILE_SUB(s) ((s) & 3)
 #define TILE_SLOT(s, column) (32 * TILE_WORD(s) + WORD_TILES(TILE_WORD(s)) * (column) + TILE_SUB(s))
 
-// Per-lane one-hot bit sums are weighted 2^TILE_SUB(s); they go to the block's counters every
-// 128 steps (8 points per lane per step · 128 · 8 < 2^32).
+// Per-lane one-hot bit sums are weighted 2^TILE_SUB(s) (8 points per lane per step, so they
+// fit 32 bits for thousands of steps; the kernel flushes them every 32).
 __device__ __forceinline__ void flush_counts(unsigned (&tile_scaled)[NT], unsigned* block_counts, int g, int t) {
 #pragma unroll
   for (int s = 0; s < NT; ++s) {
@@ -286,7 +307,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   double* warp_inertia = s_inertia + warp * KCOUNT;
   if (lane < KCOUNT) warp_inertia[lane] = 0.0;
   __syncwarp();
-  int steps_since_fold = 0, steps_since_count_fold = 0;
+  int steps_since_fold = 0;
 
   float* ring = warp_areas + warp * WARP_FLOATS;
   float* tbuf = ring + STAGES * STEP_FLOATS;
@@ -294,6 +315,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   unsigned chunk_off[CHUNKS_PER_LANE];
 #pragma unroll
   for (int u = 0; u < CHUNKS_PER_LANE; ++u) chunk_off[u] = chunk_offset(lane, u);
+  const StageOffsets offsets = stage_offsets(lane);
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
   const int last_step_points = (int)(m - 32LL * (steps - 1));
@@ -342,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     float xx = 0.f;
 #pragma unroll
     for (int d = 0; d < NDIM; ++d) {
-      const float xd = X[stage_index(lane, d)];
+      const float xd = X[offsets.own[d >> 3] + (d & 7)];
       xx = fmaf(xd, xd, xx);
     }
     const float scale = xx + 2.f * max_norm;
@@ -355,8 +377,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int i = 0; i < 2; ++i)
 #pragma unroll
       for (int kk = 0; kk < DK; ++kk) {
-        const float2 r0 = load_pair(X, 16 * i + g, 8 * kk + 2 * t);
-        const float2 r1 = load_pair(X, 16 * i + g + 8, 8 * kk + 2 * t);
+        const float* frag = X + offsets.frag[kk];
+        const float2 r0 = load_pair(frag, 16 * i, kk, 8 * kk + 2 * t);
+        const float2 r1 = load_pair(frag, 16 * i + 8, kk, 8 * kk + 2 * t);
         split_nearest(r0.x, a_hi[i][kk][0], a_lo[i][kk][0]);
         split_nearest(r1.x, a_hi[i][kk][1], a_lo[i][kk][1]);
         split_nearest(r0.y, a_hi[i][kk][2], a_lo[i][kk][2]);
@@ -373,7 +396,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // the centroids inside the window with saturating FFMAs instead of tracking a runner-up:
     // sat((best + window − key)·F) is 1 for a key inside, 0 outside, F = 2^20/window.
     float flags_f = 0.f;
-    const float window_scale = __fdividef(1048576.f, tie_bound);
+    float window_scale;  // 2^20 / window; an approximate reciprocal is plenty for a scale
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(window_scale) : "f"(tie_bound * 0x1p-20f));
     const float near_scaled = (guard_bound - xx) * window_scale;
     float terms[KCOUNT];
     float best = 0.f, second = 0.f;  // running argmin of a K group split across column blocks
@@ -449,15 +473,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           float group_best = keys[0];
 #pragma unroll
           for (int c = 1; c < k; ++c) group_best = fminf(group_best, keys[c]);
-          float flag = __saturatef(fmaf(group_best, -window_scale, near_scaled));
+          // A near point counts as one more key inside the window: the group is flagged when
+          // the count reaches 2 (the winner itself is always inside).
+          float within = __saturatef(fmaf(group_best, -window_scale, near_scaled));
           if (k > 1) {
-            const float edge = (group_best + tie_bound) * window_scale;
-            float within = 0.f;
+            const float edge = fmaf(group_best, window_scale, 1048576.f);  // (best + window)·scale
 #pragma unroll
             for (int c = 0; c < k; ++c) within += __saturatef(fmaf(keys[c], -window_scale, edge));
-            flag += __saturatef(fmaf(within, 4.f, -6.f));  // 1 when a second key is inside
+          } else {
+            within += 1.f;
           }
-          flags_f = fmaf(__saturatef(flag), (float)(1u << (k - KMIN)), flags_f);
+          flags_f = fmaf(__saturatef(fmaf(within, 4.f, -6.f)), (float)(1u << (k - KMIN)), flags_f);
           terms[k - KMIN] = xx + group_best;
           hot |= ((hot_t)1 << OFFSET(k)) << (__float_as_int(group_best) & IDX_MASK);
         } else {
@@ -494,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       const unsigned flags = valid ? (unsigned)flags_f : 0u;
       float x_exact[NDIM];
 #pragma unroll
-      for (int d = 0; d < NDIM; ++d) x_exact[d] = X[stage_index(lane, d)];
+      for (int d = 0; d < NDIM; ++d) x_exact[d] = X[offsets.own[d >> 3] + (d & 7)];
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
         const unsigned bit = 1u << (k - KMIN);
@@ -525,8 +551,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
     }
 
+    // Every 32 steps: inertia partials to the warp's FP64 total (FP32 partials stay short
+    // sums) and one-hot counts to the block's counters (32 bits would overflow at 8192 steps).
     if (++steps_since_fold == 32) {
       steps_since_fold = 0;
+      flush_counts(tile_scaled, block_counts, g, t);
 #pragma unroll
       for (int k = 0; k < KCOUNT; ++k) {
         float value = partial_inertia[k];
@@ -565,18 +594,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int q = 0; q < DK; ++q) {
         const int dim = 8 * q + g;
-        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? X[stage_index(src0, dim)] : 0.f;
-        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? X[stage_index(src1, dim)] : 0.f;
+        const float* rows = X + offsets.update[q] + 8 * group * NDIM;
+        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? rows[0] : 0.f;
+        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? rows[4 * NDIM] : 0.f;
         unsigned a[4];
         split_truncate(v0, a[0], a[1]);
         split_truncate(v1, a[2], a[3]);
 #pragma unroll
         for (int s = 0; s < NT; ++s) mma_tf32(acc[q][s], a, b0[s], b1[s]);
       }
-    }
-    if (++steps_since_count_fold == 128) {
-      steps_since_count_fold = 0;
-      flush_counts(tile_scaled, block_counts, g, t);
     }
     __syncwarp();  // every lane is done with this stage before it is refilled
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
