@@ -346,7 +346,7 @@ TEST(AutoSpace, SparseDataAtOrAboveTheThresholdGoesToCsr) {
 std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) {
   std::vector<std::string> chain;
   if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
-  else if (p.k.kmax < 256) chain = {"registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
+  else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
   for (const auto& name : chain) {
     const Variant* v = Registry::instance().find(name);
@@ -356,7 +356,9 @@ std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) 
 }
 
 TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
-  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 7), h100_like(), 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 7), h100_like(), 0.7).first, "tensor-multik");
+  // ΣK = 75 is beyond tensor-multik's register tiles: the next in the chain takes it.
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 12), h100_like(), 0.7).first, "registers-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 1024, 1024), h100_like(), 0.7).first, "gemm-tf32x3");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "warp-centric");
 }

@@ -33,9 +33,13 @@ namespace mk {
 // except N=4 K=256 (within 7 %). shared-atomics had been the fallback there and ran
 // 1.4–15x slower than gemm-tf32x3 at K ≥ 1024. Only N ∈ {4,8,16,32,128} and K ∈ {16,64,256,
 // 1024,4096} were measured: the boundaries N=64 and K=256 between them are extrapolated.
+// tensor-multik (session 4) then beat registers-multik on all four small-K cases of issue 4
+// (N=4/8/16 with K=3..5/3..7, N=8 K=16; reports/NOTES-perf.md); it refuses ΣK > 64 and wide
+// tiles, which fall through to registers-multik.
 std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
-  if (problem.k.kmax < 256) return {"registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
+  if (problem.k.kmax < 256)
+    return {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   return {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
 }
 
@@ -84,8 +88,8 @@ class AutoSelect : public Variant {
   std::string name() const override { return "auto"; }
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
-           "that measured fastest for the shape class (warp-centric for N >= 64, registers-multik for K < 256, "
-           "gemm-tf32x3 above), with the delegate's defaults";
+           "that measured fastest for the shape class (warp-centric for N >= 64, tensor-multik then "
+           "registers-multik for K < 256, gemm-tf32x3 above), with the delegate's defaults";
   }
   bool runs_on_gpu() const override { return true; }
 

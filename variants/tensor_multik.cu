@@ -905,18 +905,31 @@ class TensorMultiK : public Variant {
     return space;
   }
 
-  // Block 256 with 4 stages keeps 3 KB (N=8) of loads in flight per warp, 48 KB per SM at two
-  // resident blocks: about what 4.8 TB/s needs at ~1 µs latency across 132 SMs. Two blocks
-  // (16 warps) need ≤ 128 registers, which sm_90 ptxas meets without spilling when
-  // ceil(ΣK/8)·ceil(N/8) ≤ 4 (140 uncapped at N=8, K=3..7); larger tile counts (N=16 with
-  // K=3..7: 168) and other architectures (sm_80 spills at N=3, K=3..7) run one block. Fewer
-  // stages where the ring would not fit.
+  // Occupancy is set by registers: the resident centroid tiles and update accumulators grow
+  // with tiles = ceil(ΣK/8)·ceil(N/8), and sm_90 ptxas (tests/test_tensor_multik.cpp keeps
+  // it honest) fits them without spilling as follows:
+  //   tiles ≤ 2 (N=4 K=3..5, N=8 K=16): ≤ 80 registers → block 384 × 2 = 24 warps per SM;
+  //   tiles ≤ 4 (N=8 K=3..7: 140 uncapped): 128 → block 256 × 2 = 16 warps;
+  //   more (N=16 K=3..7: 181 uncapped): 168 → block 384 × 1 = 12 warps.
+  // Other architectures get block 256 × 1 (sm_80 spills at N=3 K=3..7 under a 128 cap).
+  // 4 stages keep 3 steps of loads in flight per warp (48 KB per SM at 16 warps and N=8);
+  // fewer where the ring would not fit.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    const int tiles = n_tiles(problem.k.sum()) * k_steps(problem.n);
+    int block = 256, min_blocks = 1;
+    if (device.cc_major >= 9) {
+      if (tiles <= 2) block = 384, min_blocks = 2;
+      else if (tiles <= 4) block = 256, min_blocks = 2;
+      else block = 384, min_blocks = 1;
+    }
     int stages = 4;
-    while (stages > 2 && dynamic_smem_bytes(problem.n, problem.k.sum(), 256, stages) > smem_limit(device)) --stages;
+    while (stages > 2 && int64_t(min_blocks) * dynamic_smem_bytes(problem.n, problem.k.sum(), block, stages) >
+                             std::max<int64_t>(smem_limit(device), device.smem_per_sm > 0 ? device.smem_per_sm : 0))
+      --stages;
+    while (stages > 2 && dynamic_smem_bytes(problem.n, problem.k.sum(), block, stages) > smem_limit(device)) --stages;
     return {{"grid", 0},
-            {"block", 256},
-            {"min_blocks", device.cc_major >= 9 && n_tiles(problem.k.sum()) * k_steps(problem.n) <= 4 ? 2 : 1},
+            {"block", block},
+            {"min_blocks", min_blocks},
             {"stages", stages},
             {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
             {"layout", "aos"}};
