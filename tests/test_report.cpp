@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -211,6 +212,36 @@ TEST(ReportMarkdown, Table2SpeedupsFollowFromTheRows) {
             std::string::npos)
       << line;
   EXPECT_FALSE(table_line_starting(md.out, "| Mean |").empty());
+}
+
+// Two variants that run K ranges in one pass: each range row is measured against the faster.
+TEST(ReportMarkdown, Table2ReferenceIsTheFastestRangedVariantOfEachRow) {
+  json doc = load_results_file(data_file("results_table2_fixture.json"));
+  const double registers = median_of(doc, "registers-multik", 4, 3, 5);
+  json faster;
+  for (const json& row : doc["rows"])
+    if (row["variant"] == "registers-multik" && row["problem"]["n"] == 4 && row["problem"]["k_min"] == 3 &&
+        row["problem"]["k_max"] == 5)
+      faster = row;
+  ASSERT_FALSE(faster.is_null());
+  faster["variant"] = "tensor-multik";
+  faster["summary"]["median_ms"] = registers / 2;
+  doc["rows"].push_back(faster);
+  const fs::path path = fs::temp_directory_path() / ("mkbench_table2_two_multik_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << doc.dump();
+  std::ostringstream out, err;
+  ASSERT_EQ(run_report({path.string()}, with_format("md"), "", out, err), 0) << err.str();
+  fs::remove(path);
+  EXPECT_NE(out.str().find("fastest of registers-multik, tensor-multik"), std::string::npos) << out.str();
+  const double single = median_of(doc, "naive-atomics", 4, 12, 12);
+  const std::string halved = table_line_starting(out.str(), "| 4 | 3...5 |");
+  EXPECT_NE(halved.find(speedup_text(single / (registers / 2))), std::string::npos) << halved;
+  // Rows only registers-multik ran keep it as their reference.
+  const std::string other = table_line_starting(out.str(), "| 4 | 3...7 |");
+  EXPECT_NE(other.find(speedup_text(median_of(doc, "naive-atomics", 4, 25, 25) /
+                                    median_of(doc, "registers-multik", 4, 3, 7))),
+            std::string::npos)
+      << other;
 }
 
 TEST(ReportMarkdown, Table2RolesAreInferredWithoutTags) {
