@@ -546,6 +546,32 @@ TEST(TunerConfig, RoundTripsThroughAnAtomicWrite) {
   EXPECT_THROW(config_from_json(json{{"schema", "other"}}, "x"), InputError);
 }
 
+// Tuning one variant into a shape another variant was tuned for keeps that variant's point.
+TEST(TunerConfig, RetuningAnotherVariantKeepsTheEarlierBestAsBestOrRunnerUp) {
+  TunedConfig config;
+  config.merge(entry_for(kTable1, "registers-multik", {{"grid", 2112}}));  // 0.45 ms
+  ConfigEntry faster = entry_for(kTable1, "tensor-multik", {{"block", 512}},
+                                 std::make_pair(std::string("tensor-multik"), Params{{"block", 256}}));
+  faster.best.median_ms = 0.30;
+  config.merge(faster);
+  ASSERT_EQ(config.entries.size(), 1u);
+  EXPECT_EQ(config.entries[0].best.variant, "tensor-multik");
+  ASSERT_TRUE(config.entries[0].runner_up);
+  EXPECT_EQ(config.entries[0].runner_up->variant, "registers-multik");
+  EXPECT_EQ(config.entries[0].runner_up->params, (Params{{"grid", 2112}}));
+
+  ConfigEntry slower = entry_for(kTable1, "naive-atomics", {{"block", 128}});
+  slower.best.median_ms = 5.0;
+  config.merge(slower);
+  EXPECT_EQ(config.entries[0].best.variant, "tensor-multik");
+  ASSERT_TRUE(config.entries[0].runner_up);
+  EXPECT_EQ(config.entries[0].runner_up->variant, "naive-atomics");
+
+  // Re-tuning the best's own variant replaces it as before.
+  config.merge(entry_for(kTable1, "tensor-multik", {{"block", 384}}));
+  EXPECT_EQ(config.entries[0].best.params, (Params{{"block", 384}}));
+}
+
 TEST(TunerConfig, NearestPrefersTheExactBucketThenTheClosestOne) {
   TunedConfig config;
   config.merge(entry_for(shape(4, 3, 5, int64_t(32) << 20), "small-n", {{"grid", 1}}));

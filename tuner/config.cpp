@@ -54,8 +54,30 @@ void TunedConfig::merge(ConfigEntry entry) {
   const std::string shape = problem_key(entry.problem);
   auto same = std::find_if(entries.begin(), entries.end(),
                            [&](const ConfigEntry& e) { return problem_key(e.problem) == shape; });
-  if (same != entries.end()) *same = std::move(entry);
-  else entries.push_back(std::move(entry));
+  if (same != entries.end()) {
+    // A tune of some variants must not erase what an earlier tune found for another: when
+    // the old best's variant was not measured this time, the faster of the two bests stays
+    // best and the other becomes the runner-up (replacing a runner-up of the best's own
+    // variant), each with the reason it was chosen.
+    const ConfigEntry& old = *same;
+    const auto measured = [&](const std::string& variant) {
+      return entry.best.variant == variant || (entry.runner_up && entry.runner_up->variant == variant);
+    };
+    if (!measured(old.best.variant)) {
+      if (old.best.median_ms < entry.best.median_ms) {
+        entry.runner_up = entry.best;
+        entry.runner_up_chosen = entry.chosen;
+        entry.best = old.best;
+        entry.chosen = old.chosen;
+      } else if (!entry.runner_up || entry.runner_up->variant == entry.best.variant) {
+        entry.runner_up = old.best;
+        entry.runner_up_chosen = old.chosen;
+      }
+    }
+    *same = std::move(entry);
+  } else {
+    entries.push_back(std::move(entry));
+  }
   std::stable_sort(entries.begin(), entries.end(),
                    [](const ConfigEntry& a, const ConfigEntry& b) { return a.bucket < b.bucket; });
 }
