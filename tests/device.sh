@@ -156,6 +156,7 @@ PY
         $MK run --variant $variant --dims $1 --k $2 --points $3 --iters 3 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>&1
       ncu -i $OUT/raw/ncu-$tag.ncu-rep --print-details all >$OUT/raw/ncu-$tag.txt 2>&1
       ncu -i $OUT/raw/ncu-$tag.ncu-rep --page source --csv --print-source sass >$OUT/raw/ncu-$tag-sass.csv 2>&1
+      python3 reports/sass_mix.py $OUT/raw/ncu-$tag-sass.csv $3 --top 16 | tee $OUT/raw/sass-mix-$tag.txt | head -8
       rm -f $OUT/raw/ncu-$tag.ncu-rep
       grep -E " Duration|DRAM Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|Stall (Wait|Short|Math|Not Sel|Long)|Pipe (Alu|Tensor|Fma) Cycles" \
         $OUT/raw/ncu-$tag.txt | grep -v Hmma | head -14

@@ -346,6 +346,8 @@ TEST(AutoSpace, SparseDataAtOrAboveTheThresholdGoesToCsr) {
 std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) {
   std::vector<std::string> chain;
   if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
+  else if (p.k.kmax < 256 && p.n <= 8 && p.k.kmin == p.k.kmax && (p.k.kmax <= 5 || p.k.kmax > 16))
+    chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
   for (const auto& name : chain) {
@@ -359,6 +361,10 @@ TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 7), h100_like(), 0.7).first, "tensor-multik");
   // ΣK = 75 is beyond tensor-multik's register tiles: the next in the chain takes it.
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 12), h100_like(), 0.7).first, "registers-multik");
+  // One small K at N <= 8 measured faster on registers-multik; wider points or K=16 did not.
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 4, 4), h100_like(), 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 16, 16), h100_like(), 0.7).first, "tensor-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 12, 4, 4), h100_like(), 0.7).first, "tensor-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 1024, 1024), h100_like(), 0.7).first, "gemm-tf32x3");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "warp-centric");
 }

@@ -34,10 +34,15 @@ namespace mk {
 // 1.4–15x slower than gemm-tf32x3 at K ≥ 1024. Only N ∈ {4,8,16,32,128} and K ∈ {16,64,256,
 // 1024,4096} were measured: the boundaries N=64 and K=256 between them are extrapolated.
 // tensor-multik (session 4) then beat registers-multik on all four small-K cases of issue 4
-// (N=4/8/16 with K=3..5/3..7, N=8 K=16; reports/NOTES-perf.md); it refuses ΣK > 64 and wide
-// tiles, which fall through to registers-multik.
+// (N=4/8/16 with K=3..5/3..7, N=8 K=16 at 8M) and on every K range and every N=12 row of
+// table2 (H200, registers-multik tuned); registers-multik stayed ahead for one K at N ≤ 8
+// when K ≤ 5 (by 5–45 %) or K = 25 (6–27 %), and within 2 % for K = 9..12. tensor-multik
+// refuses ΣK > 64 and wide tiles, which fall through to registers-multik.
 std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
+  const bool single_k = problem.k.kmin == problem.k.kmax;
+  if (problem.k.kmax < 256 && problem.n <= 8 && single_k && (problem.k.kmax <= 5 || problem.k.kmax > 16))
+    return {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   if (problem.k.kmax < 256)
     return {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   return {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
@@ -88,8 +93,9 @@ class AutoSelect : public Variant {
   std::string name() const override { return "auto"; }
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
-           "that measured fastest for the shape class (warp-centric for N >= 64, tensor-multik then "
-           "registers-multik for K < 256, gemm-tf32x3 above), with the delegate's defaults";
+           "that measured fastest for the shape class (warp-centric for N >= 64; for K < 256 tensor-multik, "
+           "except one K <= 5 or > 16 at N <= 8: registers-multik; gemm-tf32x3 above), with the delegate's "
+           "defaults";
   }
   bool runs_on_gpu() const override { return true; }
 

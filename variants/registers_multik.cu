@@ -503,11 +503,7 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
           << config.smem_slots << "\n#define LANE_POINTS " << config.lane_points << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
           << (config.mma ? 1 : 0) << "\n#define PLANT_SLOWDOWN " << (config.plant_slowdown ? 1 : 0)
           << "\n#define CENTROIDS_SHARED " << (config.centroids_shared ? 1 : 0) << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
-  gpu::RuntimeCompileRequest request;
-  request.source = defines.str() + kMultiKSource;
-  request.program_name = "registers_multik.cu";
-  request.cc_major = config.cc_major;
-  request.cc_minor = config.cc_minor;
+  gpu::RuntimeCompileRequest request{defines.str() + kMultiKSource, "registers_multik.cu", config.cc_major, config.cc_minor};
   request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
                         std::to_string(config.kmax);
   // For SASS inspection (cuobjdump -sass): MKBENCH_DUMP_CUBIN=/path/prefix.

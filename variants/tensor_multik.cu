@@ -9,11 +9,13 @@
 //            scheme (x_hi·c_lo + x_lo·c_hi + x_hi·c_hi; FP32-class accuracy), the centroid
 //            fragments held in registers for the whole kernel;
 //   argmin   the fragments are transposed through shared memory (stmatrix on sm_90) so each
-//            lane owns one point's row of ΣK distances, and the argmin with runner-up is a
-//            straight line of packed-index FMNMX per K group, no shuffles;
-//   labels   FP32-faithful: when best and runner-up are within the forward-error window of
-//            the 3xTF32 expansion (TIE_SCALE, derived on the host) the lane re-decides with
-//            exact FP32 Σ(x−c)², as registers-multik and gemm-tf32x3 do;
+//            lane owns one point's row of ΣK distances, and the argmin is a straight line of
+//            packed-index FMNMX per K group, no shuffles;
+//   labels   FP32-faithful: when a second centroid lies within the forward-error window of
+//            the 3xTF32 expansion (TIE_SCALE, derived on the host) — counted with saturating
+//            FFMAs on the FMA pipe, since FMNMX is half-rate — or the point sits so near its
+//            centroid that the expansion would show in the inertia, the lane re-decides that
+//            K group with exact FP32 Σ(x−c)², as registers-multik and gemm-tf32x3 do;
 //   update   one-hot(labels)ᵀ·X on tensor cores (X split hi+lo by truncation, one-hot exact
 //            in TF32), accumulators in MMA fragments for the whole kernel;
 //   finish   fragments → shared FP32 → FP64 global atomics; the last block to finish divides
@@ -153,9 +155,9 @@ __device__ __forceinline__ StageOffsets stage_offsets(int lane) {
   return o;
 }
 
-// Two consecutive dimensions (8kk+2t, +1) of row `row_in_pattern` rows below the fragment
-// pattern's base row, zero past N.
-__device__ __forceinline__ float2 load_pair(const float* frag, int rows_down, int kk, int dim) {
+// Dimensions dim and dim+1 of the row `rows_down` rows below a fragment pattern's base row
+// (frag already points at dim there), zero past N.
+__device__ __forceinline__ float2 load_pair(const float* frag, int rows_down, int dim) {
 #if NDIM % 2 == 0
   if (NDIM % 8 == 0 || dim < NDIM) return *reinterpret_cast<const float2*>(frag + rows_down * NDIM);
   return make_float2(0.f, 0.f);
@@ -378,8 +380,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int kk = 0; kk < DK; ++kk) {
         const float* frag = X + offsets.frag[kk];
-        const float2 r0 = load_pair(frag, 16 * i, kk, 8 * kk + 2 * t);
-        const float2 r1 = load_pair(frag, 16 * i + 8, kk, 8 * kk + 2 * t);
+        const float2 r0 = load_pair(frag, 16 * i, 8 * kk + 2 * t);
+        const float2 r1 = load_pair(frag, 16 * i + 8, 8 * kk + 2 * t);
         split_nearest(r0.x, a_hi[i][kk][0], a_lo[i][kk][0]);
         split_nearest(r1.x, a_hi[i][kk][1], a_lo[i][kk][1]);
         split_nearest(r0.y, a_hi[i][kk][2], a_lo[i][kk][2]);
@@ -733,11 +735,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define EXACT_INERTIA " << (bits > 4 ? 1 : 0) << std::scientific
           << "\n#define TIE_SCALE " << tie_scale(config.n, config.kmax) << "f\n#define GUARD " << kGuardOverTieScale * tie_scale(config.n, config.kmax)
           << "f\n";
-  gpu::RuntimeCompileRequest request;
-  request.source = defines.str() + kTensorMultiKSource;
-  request.program_name = "tensor_multik.cu";
-  request.cc_major = config.cc_major;
-  request.cc_minor = config.cc_minor;
+  gpu::RuntimeCompileRequest request{defines.str() + kTensorMultiKSource, "tensor_multik.cu", config.cc_major, config.cc_minor};
   request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
                         std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
