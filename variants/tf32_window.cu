@@ -1,0 +1,619 @@
+// tf32-window: one large K (hundreds to a few thousand centroids) at N <= 64, where the
+// distance product dominates and gemm-tf32x3's three MMAs per product and shared-memory
+// point staging cost ~8x the goal (issue 4's N=32, K=1024 case).
+//
+// Why this shape of kernel:
+// - One TF32 MMA per product, not three. A single TF32 product errs by ~2^-10 of |x||c|,
+//   so each point keeps the two smallest keys per lane and an exact FP32 arbitration of
+//   every centroid inside the forward-error window (near_tie_bound.hpp's derivation plus the
+//   terms this kernel adds) restores FP32-faithful labels. The window scales with |x||c|,
+//   so points and centroids are translated by the data mean first: distances do not
+//   change, |x||c| shrinks (4x for uniform [0,1) data), and with it the share of points
+//   that need more than their winner checked.
+// - The whole centroid table lives in shared memory in MMA-fragment order, so a B fragment
+//   is one conflict-free LDS.128 per lane and reused by both 16-row tiles of a warp; the
+//   point fragments stay in registers for the whole centroid sweep (no point staging).
+// - The MMA's C operand carries ‖c‖² plus a bias that makes every key positive, so the
+//   result of 8 k-dims is already the ranking key: per value one LOP3 packs the centroid
+//   index into the low mantissa bits and three integer min/max keep (best, second).
+// - Only the candidates' exact distances are computed (FP32, difference form, from the
+//   untranslated inputs). When a lane's second key is also inside the window, a third
+//   candidate could hide in that lane's columns: the warp then scans exactly those columns.
+// - The update adds each point to FP64 global sums (one coalesced RED per point and 32
+//   dimensions); counts go through shared memory. finalize() divides.
+//
+// Needs sm_80+ (TF32 mma, cvt.rna.tf32); the kernel body is compiled out below that.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "harness/errors.hpp"
+#include "harness/variant.hpp"
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/common/near_tie_bound.hpp"
+
+namespace mk {
+namespace {
+
+constexpr int kMaxDims = 64;
+constexpr int kMaxIndexBits = 13;  // keys keep 23-13 = 10 mantissa bits at worst
+constexpr int kPadCentroids = 32;  // the sweep is unrolled over 4 n-tiles of 8
+
+int padded_dims(int n) {
+  if (n <= 8) return 8;
+  return (n + 15) / 16 * 16;  // k-steps come in pairs: one float4 of 4 dims per lane and pair
+}
+int k_steps(int n) { return padded_dims(n) / 8; }
+int64_t padded_centroids(int k) { return (int64_t(k) + kPadCentroids - 1) / kPadCentroids * kPadCentroids; }
+int index_bits(int64_t kpad) {
+  int bits = 0;
+  while ((int64_t(1) << bits) < kpad) ++bits;
+  return bits;
+}
+
+// Dynamic shared memory: fragment-ordered table, biased norms, per-block counts, and per
+// warp 32 labels, 32 distances and 32 fallback masks.
+int64_t smem_bytes(int64_t kpad, int npad, int block) {
+  return kpad * npad * 4 + kpad * 4 + kpad * 4 + int64_t(block / 32) * 96 * 4;
+}
+int64_t smem_limit(const DeviceInfo& device) {
+  return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
+}
+
+struct WindowModel {
+  float dot_rel;     // ε_dot of one TF32 product sum (near_tie_bound.hpp, Tf32)
+  float norm_rel;    // relative error of the stored ‖c‖² (FP64 sum, one rounding)
+  float accumulate_rel;  // FP32 accumulation of the MMA steps over the biased C operand
+  float pack_rel;        // a key's low mantissa bits replaced by the centroid index
+};
+
+struct WindowArgs {
+  const float* points;     // m × n, AoS
+  const float* centroids;  // k × n, exact (the state's packed centroids)
+  const float* image;      // kpad × npad, −2·tf32(c − μ) in fragment order
+  const float* biased_norms;  // kpad: ‖c − μ‖² + bias, 1e30 for padding
+  const float* center;     // μ, n floats
+  int64_t m;
+  int n, k, kpad, npad;
+  float bias;
+  unsigned keep_mask;      // clears the index bits of a key
+  WindowModel model;
+  double* sums;
+  unsigned long long* counts;
+  double* inertia;
+  int32_t* labels;
+  unsigned long long* stats;  // null, or {rows, in-window candidates, rows needing a column scan}
+};
+
+// Fragment order (g = lane/4, t = lane%4). For n ≤ 8 (one k-step) lane (g,t) of n-tile nt
+// holds c[8nt+g][2t..2t+1]; otherwise pair p of k-steps holds c[8nt+g][16p+4t..16p+4t+3].
+// MMA column t of step 2p is then dim 16p+4t, column t+4 dim 16p+4t+1, and step 2p+1 takes
+// +2 and +3; the point fragments use the same map, so the sum over k is the dot product.
+MK_HOST_DEVICE inline int64_t image_offset(int j, int d, int npad) {
+  const int nt = j / 8, g = j % 8;
+  if (npad == 8) return int64_t(nt) * 64 + (g * 4 + d / 2) * 2 + d % 2;
+  const int p = d / 16, t = (d % 16) / 4;
+  return int64_t(nt) * 8 * npad + p * 128 + (g * 4 + t) * 4 + d % 4;
+}
+
+__global__ void build_window_image(WindowArgs a, float* image, float* biased_norms) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= a.kpad) return;
+  double norm = 0;
+  for (int d = 0; d < a.npad; ++d) {
+    float value = 0.f;
+    if (j < a.k && d < a.n) {
+      const float centred = a.centroids[int64_t(j) * a.n + d] - a.center[d];
+      norm += double(centred) * centred;
+      value = -2.f * gemm::tf32_round(centred);
+    }
+    image[image_offset(j, d, a.npad)] = value;
+  }
+  biased_norms[j] = j < a.k ? float(norm + double(a.bias)) : 1e30f;
+}
+
+// Device helpers exist only where the kernel body does (sm_80+), and for the host pass.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+__device__ __forceinline__ uint32_t to_tf32(float value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint32_t out;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(value));
+  return out;
+#else
+  return __float_as_uint(value);
+#endif
+}
+
+// D = A·B + C for one m16n8k8 TF32 tile (fragment ownership as in gemm_tensorcore.cu).
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                                         float c0, float c1, float c2, float c3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
+#else
+  __trap();  // unreachable: can_implement refuses devices below sm_80
+#endif
+}
+
+__device__ __forceinline__ void keep_two_smallest(uint32_t key, uint32_t& first, uint32_t& second) {
+  second = min(second, max(first, key));
+  first = min(first, key);
+}
+
+// ‖x − c‖² in FP32 from the untranslated inputs: the arbiter of every candidate.
+__device__ __forceinline__ float exact_distance(const float* __restrict__ x, const float* __restrict__ c, int n) {
+  float acc = 0.f;
+  if ((n & 3) == 0) {
+    for (int d = 0; d < n; d += 4) {
+      const float4 xv = __ldg(reinterpret_cast<const float4*>(x + d));
+      const float4 cv = __ldg(reinterpret_cast<const float4*>(c + d));
+      const float e0 = xv.x - cv.x, e1 = xv.y - cv.y, e2 = xv.z - cv.z, e3 = xv.w - cv.w;
+      acc = fmaf(e0, e0, acc);
+      acc = fmaf(e1, e1, acc);
+      acc = fmaf(e2, e2, acc);
+      acc = fmaf(e3, e3, acc);
+    }
+  } else {
+    for (int d = 0; d < n; ++d) {
+      const float e = __ldg(x + d) - __ldg(c + d);
+      acc = fmaf(e, e, acc);
+    }
+  }
+  return acc;
+}
+
+// (distance, index) as one ordered 64-bit word: distances are ≥ 0, so their bits order
+// like the floats, and equal distances fall to the lower index.
+__device__ __forceinline__ unsigned long long pack_exact(float d2, int j) {
+  return (static_cast<unsigned long long>(__float_as_uint(d2)) << 32) | static_cast<unsigned>(j);
+}
+
+// Width of the key window around the best key v1 of a point with ‖x−μ‖² = xn2: every
+// centroid that could be truly nearer than the computed winner has a key ≤ v1 + width.
+// near_tie_window's forward-error bound (TF32 products, stored norms), plus the FP32
+// accumulation of the MMA over its biased C operand and the index bits packed into keys,
+// both relative to the magnitude V the keys of relevant centroids can reach.
+__device__ __forceinline__ float window_width(float xn2, float v1, float bias, float cn_b, const WindowModel& model) {
+  const float u = float(gemm::kUnitRoundoff);
+  const float norm_rel = model.norm_rel + u;
+  const float dot_rel = model.dot_rel + u;
+  const float a = sqrtf(fmaxf(xn2, 0.f));
+  const float cb2 = fmaxf(cn_b, 0.f);
+  const float delta_b = norm_rel * cb2 + 2.f * dot_rel * a * sqrtf(cb2);
+  const float d_b = sqrtf(fmaxf(v1 - bias + xn2 + delta_b, 0.f));
+  const float r = a + d_b;
+  const float delta = norm_rel * r * r + 2.f * dot_rel * a * r + model.accumulate_rel * (bias + r * r + 2.f * a * r);
+  // Both keys compared (the winner's and a candidate's, at most v1 + 2δ) lost index bits.
+  const float packing = model.pack_rel * 2.f * (fabsf(v1) + 2.f * delta);
+  return gemm::kWindowSafety * (2.f * delta + packing) + FLT_MIN;
+}
+
+#endif
+
+template <int S>  // k-steps of 8 dims
+__global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int kPairs = S == 1 ? 1 : S / 2;
+  constexpr int kVec = S == 1 ? 2 : 4;  // floats of one centroid per lane and pair
+  extern __shared__ float4 smem4[];
+  float* image_s = reinterpret_cast<float*>(smem4);
+  float* norms_s = image_s + int64_t(a.kpad) * a.npad;
+  unsigned* counts_s = reinterpret_cast<unsigned*>(norms_s + a.kpad);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  int* label_s = reinterpret_cast<int*>(counts_s + a.kpad) + warp * 96;
+  float* dist_s = reinterpret_cast<float*>(label_s + 32);
+  int* fallback_s = label_s + 64;
+
+  {
+    const int64_t table4 = int64_t(a.kpad) * a.npad / 4;
+    const float4* image4 = reinterpret_cast<const float4*>(a.image);
+    for (int64_t i = threadIdx.x; i < table4; i += blockDim.x) smem4[i] = image4[i];
+    for (int i = threadIdx.x; i < a.kpad; i += blockDim.x) {
+      norms_s[i] = a.biased_norms[i];
+      counts_s[i] = 0;
+    }
+  }
+  __syncthreads();
+
+  const bool vector_rows = (a.n % kVec) == 0;
+  const int ntiles = a.kpad / 8;
+  const unsigned index_mask = ~a.keep_mask;
+  const int64_t steps = (a.m + 31) / 32;
+  const int warps = blockDim.x >> 5;
+  double inertia = 0.0;
+
+  for (int64_t step = int64_t(blockIdx.x) * warps + warp; step < steps; step += int64_t(gridDim.x) * warps) {
+    const int64_t base = step * 32;
+    // Rows r = 0..3 of this lane: tile r/2, row g (+8 for odd r).
+    uint32_t frag[2][S][4];
+    float xn2[4];
+    bool valid[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int64_t p = base + (r >> 1) * 16 + (r & 1) * 8 + g;
+      valid[r] = p < a.m;
+      const float* row = a.points + p * a.n;
+      float sq = 0.f;
+#pragma unroll
+      for (int pair = 0; pair < kPairs; ++pair) {
+        const int d0 = S == 1 ? 2 * t : 16 * pair + 4 * t;
+        float v[kVec];
+        if (valid[r] && vector_rows && d0 + kVec <= a.n) {
+          if constexpr (kVec == 4) {
+            const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+          } else {
+            const float2 q = __ldg(reinterpret_cast<const float2*>(row + d0));
+            v[0] = q.x, v[1] = q.y;
+          }
+        } else {
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) v[e] = valid[r] && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+        }
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          // μ is re-read (an L1 hit) rather than held: registers bound this kernel's occupancy.
+          const float centred = (valid[r] && d0 + e < a.n) ? v[e] - __ldg(a.center + d0 + e) : 0.f;
+          sq = fmaf(centred, centred, sq);
+          v[e] = centred;
+        }
+        // Step 2·pair: columns t, t+4 = dims d0, d0+1; step 2·pair+1: d0+2, d0+3.
+        const int row_slot = r & 1;  // a0/a2 hold row g, a1/a3 row g+8
+        frag[r >> 1][S == 1 ? 0 : 2 * pair][row_slot] = to_tf32(v[0]);
+        frag[r >> 1][S == 1 ? 0 : 2 * pair][row_slot + 2] = to_tf32(v[1]);
+        if (S != 1) {
+          frag[r >> 1][2 * pair + 1][row_slot] = to_tf32(v[kVec - 2]);
+          frag[r >> 1][2 * pair + 1][row_slot + 2] = to_tf32(v[kVec - 1]);
+        }
+      }
+      sq += __shfl_xor_sync(0xffffffffu, sq, 1);
+      sq += __shfl_xor_sync(0xffffffffu, sq, 2);
+      xn2[r] = sq;
+    }
+
+    uint32_t first[4], second[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) first[r] = second[r] = 0x7fffffffu;
+    const float* lane_image = image_s + lane * kVec;
+#pragma unroll 2
+    for (int nt = 0; nt < ntiles; ++nt) {
+      uint32_t b0[S], b1[S];
+      const float* tile = lane_image + nt * 8 * a.npad;
+#pragma unroll
+      for (int pair = 0; pair < kPairs; ++pair) {
+        if (S == 1) {
+          const float2 q = *reinterpret_cast<const float2*>(tile);
+          b0[0] = __float_as_uint(q.x), b1[0] = __float_as_uint(q.y);
+        } else {
+          const float4 q = *reinterpret_cast<const float4*>(tile + pair * 128);
+          b0[2 * pair] = __float_as_uint(q.x), b1[2 * pair] = __float_as_uint(q.y);
+          b0[2 * pair + 1] = __float_as_uint(q.z), b1[2 * pair + 1] = __float_as_uint(q.w);
+        }
+      }
+      const float2 cn = *reinterpret_cast<const float2*>(norms_s + nt * 8 + 2 * t);
+      const uint32_t j0 = uint32_t(nt * 8 + 2 * t), j1 = j0 + 1;
+#pragma unroll
+      for (int tile_m = 0; tile_m < 2; ++tile_m) {
+        float d[4];
+        mma_tf32(d, frag[tile_m][0], b0[0], b1[0], cn.x, cn.y, cn.x, cn.y);
+#pragma unroll
+        for (int s = 1; s < S; ++s) mma_tf32(d, frag[tile_m][s], b0[s], b1[s], d[0], d[1], d[2], d[3]);
+        keep_two_smallest((__float_as_uint(d[0]) & a.keep_mask) | j0, first[2 * tile_m], second[2 * tile_m]);
+        keep_two_smallest((__float_as_uint(d[1]) & a.keep_mask) | j1, first[2 * tile_m], second[2 * tile_m]);
+        keep_two_smallest((__float_as_uint(d[2]) & a.keep_mask) | j0, first[2 * tile_m + 1], second[2 * tile_m + 1]);
+        keep_two_smallest((__float_as_uint(d[3]) & a.keep_mask) | j1, first[2 * tile_m + 1], second[2 * tile_m + 1]);
+      }
+    }
+
+    // Per row: the quad's best key, the window, exact arbitration of the in-window winners
+    // of each lane, and which lanes' columns may hide a third candidate.
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      uint32_t best = first[r];
+      best = min(best, __shfl_xor_sync(0xffffffffu, best, 1));
+      best = min(best, __shfl_xor_sync(0xffffffffu, best, 2));
+      const int best_j = int(best & index_mask);
+      const float v1 = __uint_as_float(best);
+      const float width = window_width(xn2[r], v1, a.bias, norms_s[best_j] - a.bias, a.model);
+      const uint32_t threshold = __float_as_uint(v1 + width);
+      const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
+      const int64_t p = base + local_row;
+      unsigned long long exact = ~0ull;
+      if (valid[r] && first[r] <= threshold) {
+        const int j = int(first[r] & index_mask);
+        exact = pack_exact(exact_distance(a.points + p * a.n, a.centroids + int64_t(j) * a.n, a.n), j);
+      }
+      exact = min(exact, __shfl_xor_sync(0xffffffffu, exact, 1));
+      exact = min(exact, __shfl_xor_sync(0xffffffffu, exact, 2));
+      const unsigned hidden = __ballot_sync(0xffffffffu, valid[r] && second[r] <= threshold);
+      if (a.stats) {
+        const unsigned candidates = __ballot_sync(0xffffffffu, valid[r] && first[r] <= threshold);
+        const unsigned rows = __ballot_sync(0xffffffffu, valid[r] && t == 0);
+        if (lane == 0) {
+          atomicAdd(&a.stats[0], static_cast<unsigned long long>(__popc(rows)));
+          atomicAdd(&a.stats[1], static_cast<unsigned long long>(__popc(candidates)));
+          unsigned scans = 0;
+          for (int quad = 0; quad < 8; ++quad) scans += ((hidden >> (4 * quad)) & 0xfu) != 0;
+          atomicAdd(&a.stats[2], static_cast<unsigned long long>(scans));
+        }
+      }
+      if (t == 0) {
+        label_s[local_row] = int(exact & 0xffffffffu);
+        dist_s[local_row] = __uint_as_float(unsigned(exact >> 32));
+        fallback_s[local_row] = int((hidden >> (g * 4)) & 0xfu);
+      }
+    }
+    __syncwarp();
+
+    // Rows where a lane's second key was inside the window: scan that lane's columns
+    // exactly (the other lanes' unseen keys lie above their second, outside the window).
+    unsigned pending = __ballot_sync(0xffffffffu, fallback_s[lane] != 0);
+    while (pending) {
+      const int row = __ffs(pending) - 1;
+      pending &= pending - 1;
+      const int64_t p = base + row;
+      const float* x = a.points + p * a.n;
+      const unsigned lanes = unsigned(fallback_s[row]);
+      unsigned long long best = lane == 0 ? pack_exact(dist_s[row], label_s[row]) : ~0ull;
+      for (int col = 0; col < 4; ++col) {
+        if (!((lanes >> col) & 1u)) continue;
+        for (int i = lane; i < 2 * ntiles; i += 32) {
+          const int j = (i >> 1) * 8 + 2 * col + (i & 1);
+          if (j < a.k) best = min(best, pack_exact(exact_distance(x, a.centroids + int64_t(j) * a.n, a.n), j));
+        }
+      }
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) best = min(best, __shfl_xor_sync(0xffffffffu, best, offset));
+      if (lane == 0) {
+        label_s[row] = int(best & 0xffffffffu);
+        dist_s[row] = __uint_as_float(unsigned(best >> 32));
+      }
+      __syncwarp();
+    }
+    __syncwarp();
+
+    const int rows = a.m - base < 32 ? int(a.m - base) : 32;
+    if (lane < rows) {
+      const int label = label_s[lane];
+      atomicAdd(&counts_s[label], 1u);
+      inertia += double(dist_s[lane]);
+      if (a.labels) a.labels[base + lane] = label;
+    }
+    for (int row = 0; row < rows; ++row) {
+      const int label = label_s[row];
+      const float* x = a.points + (base + row) * a.n;
+      double* sums = a.sums + int64_t(label) * a.n;
+      for (int d = lane; d < a.n; d += 32) atomicAdd(&sums[d], double(__ldg(x + d)));
+    }
+    __syncwarp();
+  }
+
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
+  if (lane == 0 && inertia != 0.0) atomicAdd(a.inertia, inertia);
+  __syncthreads();
+  for (int i = threadIdx.x; i < a.k; i += blockDim.x)
+    if (counts_s[i]) atomicAdd(&a.counts[i], static_cast<unsigned long long>(counts_s[i]));
+#else
+  __trap();  // unreachable: can_implement refuses devices below sm_80
+#endif
+}
+
+using KernelFn = void (*)(WindowArgs);
+
+KernelFn kernel_for(int steps) {
+  switch (steps) {
+    case 1: return tf32_window_kernel<1>;
+    case 2: return tf32_window_kernel<2>;
+    case 4: return tf32_window_kernel<4>;
+    case 6: return tf32_window_kernel<6>;
+    case 8: return tf32_window_kernel<8>;
+  }
+  throw UnsupportedError("tf32-window: no kernel for " + std::to_string(steps) + " k-steps");
+}
+
+WindowModel window_model(int npad, int kpad) {
+  const gemm::ExpansionErrorModel expansion = gemm::expansion_error_model(gemm::DotArithmetic::Tf32, npad);
+  WindowModel model;
+  model.dot_rel = expansion.dot_rel;
+  model.norm_rel = expansion.norm_rel;
+  // The MMA accumulates npad/8 steps onto a C operand of magnitude bias + ‖c‖² (each step's
+  // sum truncated: 2^-22 relative) and the bias was added to ‖c‖² in one rounding; a key
+  // replaces index_bits of the 23-bit mantissa, moving it by less than 2^(bits−23) of itself.
+  model.accumulate_rel = float((npad / 8 + 2) * 0x1p-22);
+  model.pack_rel = float(std::ldexp(1.0, index_bits(kpad) - 23));
+  return model;
+}
+
+class Tf32WindowRun : public gpu::GpuRun {
+ public:
+  Tf32WindowRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
+      : GpuRun(problem, data, Layout::AoS),
+        npad_(padded_dims(problem.n)),
+        kpad_(int(padded_centroids(problem.k.kmax))),
+        block_(params.at("block").get<int>()),
+        kernel_(kernel_for(k_steps(problem.n))) {
+    // Translate by the data mean: μ in FP64, the bias above the largest ‖x − μ‖² (computed
+    // from the same FP32 differences the kernel forms) with room for the product's error.
+    const int n = problem.n;
+    std::vector<double> mean(static_cast<size_t>(n), 0.0);
+    for (int64_t i = 0; i < data.m; ++i)
+      for (int d = 0; d < n; ++d) mean[size_t(d)] += data.at(i, d);
+    std::vector<float> center(static_cast<size_t>(n));
+    for (int d = 0; d < n; ++d) center[size_t(d)] = float(mean[size_t(d)] / double(data.m));
+    double largest = 0.0;
+    for (int64_t i = 0; i < data.m; ++i) {
+      double sq = 0.0;
+      for (int d = 0; d < n; ++d) {
+        const float centred = data.at(i, d) - center[size_t(d)];
+        sq += double(centred) * centred;
+      }
+      largest = std::max(largest, sq);
+    }
+    bias_ = float(1.125 * largest) + FLT_MIN;
+    center_.allocate(size_t(n), "tf32-window center");
+    image_.allocate(size_t(kpad_) * npad_, "tf32-window centroid image");
+    norms_.allocate(size_t(kpad_), "tf32-window centroid norms");
+    gpu::check(cudaMemcpyAsync(center_.get(), center.data(), center.size() * sizeof(float), cudaMemcpyHostToDevice,
+                               state_.stream()),
+               "tf32-window center upload");
+    smem_ = size_t(smem_bytes(kpad_, npad_, block_));
+    gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)),
+               "tf32-window shared memory limit");
+    int resident = 0;
+    gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, reinterpret_cast<const void*>(kernel_),
+                                                             block_, smem_),
+               "tf32-window occupancy");
+    if (resident < 1)
+      throw UnsupportedError("tf32-window: block=" + std::to_string(block_) +
+                             " cannot be resident on this device (registers or shared memory)");
+    const int64_t steps = (problem.m + 31) / 32;
+    const int64_t useful = (steps + block_ / 32 - 1) / (block_ / 32);
+    const int64_t requested = params.at("grid").get<int64_t>();
+    const int64_t persistent = int64_t(resident) * std::max(1, device.sm_count);
+    grid_ = std::max<int64_t>(1, std::min(requested == 0 ? persistent : requested, useful));
+    model_ = window_model(npad_, kpad_);
+    if (std::getenv("MKBENCH_WINDOW_STATS")) {
+      stats_.allocate(3, "tf32-window stats");
+      gpu::check(cudaMemsetAsync(stats_.get(), 0, stats_.bytes(), state_.stream()), "zero stats");
+    }
+    gpu::check(cudaStreamSynchronize(state_.stream()), "tf32-window setup");
+  }
+
+  // MKBENCH_WINDOW_STATS=1 reports how often the exact paths ran: the share of points with
+  // more than one in-window candidate and with a column scan sets what the window costs.
+  ~Tf32WindowRun() override {
+    if (!stats_.get()) return;
+    unsigned long long stats[3] = {0, 0, 0};
+    if (cudaStreamSynchronize(state_.stream()) != cudaSuccess ||
+        cudaMemcpy(stats, stats_.get(), sizeof stats, cudaMemcpyDeviceToHost) != cudaSuccess)
+      return;
+    const double rows = stats[0] ? double(stats[0]) : 1.0;
+    std::fprintf(stderr, "tf32-window stats: %llu point-iterations, %.4f in-window candidates per point, %.4f%% column scans\n",
+                 stats[0], double(stats[1]) / rows, 100.0 * double(stats[2]) / rows);
+  }
+
+  void iterate(bool store_labels) override {
+    const Problem& problem = state_.problem();
+    const cudaStream_t stream = state_.stream();
+    state_.zero_accumulators();
+    const gpu::AccumulatorView acc = state_.accumulators(store_labels);
+    WindowArgs args;
+    args.points = state_.points().data;
+    args.centroids = state_.centroids();
+    args.image = image_.get();
+    args.biased_norms = norms_.get();
+    args.center = center_.get();
+    args.m = problem.m;
+    args.n = problem.n;
+    args.k = problem.k.kmax;
+    args.kpad = kpad_;
+    args.npad = npad_;
+    args.bias = bias_;
+    args.keep_mask = ~((1u << index_bits(kpad_)) - 1u);
+    args.model = model_;
+    args.sums = acc.sums;
+    args.counts = acc.counts;
+    args.inertia = acc.inertia;
+    args.labels = acc.labels;
+    args.stats = stats_.get();
+    build_window_image<<<(kpad_ + 127) / 128, 128, 0, stream>>>(args, image_.get(), norms_.get());
+    gpu::check_launch("build_window_image");
+    kernel_<<<unsigned(grid_), unsigned(block_), smem_, stream>>>(args);
+    gpu::check_launch("tf32_window_kernel");
+    state_.finalize();
+  }
+
+ private:
+  int npad_, kpad_, block_;
+  KernelFn kernel_;
+  int64_t grid_ = 1;
+  size_t smem_ = 0;
+  float bias_ = 0.f;
+  WindowModel model_{};
+  gpu::DeviceBuffer<float> center_, image_, norms_;
+  gpu::DeviceBuffer<unsigned long long> stats_;
+};
+
+class Tf32Window : public Variant {
+ public:
+  std::string name() const override { return "tf32-window"; }
+  std::string description() const override {
+    return "one large K: 1xTF32 tensor-core distances against a shared-memory centroid table, two best keys "
+           "per lane, exact FP32 arbitration of the near-tie window (FP32-faithful labels), FP64 atomic update";
+  }
+  bool runs_on_gpu() const override { return true; }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (!device.is_gpu) return "needs a CUDA GPU";
+    if (device.cc_major < 8) return "needs TF32 tensor cores (CC >= 8.0)";
+    if (problem.k.kmin != problem.k.kmax)
+      return "one K per run (a range of K is tensor-multik's or registers-multik's shape)";
+    if (problem.n > kMaxDims)
+      return "N=" + std::to_string(problem.n) + " above " + std::to_string(kMaxDims) +
+             " (point fragments are register-resident); use gemm-tf32x3";
+    const int64_t kpad = padded_centroids(problem.k.kmax);
+    if (index_bits(kpad) > kMaxIndexBits)
+      return "K=" + std::to_string(problem.k.kmax) + " needs more than " + std::to_string(kMaxIndexBits) +
+             " index bits in a key; use gemm-tf32x3";
+    const int64_t need = smem_bytes(kpad, padded_dims(problem.n), 128);
+    if (need > smem_limit(device))
+      return "the centroid table needs " + std::to_string(need) + " bytes of shared memory, device allows " +
+             std::to_string(smem_limit(device)) + "; use gemm-tf32x3";
+    return gpu::check_fits_in_memory(problem, device, double(kpad) * padded_dims(problem.n) * 4.0);
+  }
+
+  ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
+    ParamSpace space;
+    const int sms = std::max(1, device.sm_count);
+    std::vector<nlohmann::json> grids{0};
+    for (int factor : {1, 2, 4}) grids.push_back(int64_t(factor) * sms);
+    space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
+    space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block (32 points per warp and step)"});
+    const int64_t kpad = padded_centroids(problem.k.kmax);
+    const int npad = padded_dims(problem.n);
+    const int64_t limit = smem_limit(device);
+    space.restrictions.push_back({"shared memory: centroid table + per-warp scratch fit the per-block limit",
+                                  [kpad, npad, limit](const Params& p) {
+                                    return smem_bytes(kpad, npad, p.at("block").get<int>()) <= limit;
+                                  }});
+    const int64_t steps = (problem.m + 31) / 32;
+    space.restrictions.push_back({"no idle blocks: (grid-1)·block/32 warps < steps of 32 points", [steps](const Params& p) {
+                                    const int64_t grid = p.at("grid").get<int64_t>();
+                                    return grid == 0 || (grid - 1) * (p.at("block").get<int64_t>() / 32) < steps;
+                                  }});
+    return space;
+  }
+
+  // The table decides residency: where it takes most of an SM's shared memory only one
+  // block fits, so that block should be the largest (16 warps); small tables leave room
+  // for several blocks of 256.
+  Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    const int64_t kpad = padded_centroids(problem.k.kmax);
+    const int npad = padded_dims(problem.n);
+    const int64_t per_sm = device.smem_per_sm > 0 ? device.smem_per_sm : smem_limit(device);
+    const int block = 2 * smem_bytes(kpad, npad, 256) <= per_sm ? 256 : 512;
+    return {{"grid", 0}, {"block", block}};
+  }
+
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    if (auto reason = can_implement(problem, device)) throw UnsupportedError("tf32-window: " + *reason);
+    return std::make_unique<Tf32WindowRun>(problem, data, params, device);
+  }
+};
+
+MKBENCH_REGISTER_VARIANT(Tf32Window);
+
+}  // namespace
+}  // namespace mk
