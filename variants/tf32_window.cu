@@ -58,10 +58,12 @@ int index_bits(int64_t kpad) {
   return bits;
 }
 
-// Dynamic shared memory: fragment-ordered table, biased norms, per-block counts, and per
-// warp 32 labels, 32 distances and 32 fallback masks.
+// Dynamic shared memory: fragment-ordered table; the biased norms once per centroid (the
+// window) and as the MMA's C quads {‖c_2t‖², ‖c_2t+1‖², same} so a quad is one LDS.128 into
+// the 4 consecutive registers HMMA reads; per-block counts; per warp 32 labels, 32
+// distances and 32 fallback masks.
 int64_t smem_bytes(int64_t kpad, int npad, int block) {
-  return kpad * npad * 4 + kpad * 4 + kpad * 4 + int64_t(block / 32) * 96 * 4;
+  return kpad * npad * 4 + kpad * 4 + kpad * 8 + kpad * 4 + int64_t(block / 32) * 96 * 4;
 }
 int64_t smem_limit(const DeviceInfo& device) {
   return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
@@ -90,6 +92,7 @@ struct WindowArgs {
   double* inertia;
   int32_t* labels;
   unsigned long long* stats;  // null, or {rows, in-window candidates, rows needing a column scan}
+  unsigned long long* next_step;  // zero at launch; warps take 32-point steps from it
 };
 
 // Fragment order (g = lane/4, t = lane%4). For n ≤ 8 (one k-step) lane (g,t) of n-tile nt
@@ -149,14 +152,22 @@ __device__ __forceinline__ void keep_two_smallest(uint32_t key, uint32_t& first,
   first = min(first, key);
 }
 
-// ‖x − c‖² in FP32 from the untranslated inputs: the arbiter of every candidate.
+// ‖x − c‖² in FP32 from the untranslated inputs: the arbiter of every candidate. The loads
+// are unrolled over the padded width so one L2 round trip serves the whole row.
+template <int NPAD>
 __device__ __forceinline__ float exact_distance(const float* __restrict__ x, const float* __restrict__ c, int n) {
   float acc = 0.f;
   if ((n & 3) == 0) {
-    for (int d = 0; d < n; d += 4) {
-      const float4 xv = __ldg(reinterpret_cast<const float4*>(x + d));
-      const float4 cv = __ldg(reinterpret_cast<const float4*>(c + d));
-      const float e0 = xv.x - cv.x, e1 = xv.y - cv.y, e2 = xv.z - cv.z, e3 = xv.w - cv.w;
+    float4 xv[NPAD / 4], cv[NPAD / 4];
+#pragma unroll
+    for (int q = 0; q < NPAD / 4; ++q) {
+      const bool inside = 4 * q < n;
+      xv[q] = inside ? __ldg(reinterpret_cast<const float4*>(x) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
+      cv[q] = inside ? __ldg(reinterpret_cast<const float4*>(c) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int q = 0; q < NPAD / 4; ++q) {
+      const float e0 = xv[q].x - cv[q].x, e1 = xv[q].y - cv[q].y, e2 = xv[q].z - cv[q].z, e3 = xv[q].w - cv[q].w;
       acc = fmaf(e0, e0, acc);
       acc = fmaf(e1, e1, acc);
       acc = fmaf(e2, e2, acc);
@@ -207,7 +218,8 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
   extern __shared__ float4 smem4[];
   float* image_s = reinterpret_cast<float*>(smem4);
   float* norms_s = image_s + int64_t(a.kpad) * a.npad;
-  unsigned* counts_s = reinterpret_cast<unsigned*>(norms_s + a.kpad);
+  float4* norm_quads_s = reinterpret_cast<float4*>(norms_s + a.kpad);
+  unsigned* counts_s = reinterpret_cast<unsigned*>(norm_quads_s + a.kpad / 2);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   int* label_s = reinterpret_cast<int*>(counts_s + a.kpad) + warp * 96;
   float* dist_s = reinterpret_cast<float*>(label_s + 32);
@@ -221,6 +233,10 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       norms_s[i] = a.biased_norms[i];
       counts_s[i] = 0;
     }
+    for (int i = threadIdx.x; i < a.kpad / 2; i += blockDim.x) {
+      const float2 pair = reinterpret_cast<const float2*>(a.biased_norms)[i];
+      norm_quads_s[i] = make_float4(pair.x, pair.y, pair.x, pair.y);
+    }
   }
   __syncthreads();
 
@@ -228,10 +244,18 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
   const int ntiles = a.kpad / 8;
   const unsigned index_mask = ~a.keep_mask;
   const int64_t steps = (a.m + 31) / 32;
-  const int warps = blockDim.x >> 5;
   double inertia = 0.0;
 
-  for (int64_t step = int64_t(blockIdx.x) * warps + warp; step < steps; step += int64_t(gridDim.x) * warps) {
+  // Steps are handed out by a counter: how many exact scans a step needs varies, and a
+  // static split left warps idle at the final barrier. The next index is fetched a step
+  // ahead so the atomic's latency hides behind the sweep.
+  auto take_step = [&]() {
+    unsigned long long taken = 0;
+    if (lane == 0) taken = atomicAdd(a.next_step, 1ull);
+    return static_cast<int64_t>(__shfl_sync(0xffffffffu, taken, 0));
+  };
+  for (int64_t step = take_step(); step < steps;) {
+    const int64_t next = take_step();
     const int64_t base = step * 32;
     // Rows r = 0..3 of this lane: tile r/2, row g (+8 for odd r).
     uint32_t frag[2][S][4];
@@ -299,12 +323,12 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
           b0[2 * pair + 1] = __float_as_uint(q.z), b1[2 * pair + 1] = __float_as_uint(q.w);
         }
       }
-      const float2 cn = *reinterpret_cast<const float2*>(norms_s + nt * 8 + 2 * t);
+      const float4 cn = norm_quads_s[nt * 4 + t];
       const uint32_t j0 = uint32_t(nt * 8 + 2 * t), j1 = j0 + 1;
 #pragma unroll
       for (int tile_m = 0; tile_m < 2; ++tile_m) {
         float d[4];
-        mma_tf32(d, frag[tile_m][0], b0[0], b1[0], cn.x, cn.y, cn.x, cn.y);
+        mma_tf32(d, frag[tile_m][0], b0[0], b1[0], cn.x, cn.y, cn.z, cn.w);
 #pragma unroll
         for (int s = 1; s < S; ++s) mma_tf32(d, frag[tile_m][s], b0[s], b1[s], d[0], d[1], d[2], d[3]);
         keep_two_smallest((__float_as_uint(d[0]) & a.keep_mask) | j0, first[2 * tile_m], second[2 * tile_m]);
@@ -315,7 +339,10 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
     }
 
     // Per row: the quad's best key, the window, exact arbitration of the in-window winners
-    // of each lane, and which lanes' columns may hide a third candidate.
+    // of each lane, and which lanes' columns may hide a third candidate. The four rows'
+    // exact distances are computed together so their loads overlap.
+    bool candidate[4];
+    unsigned hidden[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       uint32_t best = first[r];
@@ -325,31 +352,37 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       const float v1 = __uint_as_float(best);
       const float width = window_width(xn2[r], v1, a.bias, norms_s[best_j] - a.bias, a.model);
       const uint32_t threshold = __float_as_uint(v1 + width);
-      const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
-      const int64_t p = base + local_row;
-      unsigned long long exact = ~0ull;
-      if (valid[r] && first[r] <= threshold) {
-        const int j = int(first[r] & index_mask);
-        exact = pack_exact(exact_distance(a.points + p * a.n, a.centroids + int64_t(j) * a.n, a.n), j);
-      }
-      exact = min(exact, __shfl_xor_sync(0xffffffffu, exact, 1));
-      exact = min(exact, __shfl_xor_sync(0xffffffffu, exact, 2));
-      const unsigned hidden = __ballot_sync(0xffffffffu, valid[r] && second[r] <= threshold);
+      candidate[r] = valid[r] && first[r] <= threshold;
+      hidden[r] = __ballot_sync(0xffffffffu, valid[r] && second[r] <= threshold);
       if (a.stats) {
-        const unsigned candidates = __ballot_sync(0xffffffffu, valid[r] && first[r] <= threshold);
+        const unsigned candidates = __ballot_sync(0xffffffffu, candidate[r]);
         const unsigned rows = __ballot_sync(0xffffffffu, valid[r] && t == 0);
         if (lane == 0) {
           atomicAdd(&a.stats[0], static_cast<unsigned long long>(__popc(rows)));
           atomicAdd(&a.stats[1], static_cast<unsigned long long>(__popc(candidates)));
           unsigned scans = 0;
-          for (int quad = 0; quad < 8; ++quad) scans += ((hidden >> (4 * quad)) & 0xfu) != 0;
+          for (int quad = 0; quad < 8; ++quad) scans += ((hidden[r] >> (4 * quad)) & 0xfu) != 0;
           atomicAdd(&a.stats[2], static_cast<unsigned long long>(scans));
         }
       }
+    }
+    float exact_d2[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int64_t p = base + (r >> 1) * 16 + (r & 1) * 8 + g;
+      const int j = int(first[r] & index_mask);
+      exact_d2[r] = candidate[r] ? exact_distance<8 * S>(a.points + p * a.n, a.centroids + int64_t(j) * a.n, a.n) : 0.f;
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      unsigned long long exact = candidate[r] ? pack_exact(exact_d2[r], int(first[r] & index_mask)) : ~0ull;
+      exact = min(exact, __shfl_xor_sync(0xffffffffu, exact, 1));
+      exact = min(exact, __shfl_xor_sync(0xffffffffu, exact, 2));
       if (t == 0) {
+        const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
         label_s[local_row] = int(exact & 0xffffffffu);
         dist_s[local_row] = __uint_as_float(unsigned(exact >> 32));
-        fallback_s[local_row] = int((hidden >> (g * 4)) & 0xfu);
+        fallback_s[local_row] = int((hidden[r] >> (g * 4)) & 0xfu);
       }
     }
     __syncwarp();
@@ -360,15 +393,16 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
     while (pending) {
       const int row = __ffs(pending) - 1;
       pending &= pending - 1;
-      const int64_t p = base + row;
-      const float* x = a.points + p * a.n;
+      const float* x = a.points + (base + row) * a.n;
       const unsigned lanes = unsigned(fallback_s[row]);
       unsigned long long best = lane == 0 ? pack_exact(dist_s[row], label_s[row]) : ~0ull;
       for (int col = 0; col < 4; ++col) {
         if (!((lanes >> col) & 1u)) continue;
+#pragma unroll 2
         for (int i = lane; i < 2 * ntiles; i += 32) {
           const int j = (i >> 1) * 8 + 2 * col + (i & 1);
-          if (j < a.k) best = min(best, pack_exact(exact_distance(x, a.centroids + int64_t(j) * a.n, a.n), j));
+          if (j < a.k)
+            best = min(best, pack_exact(exact_distance<8 * S>(x, a.centroids + int64_t(j) * a.n, a.n), j));
         }
       }
 #pragma unroll
@@ -388,13 +422,22 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       inertia += double(dist_s[lane]);
       if (a.labels) a.labels[base + lane] = label;
     }
-    for (int row = 0; row < rows; ++row) {
-      const int label = label_s[row];
-      const float* x = a.points + (base + row) * a.n;
-      double* sums = a.sums + int64_t(label) * a.n;
-      for (int d = lane; d < a.n; d += 32) atomicAdd(&sums[d], double(__ldg(x + d)));
+    // One coalesced RED per point and 32 dimensions; eight points' loads are issued before
+    // their atomics so the loads' latency is paid once per eight.
+    for (int d = lane; d < a.n; d += 32) {
+      const float* column = a.points + base * a.n + d;
+#pragma unroll 1
+      for (int row0 = 0; row0 < rows; row0 += 8) {
+        float value[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) value[i] = row0 + i < rows ? __ldg(column + int64_t(row0 + i) * a.n) : 0.f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          if (row0 + i < rows) atomicAdd(&a.sums[int64_t(label_s[row0 + i]) * a.n + d], double(value[i]));
+      }
     }
     __syncwarp();
+    step = next;
   }
 
 #pragma unroll
@@ -527,6 +570,8 @@ class Tf32WindowRun : public gpu::GpuRun {
     args.inertia = acc.inertia;
     args.labels = acc.labels;
     args.stats = stats_.get();
+    args.next_step = next_step_.get();
+    gpu::check(cudaMemsetAsync(next_step_.get(), 0, next_step_.bytes(), stream), "tf32-window step counter");
     build_window_image<<<(kpad_ + 127) / 128, 128, 0, stream>>>(args, image_.get(), norms_.get());
     gpu::check_launch("build_window_image");
     kernel_<<<unsigned(grid_), unsigned(block_), smem_, stream>>>(args);
@@ -543,6 +588,7 @@ class Tf32WindowRun : public gpu::GpuRun {
   WindowModel model_{};
   gpu::DeviceBuffer<float> center_, image_, norms_;
   gpu::DeviceBuffer<unsigned long long> stats_;
+  gpu::DeviceBuffer<unsigned long long> next_step_{1, "tf32-window step counter"};
 };
 
 class Tf32Window : public Variant {
