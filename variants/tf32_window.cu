@@ -61,9 +61,10 @@ int index_bits(int64_t kpad) {
 // Dynamic shared memory: fragment-ordered table; the biased norms once per centroid (the
 // window) and as the MMA's C quads {‖c_2t‖², ‖c_2t+1‖², same} so a quad is one LDS.128 into
 // the 4 consecutive registers HMMA reads; per-block counts; per warp 32 labels, 32
-// distances and 32 fallback masks.
+// fix-up masks and 4·32 candidate indices.
+constexpr int kWarpScratchWords = 32 + 32 + 128;
 int64_t smem_bytes(int64_t kpad, int npad, int block) {
-  return kpad * npad * 4 + kpad * 4 + kpad * 8 + kpad * 4 + int64_t(block / 32) * 96 * 4;
+  return kpad * npad * 4 + kpad * 4 + kpad * 8 + kpad * 4 + int64_t(block / 32) * kWarpScratchWords * 4;
 }
 int64_t smem_limit(const DeviceInfo& device) {
   return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
@@ -91,7 +92,7 @@ struct WindowArgs {
   unsigned long long* counts;
   double* inertia;
   int32_t* labels;
-  unsigned long long* stats;  // null, or {rows, in-window candidates, rows needing a column scan}
+  unsigned long long* stats;  // null, or {rows, rows with several candidates, rows needing a column scan}
   unsigned long long* next_step;  // zero at launch; warps take 32-point steps from it
 };
 
@@ -188,6 +189,19 @@ __device__ __forceinline__ unsigned long long pack_exact(float d2, int j) {
   return (static_cast<unsigned long long>(__float_as_uint(d2)) << 32) | static_cast<unsigned>(j);
 }
 
+// One level of the transposing butterfly: lanes with bit `Level` set keep the upper half of
+// the live rows, add their partner's share of it, and pass on the lower half.
+template <int Level>
+__device__ __forceinline__ void transpose_sum_level(float (&partial)[32], int lane) {
+  const bool upper = (lane & Level) != 0;
+#pragma unroll
+  for (int i = 0; i < Level; ++i) {
+    const float send = upper ? partial[i] : partial[i + Level];
+    const float keep = upper ? partial[i + Level] : partial[i];
+    partial[i] = keep + __shfl_xor_sync(0xffffffffu, send, Level);
+  }
+}
+
 // Width of the key window around the best key v1 of a point with ‖x−μ‖² = xn2: every
 // centroid that could be truly nearer than the computed winner has a key ≤ v1 + width.
 // near_tie_window's forward-error bound (TF32 products, stored norms), plus the FP32
@@ -221,9 +235,9 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
   float4* norm_quads_s = reinterpret_cast<float4*>(norms_s + a.kpad);
   unsigned* counts_s = reinterpret_cast<unsigned*>(norm_quads_s + a.kpad / 2);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  int* label_s = reinterpret_cast<int*>(counts_s + a.kpad) + warp * 96;
-  float* dist_s = reinterpret_cast<float*>(label_s + 32);
-  int* fallback_s = label_s + 64;
+  int* label_s = reinterpret_cast<int*>(counts_s + a.kpad) + warp * kWarpScratchWords;
+  unsigned* fix_s = reinterpret_cast<unsigned*>(label_s + 32);  // bits 4..7 candidates, 0..3 hidden
+  int* candidate_s = label_s + 64;                                  // [row][quad lane]
 
   {
     const int64_t table4 = int64_t(a.kpad) * a.npad / 4;
@@ -338,11 +352,18 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       }
     }
 
-    // Per row: the quad's best key, the window, exact arbitration of the in-window winners
-    // of each lane, and which lanes' columns may hide a third candidate. The four rows'
-    // exact distances are computed together so their loads overlap.
-    bool candidate[4];
-    unsigned hidden[4];
+    // The update's values (lane d holds dimension d of the step's 32 points) are loaded
+    // now, so their latency hides behind the arbitration below; only a winner whose window
+    // holds other candidates needs an exact distance before the update.
+    const int rows = a.m - base < 32 ? int(a.m - base) : 32;
+    float update_values[32];
+#pragma unroll
+    for (int row = 0; row < 32; ++row)
+      update_values[row] = row < rows && lane < a.n ? __ldg(a.points + (base + row) * a.n + lane) : 0.f;
+
+    // Per row: the quad's best key and the window around it. A row whose window holds only
+    // the winner is settled by the keys alone; the rest (more than one lane's best inside,
+    // or a lane whose second is inside and so may hide a third) are arbitrated exactly.
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       uint32_t best = first[r];
@@ -352,53 +373,49 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       const float v1 = __uint_as_float(best);
       const float width = window_width(xn2[r], v1, a.bias, norms_s[best_j] - a.bias, a.model);
       const uint32_t threshold = __float_as_uint(v1 + width);
-      candidate[r] = valid[r] && first[r] <= threshold;
-      hidden[r] = __ballot_sync(0xffffffffu, valid[r] && second[r] <= threshold);
+      const unsigned candidates = __ballot_sync(0xffffffffu, valid[r] && first[r] <= threshold);
+      const unsigned hidden = __ballot_sync(0xffffffffu, valid[r] && second[r] <= threshold);
+      const unsigned quad_candidates = (candidates >> (g * 4)) & 0xfu;
+      const unsigned quad_hidden = (hidden >> (g * 4)) & 0xfu;
+      const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
+      candidate_s[local_row * 4 + t] = int(first[r] & index_mask);
+      if (t == 0) {
+        label_s[local_row] = best_j;
+        fix_s[local_row] = (__popc(quad_candidates) > 1 || quad_hidden) ? (quad_candidates << 4) | quad_hidden : 0u;
+      }
       if (a.stats) {
-        const unsigned candidates = __ballot_sync(0xffffffffu, candidate[r]);
-        const unsigned rows = __ballot_sync(0xffffffffu, valid[r] && t == 0);
+        const unsigned row_owners = __ballot_sync(0xffffffffu, valid[r] && t == 0);
         if (lane == 0) {
-          atomicAdd(&a.stats[0], static_cast<unsigned long long>(__popc(rows)));
-          atomicAdd(&a.stats[1], static_cast<unsigned long long>(__popc(candidates)));
-          unsigned scans = 0;
-          for (int quad = 0; quad < 8; ++quad) scans += ((hidden[r] >> (4 * quad)) & 0xfu) != 0;
+          unsigned ambiguous = 0, scans = 0;
+          for (int quad = 0; quad < 8; ++quad) {
+            ambiguous += __popc((candidates >> (4 * quad)) & 0xfu) > 1;
+            scans += ((hidden >> (4 * quad)) & 0xfu) != 0;
+          }
+          atomicAdd(&a.stats[0], static_cast<unsigned long long>(__popc(row_owners)));
+          atomicAdd(&a.stats[1], static_cast<unsigned long long>(ambiguous));
           atomicAdd(&a.stats[2], static_cast<unsigned long long>(scans));
         }
       }
     }
-    float exact_d2[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int64_t p = base + (r >> 1) * 16 + (r & 1) * 8 + g;
-      const int j = int(first[r] & index_mask);
-      exact_d2[r] = candidate[r] ? exact_distance<8 * S>(a.points + p * a.n, a.centroids + int64_t(j) * a.n, a.n) : 0.f;
-    }
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      unsigned long long exact = candidate[r] ? pack_exact(exact_d2[r], int(first[r] & index_mask)) : ~0ull;
-      exact = min(exact, __shfl_xor_sync(0xffffffffu, exact, 1));
-      exact = min(exact, __shfl_xor_sync(0xffffffffu, exact, 2));
-      if (t == 0) {
-        const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
-        label_s[local_row] = int(exact & 0xffffffffu);
-        dist_s[local_row] = __uint_as_float(unsigned(exact >> 32));
-        fallback_s[local_row] = int((hidden[r] >> (g * 4)) & 0xfu);
-      }
-    }
     __syncwarp();
 
-    // Rows where a lane's second key was inside the window: scan that lane's columns
-    // exactly (the other lanes' unseen keys lie above their second, outside the window).
-    unsigned pending = __ballot_sync(0xffffffffu, fallback_s[lane] != 0);
+    // Exact arbitration of the ambiguous rows, one row at a time across the warp: lanes 0..3
+    // take the quad's in-window bests, and every lane takes a share of the columns of each
+    // lane whose second key was inside the window (the other lanes' unseen keys lie above
+    // their second, outside it).
+    unsigned pending = __ballot_sync(0xffffffffu, lane < rows && fix_s[lane] != 0);
     while (pending) {
       const int row = __ffs(pending) - 1;
       pending &= pending - 1;
       const float* x = a.points + (base + row) * a.n;
-      const unsigned lanes = unsigned(fallback_s[row]);
-      unsigned long long best = lane == 0 ? pack_exact(dist_s[row], label_s[row]) : ~0ull;
+      const unsigned fix = fix_s[row];
+      unsigned long long best = ~0ull;
+      if (lane < 4 && ((fix >> (4 + lane)) & 1u)) {
+        const int j = candidate_s[row * 4 + lane];
+        best = pack_exact(exact_distance<8 * S>(x, a.centroids + int64_t(j) * a.n, a.n), j);
+      }
       for (int col = 0; col < 4; ++col) {
-        if (!((lanes >> col) & 1u)) continue;
-#pragma unroll 2
+        if (!((fix >> col) & 1u)) continue;
         for (int i = lane; i < 2 * ntiles; i += 32) {
           const int j = (i >> 1) * 8 + 2 * col + (i & 1);
           if (j < a.k)
@@ -407,35 +424,44 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       }
 #pragma unroll
       for (int offset = 16; offset > 0; offset >>= 1) best = min(best, __shfl_xor_sync(0xffffffffu, best, offset));
-      if (lane == 0) {
-        label_s[row] = int(best & 0xffffffffu);
-        dist_s[row] = __uint_as_float(unsigned(best >> 32));
-      }
+      if (lane == 0) label_s[row] = int(best & 0xffffffffu);
       __syncwarp();
     }
     __syncwarp();
 
-    const int rows = a.m - base < 32 ? int(a.m - base) : 32;
     if (lane < rows) {
       const int label = label_s[lane];
       atomicAdd(&counts_s[label], 1u);
-      inertia += double(dist_s[lane]);
       if (a.labels) a.labels[base + lane] = label;
     }
-    // One coalesced RED per point and 32 dimensions; eight points' loads are issued before
-    // their atomics so the loads' latency is paid once per eight.
-    for (int d = lane; d < a.n; d += 32) {
-      const float* column = a.points + base * a.n + d;
-#pragma unroll 1
-      for (int row0 = 0; row0 < rows; row0 += 8) {
-        float value[8];
+    // Update and inertia, 32 dimensions at a time: lane d adds dimension d of every point
+    // (one coalesced FP64 RED per point) and keeps (x_d − c_d)² per point; a transposing
+    // butterfly (31 shuffles) then leaves point r's exact squared distance in lane r.
+    float partial[32];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) value[i] = row0 + i < rows ? __ldg(column + int64_t(row0 + i) * a.n) : 0.f;
+    for (int row = 0; row < 32; ++row) partial[row] = 0.f;
+    for (int d0 = 0; d0 < a.n; d0 += 32) {
+      const int d = d0 + lane;
+      float centroid_values[32];
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
-          if (row0 + i < rows) atomicAdd(&a.sums[int64_t(label_s[row0 + i]) * a.n + d], double(value[i]));
+      for (int row = 0; row < 32; ++row) {
+        if (d0 > 0) update_values[row] = row < rows && d < a.n ? __ldg(a.points + (base + row) * a.n + d) : 0.f;
+        centroid_values[row] =
+            row < rows && d < a.n ? __ldg(a.centroids + int64_t(label_s[row]) * a.n + d) : 0.f;
+      }
+#pragma unroll
+      for (int row = 0; row < 32; ++row) {
+        const float e = update_values[row] - centroid_values[row];
+        partial[row] = fmaf(e, e, partial[row]);
+        if (row < rows && d < a.n) atomicAdd(&a.sums[int64_t(label_s[row]) * a.n + d], double(update_values[row]));
       }
     }
+    transpose_sum_level<16>(partial, lane);
+    transpose_sum_level<8>(partial, lane);
+    transpose_sum_level<4>(partial, lane);
+    transpose_sum_level<2>(partial, lane);
+    transpose_sum_level<1>(partial, lane);
+    if (lane < rows) inertia += double(partial[0]);
     __syncwarp();
     step = next;
   }
@@ -534,7 +560,7 @@ class Tf32WindowRun : public gpu::GpuRun {
   }
 
   // MKBENCH_WINDOW_STATS=1 reports how often the exact paths ran: the share of points with
-  // more than one in-window candidate and with a column scan sets what the window costs.
+  // more than one in-window candidate or with a column scan sets what the window costs.
   ~Tf32WindowRun() override {
     if (!stats_.get()) return;
     unsigned long long stats[3] = {0, 0, 0};
@@ -542,8 +568,10 @@ class Tf32WindowRun : public gpu::GpuRun {
         cudaMemcpy(stats, stats_.get(), sizeof stats, cudaMemcpyDeviceToHost) != cudaSuccess)
       return;
     const double rows = stats[0] ? double(stats[0]) : 1.0;
-    std::fprintf(stderr, "tf32-window stats: %llu point-iterations, %.4f in-window candidates per point, %.4f%% column scans\n",
-                 stats[0], double(stats[1]) / rows, 100.0 * double(stats[2]) / rows);
+    std::fprintf(stderr,
+                 "tf32-window stats: %llu point-iterations, %.4f%% with several in-window candidates, %.4f%% with "
+                 "a column scan\n",
+                 stats[0], 100.0 * double(stats[1]) / rows, 100.0 * double(stats[2]) / rows);
   }
 
   void iterate(bool store_labels) override {
