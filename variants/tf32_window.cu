@@ -61,8 +61,9 @@ int index_bits(int64_t kpad) {
 // Dynamic shared memory: fragment-ordered table; the biased norms once per centroid (the
 // window) and as the MMA's C quads {‖c_2t‖², ‖c_2t+1‖², same} so a quad is one LDS.128 into
 // the 4 consecutive registers HMMA reads; per-block counts; per warp 32 labels, 32
-// fix-up masks and 4·32 candidate indices.
-constexpr int kWarpScratchWords = 32 + 32 + 128;
+// scan masks, 32 ambiguity flags, a work list of up to 8 in-window keys for each of 32 rows,
+// and 32 packed exact minima.
+constexpr int kWarpScratchWords = 32 + 32 + 32 + 256 + 64;
 int64_t smem_bytes(int64_t kpad, int npad, int block) {
   return kpad * npad * 4 + kpad * 4 + kpad * 8 + kpad * 4 + int64_t(block / 32) * kWarpScratchWords * 4;
 }
@@ -148,7 +149,9 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
 #endif
 }
 
-__device__ __forceinline__ void keep_two_smallest(uint32_t key, uint32_t& first, uint32_t& second) {
+__device__ __forceinline__ void keep_three_smallest(uint32_t key, uint32_t& first, uint32_t& second,
+                                                    uint32_t& third) {
+  third = min(third, max(second, key));
   second = min(second, max(first, key));
   first = min(first, key);
 }
@@ -236,8 +239,10 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
   unsigned* counts_s = reinterpret_cast<unsigned*>(norm_quads_s + a.kpad / 2);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   int* label_s = reinterpret_cast<int*>(counts_s + a.kpad) + warp * kWarpScratchWords;
-  unsigned* fix_s = reinterpret_cast<unsigned*>(label_s + 32);  // bits 4..7 candidates, 0..3 hidden
-  int* candidate_s = label_s + 64;                                  // [row][quad lane]
+  unsigned* scan_s = reinterpret_cast<unsigned*>(label_s + 32);   // quad lanes whose columns to scan
+  int* ambiguous_s = label_s + 64;                                   // row needs exact arbitration
+  int* work_s = label_s + 96;                                        // (row << 16) | centroid, ≤ 256
+  unsigned long long* exact_s = reinterpret_cast<unsigned long long*>(label_s + 352);  // 8-byte aligned
 
   {
     const int64_t table4 = int64_t(a.kpad) * a.npad / 4;
@@ -318,11 +323,10 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       xn2[r] = sq;
     }
 
-    uint32_t first[4], second[4];
+    uint32_t first[4], second[4], third[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) first[r] = second[r] = 0x7fffffffu;
+    for (int r = 0; r < 4; ++r) first[r] = second[r] = third[r] = 0x7fffffffu;
     const float* lane_image = image_s + lane * kVec;
-#pragma unroll 2
     for (int nt = 0; nt < ntiles; ++nt) {
       uint32_t b0[S], b1[S];
       const float* tile = lane_image + nt * 8 * a.npad;
@@ -345,10 +349,11 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
         mma_tf32(d, frag[tile_m][0], b0[0], b1[0], cn.x, cn.y, cn.z, cn.w);
 #pragma unroll
         for (int s = 1; s < S; ++s) mma_tf32(d, frag[tile_m][s], b0[s], b1[s], d[0], d[1], d[2], d[3]);
-        keep_two_smallest((__float_as_uint(d[0]) & a.keep_mask) | j0, first[2 * tile_m], second[2 * tile_m]);
-        keep_two_smallest((__float_as_uint(d[1]) & a.keep_mask) | j1, first[2 * tile_m], second[2 * tile_m]);
-        keep_two_smallest((__float_as_uint(d[2]) & a.keep_mask) | j0, first[2 * tile_m + 1], second[2 * tile_m + 1]);
-        keep_two_smallest((__float_as_uint(d[3]) & a.keep_mask) | j1, first[2 * tile_m + 1], second[2 * tile_m + 1]);
+        const int r0 = 2 * tile_m, r1 = 2 * tile_m + 1;
+        keep_three_smallest((__float_as_uint(d[0]) & a.keep_mask) | j0, first[r0], second[r0], third[r0]);
+        keep_three_smallest((__float_as_uint(d[1]) & a.keep_mask) | j1, first[r0], second[r0], third[r0]);
+        keep_three_smallest((__float_as_uint(d[2]) & a.keep_mask) | j0, first[r1], second[r1], third[r1]);
+        keep_three_smallest((__float_as_uint(d[3]) & a.keep_mask) | j1, first[r1], second[r1], third[r1]);
       }
     }
 
@@ -362,8 +367,10 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       update_values[row] = row < rows && lane < a.n ? __ldg(a.points + (base + row) * a.n + lane) : 0.f;
 
     // Per row: the quad's best key and the window around it. A row whose window holds only
-    // the winner is settled by the keys alone; the rest (more than one lane's best inside,
-    // or a lane whose second is inside and so may hide a third) are arbitrated exactly.
+    // the winner is settled by the keys alone. Otherwise every in-window key (a lane's
+    // first or second) goes on the warp's work list for an exact distance, and a lane
+    // whose third key is also inside may hide a fourth: its columns are scanned.
+    int listed = 0;
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       uint32_t best = first[r];
@@ -373,49 +380,60 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       const float v1 = __uint_as_float(best);
       const float width = window_width(xn2[r], v1, a.bias, norms_s[best_j] - a.bias, a.model);
       const uint32_t threshold = __float_as_uint(v1 + width);
-      const unsigned candidates = __ballot_sync(0xffffffffu, valid[r] && first[r] <= threshold);
-      const unsigned hidden = __ballot_sync(0xffffffffu, valid[r] && second[r] <= threshold);
-      const unsigned quad_candidates = (candidates >> (g * 4)) & 0xfu;
+      const bool first_in = valid[r] && first[r] <= threshold;
+      const bool second_in = valid[r] && second[r] <= threshold;
+      const unsigned firsts = __ballot_sync(0xffffffffu, first_in);
+      const unsigned seconds = __ballot_sync(0xffffffffu, second_in);
+      const unsigned hidden = __ballot_sync(0xffffffffu, valid[r] && third[r] <= threshold);
       const unsigned quad_hidden = (hidden >> (g * 4)) & 0xfu;
+      const bool ambiguous = __popc((firsts >> (g * 4)) & 0xfu) + __popc((seconds >> (g * 4)) & 0xfu) > 1;
       const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
-      candidate_s[local_row * 4 + t] = int(first[r] & index_mask);
+      const unsigned first_items = __ballot_sync(0xffffffffu, ambiguous && first_in);
+      const unsigned second_items = __ballot_sync(0xffffffffu, ambiguous && second_in);
+      const unsigned below = (1u << lane) - 1u;
+      if (ambiguous && first_in)
+        work_s[listed + __popc(first_items & below)] = (local_row << 16) | int(first[r] & index_mask);
+      if (ambiguous && second_in)
+        work_s[listed + __popc(first_items) + __popc(second_items & below)] =
+            (local_row << 16) | int(second[r] & index_mask);
+      listed += __popc(first_items) + __popc(second_items);
       if (t == 0) {
         label_s[local_row] = best_j;
-        fix_s[local_row] = (__popc(quad_candidates) > 1 || quad_hidden) ? (quad_candidates << 4) | quad_hidden : 0u;
+        scan_s[local_row] = quad_hidden;
+        exact_s[local_row] = ~0ull;
+        ambiguous_s[local_row] = ambiguous || quad_hidden;
       }
       if (a.stats) {
         const unsigned row_owners = __ballot_sync(0xffffffffu, valid[r] && t == 0);
+        const unsigned ambiguous_rows = __ballot_sync(0xffffffffu, ambiguous && t == 0);
         if (lane == 0) {
-          unsigned ambiguous = 0, scans = 0;
-          for (int quad = 0; quad < 8; ++quad) {
-            ambiguous += __popc((candidates >> (4 * quad)) & 0xfu) > 1;
-            scans += ((hidden >> (4 * quad)) & 0xfu) != 0;
-          }
+          unsigned scans = 0;
+          for (int quad = 0; quad < 8; ++quad) scans += ((hidden >> (4 * quad)) & 0xfu) != 0;
           atomicAdd(&a.stats[0], static_cast<unsigned long long>(__popc(row_owners)));
-          atomicAdd(&a.stats[1], static_cast<unsigned long long>(ambiguous));
+          atomicAdd(&a.stats[1], static_cast<unsigned long long>(__popc(ambiguous_rows)));
           atomicAdd(&a.stats[2], static_cast<unsigned long long>(scans));
         }
       }
     }
     __syncwarp();
 
-    // Exact arbitration of the ambiguous rows, one row at a time across the warp: lanes 0..3
-    // take the quad's in-window bests, and every lane takes a share of the columns of each
-    // lane whose second key was inside the window (the other lanes' unseen keys lie above
-    // their second, outside it).
-    unsigned pending = __ballot_sync(0xffffffffu, lane < rows && fix_s[lane] != 0);
-    while (pending) {
-      const int row = __ffs(pending) - 1;
-      pending &= pending - 1;
+    // The work list in one round: each lane takes an (row, centroid) item and keeps the
+    // row's smallest (distance, index) with a shared-memory atomicMin.
+    for (int item = lane; item < listed; item += 32) {
+      const int row = work_s[item] >> 16, j = work_s[item] & 0xffff;
+      const float d2 = exact_distance<8 * S>(a.points + (base + row) * a.n, a.centroids + int64_t(j) * a.n, a.n);
+      atomicMin(&exact_s[row], pack_exact(d2, j));
+    }
+    // Columns of lanes whose third key was inside the window (rare): the warp splits them.
+    unsigned scans = __ballot_sync(0xffffffffu, lane < rows && scan_s[lane] != 0);
+    while (scans) {
+      const int row = __ffs(scans) - 1;
+      scans &= scans - 1;
       const float* x = a.points + (base + row) * a.n;
-      const unsigned fix = fix_s[row];
+      const unsigned columns = scan_s[row];
       unsigned long long best = ~0ull;
-      if (lane < 4 && ((fix >> (4 + lane)) & 1u)) {
-        const int j = candidate_s[row * 4 + lane];
-        best = pack_exact(exact_distance<8 * S>(x, a.centroids + int64_t(j) * a.n, a.n), j);
-      }
       for (int col = 0; col < 4; ++col) {
-        if (!((fix >> col) & 1u)) continue;
+        if (!((columns >> col) & 1u)) continue;
         for (int i = lane; i < 2 * ntiles; i += 32) {
           const int j = (i >> 1) * 8 + 2 * col + (i & 1);
           if (j < a.k)
@@ -424,9 +442,10 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       }
 #pragma unroll
       for (int offset = 16; offset > 0; offset >>= 1) best = min(best, __shfl_xor_sync(0xffffffffu, best, offset));
-      if (lane == 0) label_s[row] = int(best & 0xffffffffu);
-      __syncwarp();
+      if (lane == 0) atomicMin(&exact_s[row], best);
     }
+    __syncwarp();
+    if (lane < rows && ambiguous_s[lane]) label_s[lane] = int(exact_s[lane] & 0xffffffffu);
     __syncwarp();
 
     if (lane < rows) {
