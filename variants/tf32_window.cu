@@ -149,7 +149,9 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
 #endif
 }
 
-__device__ __forceinline__ void keep_two_smallest(uint32_t key, uint32_t& first, uint32_t& second) {
+__device__ __forceinline__ void keep_three_smallest(uint32_t key, uint32_t& first, uint32_t& second,
+                                                    uint32_t& third) {
+  third = min(third, max(second, key));
   second = min(second, max(first, key));
   first = min(first, key);
 }
@@ -237,7 +239,7 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
   unsigned* counts_s = reinterpret_cast<unsigned*>(norm_quads_s + a.kpad / 2);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   int* label_s = reinterpret_cast<int*>(counts_s + a.kpad) + warp * kWarpScratchWords;
-  unsigned* scan_s = reinterpret_cast<unsigned*>(label_s + 32);   // bit 2t+c: scan columns 2t+c
+  unsigned* scan_s = reinterpret_cast<unsigned*>(label_s + 32);   // quad lanes whose columns to scan
   int* ambiguous_s = label_s + 64;                                   // row needs exact arbitration
   int* work_s = label_s + 96;                                        // (row << 16) | centroid, ≤ 256
   unsigned long long* exact_s = reinterpret_cast<unsigned long long*>(label_s + 352);  // 8-byte aligned
@@ -321,14 +323,9 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       xn2[r] = sq;
     }
 
-    // Two smallest keys per row and column class (lane t holds columns 2t and 2t+1 of each
-    // n-tile; the class is the column's parity): 8 classes per row, three ALU operations per
-    // key. A class can hide an in-window candidate only behind two in-window keys of its own.
-    uint32_t first[4][2], second[4][2];
+    uint32_t first[4], second[4], third[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) first[r][c] = second[r][c] = 0x7fffffffu;
+    for (int r = 0; r < 4; ++r) first[r] = second[r] = third[r] = 0x7fffffffu;
     const float* lane_image = image_s + lane * kVec;
     for (int nt = 0; nt < ntiles; ++nt) {
       uint32_t b0[S], b1[S];
@@ -353,10 +350,10 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
 #pragma unroll
         for (int s = 1; s < S; ++s) mma_tf32(d, frag[tile_m][s], b0[s], b1[s], d[0], d[1], d[2], d[3]);
         const int r0 = 2 * tile_m, r1 = 2 * tile_m + 1;
-        keep_two_smallest((__float_as_uint(d[0]) & a.keep_mask) | j0, first[r0][0], second[r0][0]);
-        keep_two_smallest((__float_as_uint(d[1]) & a.keep_mask) | j1, first[r0][1], second[r0][1]);
-        keep_two_smallest((__float_as_uint(d[2]) & a.keep_mask) | j0, first[r1][0], second[r1][0]);
-        keep_two_smallest((__float_as_uint(d[3]) & a.keep_mask) | j1, first[r1][1], second[r1][1]);
+        keep_three_smallest((__float_as_uint(d[0]) & a.keep_mask) | j0, first[r0], second[r0], third[r0]);
+        keep_three_smallest((__float_as_uint(d[1]) & a.keep_mask) | j1, first[r0], second[r0], third[r0]);
+        keep_three_smallest((__float_as_uint(d[2]) & a.keep_mask) | j0, first[r1], second[r1], third[r1]);
+        keep_three_smallest((__float_as_uint(d[3]) & a.keep_mask) | j1, first[r1], second[r1], third[r1]);
       }
     }
 
@@ -370,63 +367,51 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       update_values[row] = row < rows && lane < a.n ? __ldg(a.points + (base + row) * a.n + lane) : 0.f;
 
     // Per row: the quad's best key and the window around it. A row whose window holds only
-    // the winner is settled by the keys alone. Otherwise every in-window key (a class's
-    // first or second) goes on the warp's work list for an exact distance, and a class
-    // whose second key is also inside may hide a third: its columns are scanned.
+    // the winner is settled by the keys alone. Otherwise every in-window key (a lane's
+    // first or second) goes on the warp's work list for an exact distance, and a lane
+    // whose third key is also inside may hide a fourth: its columns are scanned.
     int listed = 0;
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      uint32_t best = min(first[r][0], first[r][1]);
+      uint32_t best = first[r];
       best = min(best, __shfl_xor_sync(0xffffffffu, best, 1));
       best = min(best, __shfl_xor_sync(0xffffffffu, best, 2));
       const int best_j = int(best & index_mask);
       const float v1 = __uint_as_float(best);
       const float width = window_width(xn2[r], v1, a.bias, norms_s[best_j] - a.bias, a.model);
       const uint32_t threshold = __float_as_uint(v1 + width);
+      const bool first_in = valid[r] && first[r] <= threshold;
+      const bool second_in = valid[r] && second[r] <= threshold;
+      const unsigned firsts = __ballot_sync(0xffffffffu, first_in);
+      const unsigned seconds = __ballot_sync(0xffffffffu, second_in);
+      const unsigned hidden = __ballot_sync(0xffffffffu, valid[r] && third[r] <= threshold);
+      const unsigned quad_hidden = (hidden >> (g * 4)) & 0xfu;
+      const bool ambiguous = __popc((firsts >> (g * 4)) & 0xfu) + __popc((seconds >> (g * 4)) & 0xfu) > 1;
       const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
-      bool in_window[4];
-      unsigned items[4];
-      int my_keys = 0, quad_keys;
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        in_window[2 * c] = valid[r] && first[r][c] <= threshold;
-        in_window[2 * c + 1] = valid[r] && second[r][c] <= threshold;
-        my_keys += int(in_window[2 * c]) + int(in_window[2 * c + 1]);
-      }
-      quad_keys = my_keys + __shfl_xor_sync(0xffffffffu, my_keys, 1);
-      quad_keys += __shfl_xor_sync(0xffffffffu, quad_keys, 2);
-      const bool ambiguous = quad_keys > 1;
-      // A class with both keys inside: bit c of lane t's nibble → scan columns 2t + c.
-      const unsigned scan_bits = (in_window[1] ? 1u : 0u) | (in_window[3] ? 2u : 0u);
-      int offset = listed;
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        items[q] = __ballot_sync(0xffffffffu, ambiguous && in_window[q]);
-        if (ambiguous && in_window[q]) {
-          const uint32_t key = (q & 1) ? second[r][q >> 1] : first[r][q >> 1];
-          work_s[offset + __popc(items[q] & ((1u << lane) - 1u))] = (local_row << 16) | int(key & index_mask);
-        }
-        offset += __popc(items[q]);
-      }
-      listed = offset;
-      // Scan masks: 2 bits per quad lane (its two column classes).
-      unsigned quad_scans = scan_bits << (2 * t);
-      quad_scans |= __shfl_xor_sync(0xffffffffu, quad_scans, 1);
-      quad_scans |= __shfl_xor_sync(0xffffffffu, quad_scans, 2);
+      const unsigned first_items = __ballot_sync(0xffffffffu, ambiguous && first_in);
+      const unsigned second_items = __ballot_sync(0xffffffffu, ambiguous && second_in);
+      const unsigned below = (1u << lane) - 1u;
+      if (ambiguous && first_in)
+        work_s[listed + __popc(first_items & below)] = (local_row << 16) | int(first[r] & index_mask);
+      if (ambiguous && second_in)
+        work_s[listed + __popc(first_items) + __popc(second_items & below)] =
+            (local_row << 16) | int(second[r] & index_mask);
+      listed += __popc(first_items) + __popc(second_items);
       if (t == 0) {
         label_s[local_row] = best_j;
-        scan_s[local_row] = quad_scans;
+        scan_s[local_row] = quad_hidden;
         exact_s[local_row] = ~0ull;
-        ambiguous_s[local_row] = ambiguous;
+        ambiguous_s[local_row] = ambiguous || quad_hidden;
       }
       if (a.stats) {
         const unsigned row_owners = __ballot_sync(0xffffffffu, valid[r] && t == 0);
         const unsigned ambiguous_rows = __ballot_sync(0xffffffffu, ambiguous && t == 0);
-        const unsigned scan_rows = __ballot_sync(0xffffffffu, quad_scans != 0 && t == 0);
         if (lane == 0) {
+          unsigned scans = 0;
+          for (int quad = 0; quad < 8; ++quad) scans += ((hidden >> (4 * quad)) & 0xfu) != 0;
           atomicAdd(&a.stats[0], static_cast<unsigned long long>(__popc(row_owners)));
           atomicAdd(&a.stats[1], static_cast<unsigned long long>(__popc(ambiguous_rows)));
-          atomicAdd(&a.stats[2], static_cast<unsigned long long>(__popc(scan_rows)));
+          atomicAdd(&a.stats[2], static_cast<unsigned long long>(scans));
         }
       }
     }
@@ -439,18 +424,18 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       const float d2 = exact_distance<8 * S>(a.points + (base + row) * a.n, a.centroids + int64_t(j) * a.n, a.n);
       atomicMin(&exact_s[row], pack_exact(d2, j));
     }
-    // Column classes whose second key was inside the window (rare): the warp splits them.
+    // Columns of lanes whose third key was inside the window (rare): the warp splits them.
     unsigned scans = __ballot_sync(0xffffffffu, lane < rows && scan_s[lane] != 0);
     while (scans) {
       const int row = __ffs(scans) - 1;
       scans &= scans - 1;
       const float* x = a.points + (base + row) * a.n;
-      const unsigned classes = scan_s[row];
+      const unsigned columns = scan_s[row];
       unsigned long long best = ~0ull;
-      for (int column = 0; column < 8; ++column) {  // column 2t + c of every n-tile
-        if (!((classes >> column) & 1u)) continue;
-        for (int nt = lane; nt < ntiles; nt += 32) {
-          const int j = nt * 8 + column;
+      for (int col = 0; col < 4; ++col) {
+        if (!((columns >> col) & 1u)) continue;
+        for (int i = lane; i < 2 * ntiles; i += 32) {
+          const int j = (i >> 1) * 8 + 2 * col + (i & 1);
           if (j < a.k)
             best = min(best, pack_exact(exact_distance<8 * S>(x, a.centroids + int64_t(j) * a.n, a.n), j));
         }
