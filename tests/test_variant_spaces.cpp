@@ -349,7 +349,7 @@ std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) 
   else if (p.k.kmax < 256 && p.n <= 8 && p.k.kmin == p.k.kmax && (p.k.kmax <= 5 || p.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
-  else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+  else chain = {"tf32-window", "gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
   for (const auto& name : chain) {
     const Variant* v = Registry::instance().find(name);
     if (v && !v->can_implement(p, device)) return name;
@@ -365,7 +365,10 @@ TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 4, 4), h100_like(), 0.7).first, "registers-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 16, 16), h100_like(), 0.7).first, "tensor-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 12, 4, 4), h100_like(), 0.7).first, "tensor-multik");
-  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 1024, 1024), h100_like(), 0.7).first, "gemm-tf32x3");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 1024, 1024), h100_like(), 0.7).first, "tf32-window");
+  // A K range, or a centroid table beyond shared memory, falls through to gemm-tf32x3.
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 300, 400), h100_like(), 0.7).first, "gemm-tf32x3");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 4096, 4096), h100_like(), 0.7).first, "gemm-tf32x3");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "warp-centric");
 }
 
@@ -374,7 +377,7 @@ TEST(AutoSpace, ClassBoundariesAreNSixtyFourAndKTwoHundredFiftySix) {
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 64, 16, 16), device, 0.7).first, "warp-centric");
   EXPECT_NE(choose_auto_delegate(make_problem(1 << 21, 63, 16, 16), device, 0.7).first, "warp-centric");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 255, 255), device, 0.7).first, "registers-multik");
-  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 256, 256), device, 0.7).first, "gemm-tf32x3");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 256, 256), device, 0.7).first, "tf32-window");
 }
 
 TEST(AutoSpace, DeviceWithoutTf32MmaFallsBackAlongTheChain) {

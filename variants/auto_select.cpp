@@ -37,7 +37,10 @@ namespace mk {
 // (N=4/8/16 with K=3..5/3..7, N=8 K=16 at 8M) and on every K range and every N=12 row of
 // table2 (H200, registers-multik tuned); registers-multik stayed ahead for one K at N ≤ 8
 // when K ≤ 5 (by 5–45 %) or K = 25 (6–27 %), and within 2 % for K = 9..12. tensor-multik
-// refuses ΣK > 64 and wide tiles, which fall through to registers-multik.
+// refuses ΣK > 64 and wide tiles, which fall through to registers-multik. tf32-window
+// (session 5) took one K ≥ 256 at N=32 from gemm-tf32x3 (M=2M: K=256 0.99 against 3.63 ms,
+// K=1024 1.85 against 9.53 ms); it refuses K ranges, N > 64 and centroid tables beyond
+// shared memory, which fall through to gemm-tf32x3.
 std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   const bool single_k = problem.k.kmin == problem.k.kmax;
@@ -45,7 +48,7 @@ std::vector<std::string> dense_preference(const Problem& problem) {
     return {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   if (problem.k.kmax < 256)
     return {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
-  return {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+  return {"tf32-window", "gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
 }
 
 // The delegate's name and why it was chosen; an empty name means nothing can run, and the
@@ -94,7 +97,8 @@ class AutoSelect : public Variant {
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
            "that measured fastest for the shape class (warp-centric for N >= 64; for K < 256 tensor-multik, "
-           "except one K <= 5 or > 16 at N <= 8: registers-multik; gemm-tf32x3 above), with the delegate's "
+           "except one K <= 5 or > 16 at N <= 8: registers-multik; above, tf32-window for one K, else "
+           "gemm-tf32x3), with the delegate's "
            "defaults";
   }
   bool runs_on_gpu() const override { return true; }

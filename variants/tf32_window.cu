@@ -71,13 +71,6 @@ int64_t smem_limit(const DeviceInfo& device) {
   return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
 }
 
-struct WindowModel {
-  float dot_rel;     // ε_dot of one TF32 product sum (near_tie_bound.hpp, Tf32)
-  float norm_rel;    // relative error of the stored ‖c‖² (FP64 sum, one rounding)
-  float accumulate_rel;  // FP32 accumulation of the MMA steps over the biased C operand
-  float pack_rel;        // a key's low mantissa bits replaced by the centroid index
-};
-
 struct WindowArgs {
   const float* points;     // m × n, AoS
   const float* centroids;  // k × n, exact (the state's packed centroids)
@@ -88,7 +81,7 @@ struct WindowArgs {
   int n, k, kpad, npad;
   float bias;
   unsigned keep_mask;      // clears the index bits of a key
-  WindowModel model;
+  gemm::BiasedKeyModel model;
   double* sums;
   unsigned long long* counts;
   double* inertia;
@@ -203,26 +196,6 @@ __device__ __forceinline__ void transpose_sum_level(float (&partial)[32], int la
     const float keep = upper ? partial[i + Level] : partial[i];
     partial[i] = keep + __shfl_xor_sync(0xffffffffu, send, Level);
   }
-}
-
-// Width of the key window around the best key v1 of a point with ‖x−μ‖² = xn2: every
-// centroid that could be truly nearer than the computed winner has a key ≤ v1 + width.
-// near_tie_window's forward-error bound (TF32 products, stored norms), plus the FP32
-// accumulation of the MMA over its biased C operand and the index bits packed into keys,
-// both relative to the magnitude V the keys of relevant centroids can reach.
-__device__ __forceinline__ float window_width(float xn2, float v1, float bias, float cn_b, const WindowModel& model) {
-  const float u = float(gemm::kUnitRoundoff);
-  const float norm_rel = model.norm_rel + u;
-  const float dot_rel = model.dot_rel + u;
-  const float a = sqrtf(fmaxf(xn2, 0.f));
-  const float cb2 = fmaxf(cn_b, 0.f);
-  const float delta_b = norm_rel * cb2 + 2.f * dot_rel * a * sqrtf(cb2);
-  const float d_b = sqrtf(fmaxf(v1 - bias + xn2 + delta_b, 0.f));
-  const float r = a + d_b;
-  const float delta = norm_rel * r * r + 2.f * dot_rel * a * r + model.accumulate_rel * (bias + r * r + 2.f * a * r);
-  // Both keys compared (the winner's and a candidate's, at most v1 + 2δ) lost index bits.
-  const float packing = model.pack_rel * 2.f * (fabsf(v1) + 2.f * delta);
-  return gemm::kWindowSafety * (2.f * delta + packing) + FLT_MIN;
 }
 
 #endif
@@ -378,7 +351,7 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       best = min(best, __shfl_xor_sync(0xffffffffu, best, 2));
       const int best_j = int(best & index_mask);
       const float v1 = __uint_as_float(best);
-      const float width = window_width(xn2[r], v1, a.bias, norms_s[best_j] - a.bias, a.model);
+      const float width = gemm::biased_key_window(xn2[r], v1, a.bias, norms_s[best_j] - a.bias, a.model);
       const uint32_t threshold = __float_as_uint(v1 + width);
       const bool first_in = valid[r] && first[r] <= threshold;
       const bool second_in = valid[r] && second[r] <= threshold;
@@ -509,19 +482,6 @@ KernelFn kernel_for(int steps) {
   throw UnsupportedError("tf32-window: no kernel for " + std::to_string(steps) + " k-steps");
 }
 
-WindowModel window_model(int npad, int kpad) {
-  const gemm::ExpansionErrorModel expansion = gemm::expansion_error_model(gemm::DotArithmetic::Tf32, npad);
-  WindowModel model;
-  model.dot_rel = expansion.dot_rel;
-  model.norm_rel = expansion.norm_rel;
-  // The MMA accumulates npad/8 steps onto a C operand of magnitude bias + ‖c‖² (each step's
-  // sum truncated: 2^-22 relative) and the bias was added to ‖c‖² in one rounding; a key
-  // replaces index_bits of the 23-bit mantissa, moving it by less than 2^(bits−23) of itself.
-  model.accumulate_rel = float((npad / 8 + 2) * 0x1p-22);
-  model.pack_rel = float(std::ldexp(1.0, index_bits(kpad) - 23));
-  return model;
-}
-
 class Tf32WindowRun : public gpu::GpuRun {
  public:
   Tf32WindowRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
@@ -570,7 +530,7 @@ class Tf32WindowRun : public gpu::GpuRun {
     const int64_t requested = params.at("grid").get<int64_t>();
     const int64_t persistent = int64_t(resident) * std::max(1, device.sm_count);
     grid_ = std::max<int64_t>(1, std::min(requested == 0 ? persistent : requested, useful));
-    model_ = window_model(npad_, kpad_);
+    model_ = gemm::biased_key_model(npad_, index_bits(kpad_));
     if (std::getenv("MKBENCH_WINDOW_STATS")) {
       stats_.allocate(3, "tf32-window stats");
       gpu::check(cudaMemsetAsync(stats_.get(), 0, stats_.bytes(), state_.stream()), "zero stats");
@@ -632,7 +592,7 @@ class Tf32WindowRun : public gpu::GpuRun {
   int64_t grid_ = 1;
   size_t smem_ = 0;
   float bias_ = 0.f;
-  WindowModel model_{};
+  gemm::BiasedKeyModel model_{};
   gpu::DeviceBuffer<float> center_, image_, norms_;
   gpu::DeviceBuffer<unsigned long long> stats_;
   gpu::DeviceBuffer<unsigned long long> next_step_{1, "tf32-window step counter"};

@@ -108,6 +108,50 @@ MK_HOST_DEVICE inline float near_tie_window(float x_norm2, float best_e, float b
   return kWindowSafety * 2.f * delta + FLT_MIN;
 }
 
+// tf32-window ranks centroids by packed keys: key_j = bits(bias + ‖c_j‖² − 2·tf32(x)·tf32(c_j))
+// with the centroid index in the low mantissa bits, all in translated coordinates. Beyond the
+// expansion's error above, a key carries the FP32 accumulation of the MMA steps over its
+// biased C operand (accumulate_rel of the magnitude bias + ‖c‖² + 2|x||c|) and the packing
+// (pack_rel of the key itself).
+struct BiasedKeyModel {
+  float dot_rel = 0;         // ε_dot of one TF32 product sum
+  float norm_rel = 0;        // relative error of the stored ‖c‖²
+  float accumulate_rel = 0;  // per unit of the operand magnitude, over all k-steps
+  float pack_rel = 0;        // a key's low mantissa bits replaced by the centroid index
+};
+
+inline BiasedKeyModel biased_key_model(int padded_dims, int index_bits) {
+  const ExpansionErrorModel expansion = expansion_error_model(DotArithmetic::Tf32, padded_dims);
+  BiasedKeyModel model;
+  model.dot_rel = expansion.dot_rel;
+  model.norm_rel = expansion.norm_rel;
+  // Each k-step's sum is truncated once (2^-22 relative), plus the bias added to ‖c‖² in one
+  // rounding; replacing index_bits of the 23-bit mantissa moves a key by < 2^(bits−23) of it.
+  model.accumulate_rel = float((padded_dims / 8 + 2) * 0x1p-22);
+  model.pack_rel = float(std::ldexp(1.0, index_bits - 23));
+  return model;
+}
+
+// Every centroid that could be truly nearer than the computed winner has a key at most
+// best_key + this width. xn2 = ‖x‖², best_key the winner's key as a float (bias included),
+// best_cnorm2 the winner's stored ‖c‖² (bias removed). Same derivation as
+// near_tie_window, with the two extra terms.
+MK_HOST_DEVICE inline float biased_key_window(float xn2, float best_key, float bias, float best_cnorm2,
+                                              BiasedKeyModel model) {
+  const float u = float(kUnitRoundoff);
+  const float norm_rel = model.norm_rel + u;
+  const float dot_rel = model.dot_rel + u;
+  const float a = sqrtf(fmaxf(xn2, 0.f));
+  const float cb2 = fmaxf(best_cnorm2, 0.f);
+  const float delta_b = norm_rel * cb2 + 2.f * dot_rel * a * sqrtf(cb2);
+  const float d_b = sqrtf(fmaxf(best_key - bias + xn2 + delta_b, 0.f));
+  const float r = a + d_b;
+  const float delta = norm_rel * r * r + 2.f * dot_rel * a * r + model.accumulate_rel * (bias + r * r + 2.f * a * r);
+  // Both keys compared (the winner's and a candidate's, at most best_key + 2δ) lost index bits.
+  const float packing = model.pack_rel * 2.f * (fabsf(best_key) + 2.f * delta);
+  return kWindowSafety * (2.f * delta + packing) + FLT_MIN;
+}
+
 // Round to TF32 (10 explicit mantissa bits), nearest with ties away from zero: the
 // semantics of cvt.rna.tf32.f32, written portably so host tests and sm_75 builds share it.
 // The low 13 bits of the result are zero, so tensor cores read it unchanged.

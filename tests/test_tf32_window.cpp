@@ -1,0 +1,271 @@
+// tf32-window's contract on the CPU: which shapes it takes, its defaults, and the key window
+// that makes its 1xTF32 ranking FP32-faithful, checked against FP64 distances on an
+// emulation of the kernel's key arithmetic. Its GPU behaviour is tested with every other
+// variant in test_gpu_variants.cpp (whose shapes stop at K=16) and below at the large K,
+// clustered, offset, sparse and odd-width data its window and scans exist for.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.hpp"
+#include "harness/device_info.hpp"
+#include "harness/reference.hpp"
+#include "harness/variant.hpp"
+#include "variants/common/near_tie_bound.hpp"
+
+namespace mk {
+namespace {
+
+DeviceInfo hopper() {
+  DeviceInfo d;
+  d.is_gpu = true;
+  d.name = "H100-like (synthetic)";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.global_mem_bytes = int64_t(80) << 30;
+  d.smem_per_block_optin = 227 * 1024;
+  d.smem_per_sm = 228 * 1024;
+  d.regs_per_sm = 65536;
+  d.max_threads_per_sm = 2048;
+  return d;
+}
+
+Problem shape(int64_t m, int n, int kmin, int kmax) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = KRange{kmin, kmax};
+  return p;
+}
+
+const Variant& window_variant() { return Registry::instance().get("tf32-window"); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(Tf32WindowSpace, TakesOneLargeKUpToSixtyFourDimensions) {
+  EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 32, 1024, 1024), hopper()).has_value());
+  EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 64, 256, 256), hopper()).has_value());
+  EXPECT_FALSE(window_variant().can_implement(shape(1000, 2, 3, 3), hopper()).has_value());
+}
+
+TEST(Tf32WindowSpace, RefusesWhatItCannotDoNamingWhyAndTheAlternative) {
+  const auto range = window_variant().can_implement(shape(1 << 21, 32, 3, 7), hopper());
+  ASSERT_TRUE(range.has_value());
+  EXPECT_TRUE(contains(*range, "one K")) << *range;
+  const auto wide = window_variant().can_implement(shape(1 << 21, 65, 256, 256), hopper());
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_TRUE(contains(*wide, "gemm-tf32x3")) << *wide;
+  // 4096 centroids × 32 dims of table are 512 KiB: beyond any SM's shared memory.
+  const auto big = window_variant().can_implement(shape(1 << 21, 32, 4096, 4096), hopper());
+  ASSERT_TRUE(big.has_value());
+  EXPECT_TRUE(contains(*big, "shared memory")) << *big;
+  DeviceInfo turing = hopper();
+  turing.cc_major = 7;
+  turing.cc_minor = 5;
+  EXPECT_TRUE(window_variant().can_implement(shape(1 << 21, 32, 1024, 1024), turing).has_value());
+}
+
+TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
+  // N=32, K=1024: a 128 KiB table leaves room for one block, so it gets 16 warps.
+  const Problem large = shape(1 << 21, 32, 1024, 1024);
+  const Params large_defaults = window_variant().default_params(large, hopper());
+  EXPECT_EQ(large_defaults.at("block"), 512);
+  EXPECT_FALSE(window_variant().param_space(large, hopper()).check(large_defaults).has_value());
+  const Problem small = shape(1 << 21, 8, 256, 256);
+  const Params small_defaults = window_variant().default_params(small, hopper());
+  EXPECT_EQ(small_defaults.at("block"), 256);
+  EXPECT_FALSE(window_variant().param_space(small, hopper()).check(small_defaults).has_value());
+}
+
+// The kernel's key for one centroid, emulated: translated inputs rounded to TF32, products
+// summed per k-step of 8 dimensions and added to the FP32 accumulator that starts at the
+// biased norm, then the index packed into the low mantissa bits.
+float emulated_key(const std::vector<float>& x, const std::vector<float>& c, float biased_norm, uint32_t index,
+                   uint32_t keep_mask) {
+  float acc = biased_norm;
+  for (size_t d0 = 0; d0 < x.size(); d0 += 8) {
+    double step = 0;
+    for (size_t d = d0; d < d0 + 8 && d < x.size(); ++d)
+      step += double(gemm::tf32_round(x[d])) * double(-2.f * gemm::tf32_round(c[d]));
+    acc += float(step);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &acc, sizeof bits);
+  bits = (bits & keep_mask) | index;
+  float key;
+  std::memcpy(&key, &bits, sizeof key);
+  return key;
+}
+
+struct WindowTrials {
+  int points = 0, ambiguous = 0, uncovered = 0;
+  double keys_inside = 0;  // mean number of keys inside a point's window
+};
+
+// Uniform data in a box offset from the origin, centroids drawn from it, everything
+// translated by the data mean as the variant does; each point's window must hold every
+// centroid whose FP64 distance is at most the key winner's.
+WindowTrials run_trials(int n, int k, int points, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(2.f, 3.f);
+  std::vector<std::vector<float>> data(static_cast<size_t>(points), std::vector<float>(static_cast<size_t>(n)));
+  for (auto& row : data)
+    for (float& v : row) v = uniform(rng);
+  std::vector<double> mean(static_cast<size_t>(n), 0.0);
+  for (const auto& row : data)
+    for (int d = 0; d < n; ++d) mean[size_t(d)] += row[size_t(d)];
+  std::vector<float> center(static_cast<size_t>(n));
+  for (int d = 0; d < n; ++d) center[size_t(d)] = float(mean[size_t(d)] / points);
+  std::vector<std::vector<float>> centroids(static_cast<size_t>(k));
+  for (int j = 0; j < k; ++j) centroids[size_t(j)] = data[size_t(j) * 7 % size_t(points)];
+  auto translate = [&](const std::vector<float>& v) {
+    std::vector<float> out(v.size());
+    for (size_t d = 0; d < v.size(); ++d) out[d] = v[d] - center[d];
+    return out;
+  };
+  double largest = 0;
+  for (const auto& row : data) {
+    double sq = 0;
+    for (float v : translate(row)) sq += double(v) * v;
+    largest = std::max(largest, sq);
+  }
+  const float bias = float(1.125 * largest);
+  int index_bits = 0;
+  while ((1 << index_bits) < k) ++index_bits;
+  const uint32_t keep_mask = ~((1u << index_bits) - 1u);
+  const gemm::BiasedKeyModel model = gemm::biased_key_model((n + 15) / 16 * 16, index_bits);
+  std::vector<std::vector<float>> translated_centroids;
+  std::vector<float> norms(static_cast<size_t>(k)), biased(static_cast<size_t>(k));
+  for (int j = 0; j < k; ++j) {
+    translated_centroids.push_back(translate(centroids[size_t(j)]));
+    double sq = 0;
+    for (float v : translated_centroids.back()) sq += double(v) * v;
+    norms[size_t(j)] = float(sq);
+    biased[size_t(j)] = float(sq + bias);
+  }
+  WindowTrials trials;
+  for (const auto& row : data) {
+    const std::vector<float> x = translate(row);
+    float xn2 = 0;
+    for (float v : x) xn2 = std::fma(v, v, xn2);
+    std::vector<float> keys(static_cast<size_t>(k));
+    std::vector<double> exact(static_cast<size_t>(k));
+    int winner = 0;
+    for (int j = 0; j < k; ++j) {
+      keys[size_t(j)] = emulated_key(x, translated_centroids[size_t(j)], biased[size_t(j)], uint32_t(j), keep_mask);
+      double dist = 0;
+      for (int d = 0; d < n; ++d) {
+        const double e = double(row[size_t(d)]) - centroids[size_t(j)][size_t(d)];
+        dist += e * e;
+      }
+      exact[size_t(j)] = dist;
+      if (keys[size_t(j)] < keys[size_t(winner)]) winner = j;
+    }
+    const float width = gemm::biased_key_window(xn2, keys[size_t(winner)], bias, norms[size_t(winner)], model);
+    const float threshold = keys[size_t(winner)] + width;
+    int inside = 0;
+    for (int j = 0; j < k; ++j) {
+      inside += keys[size_t(j)] <= threshold;
+      if (exact[size_t(j)] <= exact[size_t(winner)] && !(keys[size_t(j)] <= threshold)) ++trials.uncovered;
+    }
+    ++trials.points;
+    trials.ambiguous += inside > 1;
+    trials.keys_inside += inside;
+  }
+  trials.keys_inside /= trials.points;
+  return trials;
+}
+
+TEST(BiasedKeyWindow, HoldsEveryCentroidAtLeastAsNearAsTheKeyWinner) {
+  for (const auto& [n, k] : {std::pair{32, 1024}, std::pair{8, 256}, std::pair{3, 64}}) {
+    const WindowTrials trials = run_trials(n, k, 1500, 77u + n);
+    SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k));
+    EXPECT_EQ(trials.uncovered, 0);
+    // Not vacuous: the 1xTF32 keys leave real near-ties to arbitrate ...
+    EXPECT_GT(trials.ambiguous, 0);
+    // ... and the window stays narrow enough that most points need no exact distance.
+    EXPECT_LT(trials.ambiguous, trials.points / 2);
+    EXPECT_LT(trials.keys_inside, 2.0);
+  }
+}
+
+TEST(BiasedKeyWindow, WidensWithTheIndexBitsPackedIntoKeys) {
+  const float narrow = gemm::biased_key_window(2.7f, 8.f, 6.f, 3.f, gemm::biased_key_model(32, 5));
+  const float wide = gemm::biased_key_window(2.7f, 8.f, 6.f, 3.f, gemm::biased_key_model(32, 13));
+  EXPECT_LT(narrow, wide);
+  EXPECT_GT(narrow, 0.f);
+}
+
+// --- on the GPU ----------------------------------------------------------------------
+
+struct GpuCase {
+  std::string name;
+  GeneratorSpec spec;
+  int k;
+  bool labels;
+  float offset;  // added to every value: data far from the origin, where |x||c| ≫ distances
+};
+
+class Tf32WindowOnDevice : public ::testing::TestWithParam<GpuCase> {
+ protected:
+  void SetUp() override {
+    if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  }
+};
+
+TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
+  const GpuCase c = GetParam();
+  Dataset data = generate(c.spec);
+  for (float& v : data.values) v += c.offset;
+  const Problem problem = shape(data.m, data.n, c.k, c.k);
+  const DeviceInfo device = query_device(0);
+  if (auto reason = window_variant().can_implement(problem, device))
+    GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
+  const Params params = resolve_params(window_variant(), problem, device, Params::object());
+  auto run = window_variant().prepare(problem, data, params, device);
+  std::vector<float> centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 11);
+  run->set_centroids(centroids);
+  for (int step = 1; step <= 2; ++step) {
+    run->iterate(c.labels);
+    run->synchronize();
+    const IterationResult got = run->read_back();
+    for (const auto& r : got.per_k) EXPECT_EQ(r.labels.empty(), !c.labels) << "step " << step;
+    const VerifyReport report = compare_with_reference(data, problem.k, centroids, got);
+    ASSERT_TRUE(report.passed) << "step " << step << ": " << report.summary();
+    centroids = got.per_k[0].centroids;
+  }
+}
+
+GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, int centers, double zeros, uint64_t seed) {
+  GeneratorSpec spec;
+  spec.kind = kind;
+  spec.m = m;
+  spec.n = n;
+  spec.centers = centers;
+  spec.zero_fraction = zeros;
+  spec.seed = seed;
+  return spec;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Tf32WindowOnDevice,
+    ::testing::Values(GpuCase{"uniform_n32_k1024", spec_of("uniform", 60000, 32, 8, 0, 5), 1024, true, 0.f},
+                      GpuCase{"blobs_n32_k256_no_labels", spec_of("blobs", 100000, 32, 300, 0, 6), 256, false, 0.f},
+                      GpuCase{"offset_uniform_n16_k300", spec_of("uniform", 50000, 16, 8, 0, 7), 300, true, 1000.f},
+                      GpuCase{"sparse_blobs_n24_k64", spec_of("blobs", 50000, 24, 40, 0.9, 8), 64, true, 0.f},
+                      GpuCase{"uniform_n64_k200", spec_of("uniform", 30000, 64, 8, 0, 9), 200, true, 0.f},
+                      GpuCase{"uniform_n48_k128", spec_of("uniform", 30000, 48, 8, 0, 10), 128, true, 0.f},
+                      GpuCase{"uniform_n30_k500", spec_of("uniform", 40000, 30, 8, 0, 11), 500, true, 0.f},
+                      GpuCase{"uniform_n5_k2000", spec_of("uniform", 40000, 5, 8, 0, 12), 2000, true, 0.f},
+                      GpuCase{"uniform_n8_k1_m33", spec_of("uniform", 33, 8, 8, 0, 13), 1, true, 0.f}),
+    [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace mk
