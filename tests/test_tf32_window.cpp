@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <ostream>
 
 #include <cmath>
 #include <cstdint>
@@ -212,6 +213,9 @@ struct GpuCase {
   bool labels;
   float offset;  // added to every value: data far from the origin, where |x||c| ≫ distances
 };
+
+// ctest lists parameterised cases with their parameter; the name says it all.
+void PrintTo(const GpuCase& c, std::ostream* os) { *os << c.name; }
 
 class Tf32WindowOnDevice : public ::testing::TestWithParam<GpuCase> {
  protected:
