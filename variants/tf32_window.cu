@@ -4,23 +4,26 @@
 //
 // Why this shape of kernel:
 // - One TF32 MMA per product, not three. A single TF32 product errs by ~2^-10 of |x||c|,
-//   so each point keeps the two smallest keys per lane and an exact FP32 arbitration of
-//   every centroid inside the forward-error window (near_tie_bound.hpp's derivation plus the
-//   terms this kernel adds) restores FP32-faithful labels. The window scales with |x||c|,
-//   so points and centroids are translated by the data mean first: distances do not
-//   change, |x||c| shrinks (4x for uniform [0,1) data), and with it the share of points
-//   that need more than their winner checked.
+//   so each lane keeps its three smallest keys per point, and every centroid inside the
+//   forward-error window (gemm::biased_key_window: near_tie_bound.hpp's derivation plus the
+//   terms this kernel adds) is arbitrated in exact FP32, so labels stay FP32-faithful. The
+//   window scales with |x||c|, so points and centroids are translated by the data mean
+//   first: distances do not change, |x||c| shrinks (4x for uniform [0,1) data), and with it
+//   the share of points that need an exact distance.
 // - The whole centroid table lives in shared memory in MMA-fragment order, so a B fragment
 //   is one conflict-free LDS.128 per lane and reused by both 16-row tiles of a warp; the
 //   point fragments stay in registers for the whole centroid sweep (no point staging).
 // - The MMA's C operand carries ‖c‖² plus a bias that makes every key positive, so the
 //   result of 8 k-dims is already the ranking key: per value one LOP3 packs the centroid
-//   index into the low mantissa bits and three integer min/max keep (best, second).
-// - Only the candidates' exact distances are computed (FP32, difference form, from the
-//   untranslated inputs). When a lane's second key is also inside the window, a third
-//   candidate could hide in that lane's columns: the warp then scans exactly those columns.
+//   index into the low mantissa bits and five integer min/max keep the three smallest.
+// - A point whose window holds only its winner is settled by the keys. For the others
+//   (~14 % at K=1024) the in-window keys go on a per-warp work list that the lanes clear in
+//   one round; only when a lane's third key is inside too (~0.2 %) could a fourth hide in
+//   its columns, and the warp scans them exactly.
 // - The update adds each point to FP64 global sums (one coalesced RED per point and 32
-//   dimensions); counts go through shared memory. finalize() divides.
+//   dimensions); the same loads give each point's exact distance to its centroid for the
+//   inertia, summed by a transposing butterfly. Counts go through shared memory;
+//   finalize() divides.
 //
 // Needs sm_80+ (TF32 mma, cvt.rna.tf32); the kernel body is compiled out below that.
 #include <cuda_runtime.h>
