@@ -53,11 +53,14 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 TEST(Tf32WindowSpace, TakesOneLargeKUpToSixtyFourDimensions) {
   EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 32, 1024, 1024), hopper()).has_value());
   EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 64, 256, 256), hopper()).has_value());
-  EXPECT_FALSE(window_variant().can_implement(shape(1000, 2, 3, 3), hopper()).has_value());
+  EXPECT_FALSE(window_variant().can_implement(shape(1000, 2, 64, 64), hopper()).has_value());
 }
 
 TEST(Tf32WindowSpace, RefusesWhatItCannotDoNamingWhyAndTheAlternative) {
-  const auto range = window_variant().can_implement(shape(1 << 21, 32, 3, 7), hopper());
+  const auto few = window_variant().can_implement(shape(1 << 21, 8, 32, 32), hopper());
+  ASSERT_TRUE(few.has_value());
+  EXPECT_TRUE(contains(*few, "tensor-multik")) << *few;
+  const auto range = window_variant().can_implement(shape(1 << 21, 32, 100, 200), hopper());
   ASSERT_TRUE(range.has_value());
   EXPECT_TRUE(contains(*range, "one K")) << *range;
   const auto wide = window_variant().can_implement(shape(1 << 21, 65, 256, 256), hopper());
@@ -268,7 +271,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GpuCase{"uniform_n48_k128", spec_of("uniform", 30000, 48, 8, 0, 10), 128, true, 0.f},
                       GpuCase{"uniform_n30_k500", spec_of("uniform", 40000, 30, 8, 0, 11), 500, true, 0.f},
                       GpuCase{"uniform_n5_k2000", spec_of("uniform", 40000, 5, 8, 0, 12), 2000, true, 0.f},
-                      GpuCase{"uniform_n8_k1_m33", spec_of("uniform", 33, 8, 8, 0, 13), 1, true, 0.f}),
+                      GpuCase{"uniform_n8_k64_m100", spec_of("uniform", 100, 8, 8, 0, 13), 64, true, 0.f}),
     [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
 
 }  // namespace

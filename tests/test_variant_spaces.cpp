@@ -349,7 +349,8 @@ std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) 
   else if (p.k.kmax < 256 && p.n <= 8 && p.k.kmin == p.k.kmax && (p.k.kmax <= 5 || p.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
-  else chain = {"tf32-window", "gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+  else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+  if (p.n < 64 && p.k.kmin == p.k.kmax && p.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
   for (const auto& name : chain) {
     const Variant* v = Registry::instance().find(name);
     if (v && !v->can_implement(p, device)) return name;
@@ -372,12 +373,15 @@ TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "warp-centric");
 }
 
-TEST(AutoSpace, ClassBoundariesAreNSixtyFourAndKTwoHundredFiftySix) {
+TEST(AutoSpace, ClassBoundariesAreNSixtyFourKOneHundredTwentyEightForOneKAndKTwoHundredFiftySix) {
   const DeviceInfo device = h100_like();
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 64, 16, 16), device, 0.7).first, "warp-centric");
   EXPECT_NE(choose_auto_delegate(make_problem(1 << 21, 63, 16, 16), device, 0.7).first, "warp-centric");
-  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 255, 255), device, 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 127, 127), device, 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 128, 128), device, 0.7).first, "tf32-window");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 127, 128), device, 0.7).first, "registers-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 256, 256), device, 0.7).first, "tf32-window");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 250, 260), device, 0.7).first, "gemm-tf32x3");
 }
 
 TEST(AutoSpace, DeviceWithoutTf32MmaFallsBackAlongTheChain) {

@@ -38,17 +38,23 @@ namespace mk {
 // table2 (H200, registers-multik tuned); registers-multik stayed ahead for one K at N ≤ 8
 // when K ≤ 5 (by 5–45 %) or K = 25 (6–27 %), and within 2 % for K = 9..12. tensor-multik
 // refuses ΣK > 64 and wide tiles, which fall through to registers-multik. tf32-window
-// (session 5) took one K ≥ 256 at N=32 from gemm-tf32x3 (M=2M: K=256 0.99 against 3.63 ms,
-// K=1024 1.85 against 9.53 ms); it refuses K ranges, N > 64 and centroid tables beyond
-// shared memory, which fall through to gemm-tf32x3.
+// (session 5) took one K ≥ 128 from every other variant (N=32 M=2M: K=128 0.89 against
+// registers-multik's 5.89 ms, K=256 0.94 against gemm-tf32x3's 3.61, K=1024 1.82 against
+// 9.54; N=8 M=8M K=128: 2.10 against 2.90); at K=64 it won at N=32 but lost at N=8, so the
+// boundary is K=128. It refuses K ranges, N > 64 and centroid tables beyond
+// shared memory, which fall through to the class's chain.
 std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   const bool single_k = problem.k.kmin == problem.k.kmax;
+  std::vector<std::string> chain;
   if (problem.k.kmax < 256 && problem.n <= 8 && single_k && (problem.k.kmax <= 5 || problem.k.kmax > 16))
-    return {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
-  if (problem.k.kmax < 256)
-    return {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
-  return {"tf32-window", "gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+    chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
+  else if (problem.k.kmax < 256)
+    chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
+  else
+    chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+  if (single_k && problem.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
+  return chain;
 }
 
 // The delegate's name and why it was chosen; an empty name means nothing can run, and the
@@ -97,8 +103,8 @@ class AutoSelect : public Variant {
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
            "that measured fastest for the shape class (warp-centric for N >= 64; for K < 256 tensor-multik, "
-           "except one K <= 5 or > 16 at N <= 8: registers-multik; above, tf32-window for one K, else "
-           "gemm-tf32x3), with the delegate's "
+           "except one K <= 5 or > 16 at N <= 8: registers-multik; gemm-tf32x3 above; tf32-window first for one "
+           "K >= 128), with the delegate's "
            "defaults";
   }
   bool runs_on_gpu() const override { return true; }

@@ -46,6 +46,10 @@ namespace mk {
 namespace {
 
 constexpr int kMaxDims = 64;
+// Below this the FP64 atomic update serialises on K·N addresses: on the H200, N=8 M=8M took
+// 5.0 ms at K=32 and 2.6 ms at K=64 against 0.34 and 0.64 ms for auto's choice; from K=128
+// (2.1 against 2.9 ms) and at N=32 from K=64 (0.90 against 1.75 ms) this variant was faster.
+constexpr int kMinK = 64;
 constexpr int kMaxIndexBits = 13;  // keys keep 23-13 = 10 mantissa bits at worst
 constexpr int kPadCentroids = 32;  // the sweep is unrolled over 4 n-tiles of 8
 
@@ -615,6 +619,9 @@ class Tf32Window : public Variant {
     if (device.cc_major < 8) return "needs TF32 tensor cores (CC >= 8.0)";
     if (problem.k.kmin != problem.k.kmax)
       return "one K per run (a range of K is tensor-multik's or registers-multik's shape)";
+    if (problem.k.kmax < kMinK)
+      return "K=" + std::to_string(problem.k.kmax) + " below " + std::to_string(kMinK) +
+             " (the FP64 atomic update serialises on K·N addresses); use tensor-multik or registers-multik";
     if (problem.n > kMaxDims)
       return "N=" + std::to_string(problem.n) + " above " + std::to_string(kMaxDims) +
              " (point fragments are register-resident); use gemm-tf32x3";
