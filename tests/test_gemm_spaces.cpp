@@ -19,12 +19,17 @@
 #include "harness/device_info.hpp"
 #include "harness/reference.hpp"
 #include "harness/variant.hpp"
+#include "tests/synthetic_devices.hpp"
 #include "variants/common/near_tie_bound.hpp"
 
 namespace mk {
 namespace {
 
 using gemm::DotArithmetic;
+using testing_support::cpu_only;
+using testing_support::h100_like;
+using testing_support::make_problem;
+using testing_support::t4_like;
 
 // ---------------------------------------------------------------------------------------
 // TF32 rounding
@@ -242,52 +247,9 @@ TEST(NearTieWindowWidth, WidensWithTheArithmeticsError) {
 // ---------------------------------------------------------------------------------------
 // Capability checks and parameter spaces
 
-DeviceInfo h100_like() {
-  DeviceInfo d;
-  d.is_gpu = true;
-  d.ordinal = 0;
-  d.name = "H100-like (synthetic)";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.fp32_lanes_per_sm = 128;
-  d.global_mem_bytes = int64_t(80) << 30;
-  d.l2_bytes = int64_t(50) << 20;
-  d.smem_per_block_optin = 232448;
-  d.smem_per_sm = 233472;
-  d.regs_per_sm = 65536;
-  d.max_threads_per_sm = 2048;
-  return d;
-}
 
-DeviceInfo t4_like() {
-  DeviceInfo d = h100_like();
-  d.name = "T4-like (synthetic)";
-  d.cc_major = 7;
-  d.cc_minor = 5;
-  d.sm_count = 40;
-  d.global_mem_bytes = int64_t(15) << 30;
-  d.l2_bytes = int64_t(4) << 20;
-  d.smem_per_block_optin = 65536;
-  d.smem_per_sm = 65536;
-  d.max_threads_per_sm = 1024;
-  return d;
-}
 
-DeviceInfo cpu_only() {
-  DeviceInfo d;
-  d.is_gpu = false;
-  d.name = "CPU-only host (synthetic)";
-  return d;
-}
 
-Problem make_problem(int64_t m, int n, int kmin, int kmax) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = KRange{kmin, kmax};
-  return p;
-}
 
 const Variant& cublas_variant() { return Registry::instance().get("gemm-cublas"); }
 const Variant& tf32_variant() { return Registry::instance().get("gemm-tf32x3"); }

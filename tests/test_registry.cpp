@@ -9,9 +9,13 @@
 
 #include "harness/errors.hpp"
 #include "harness/variant.hpp"
+#include "tests/synthetic_devices.hpp"
 
 namespace mk {
 namespace {
+
+using testing_support::h100_like;
+using testing_support::t4_like;
 
 // Shapes chosen to stress the parameter spaces: tiny, the seed's table shapes, wide, many K.
 std::vector<Problem> probe_problems() {
@@ -32,47 +36,7 @@ std::vector<Problem> probe_problems() {
   return problems;
 }
 
-// Descriptions of real GPUs, so every GPU variant's space can be inspected on a machine
-// without one. Values are the published properties of the parts.
-DeviceInfo h100_like() {
-  DeviceInfo d;
-  d.is_gpu = true;
-  d.ordinal = 0;
-  d.name = "H100-like (synthetic)";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.fp32_lanes_per_sm = 128;
-  d.sm_clock_mhz = 1980;
-  d.mem_clock_mhz = 2619;
-  d.mem_bus_bits = 5120;
-  d.global_mem_bytes = int64_t(80) << 30;
-  d.l2_bytes = int64_t(50) << 20;
-  d.smem_per_block_optin = 232448;
-  d.smem_per_sm = 233472;
-  d.regs_per_sm = 65536;
-  d.max_threads_per_sm = 2048;
-  d.cpu_threads = 16;
-  return d;
-}
 
-DeviceInfo t4_like() {
-  DeviceInfo d = h100_like();
-  d.name = "T4-like (synthetic)";
-  d.cc_major = 7;
-  d.cc_minor = 5;
-  d.sm_count = 40;
-  d.fp32_lanes_per_sm = 64;
-  d.sm_clock_mhz = 1590;
-  d.mem_clock_mhz = 5001;
-  d.mem_bus_bits = 256;
-  d.global_mem_bytes = int64_t(15) << 30;
-  d.l2_bytes = int64_t(4) << 20;
-  d.smem_per_block_optin = 65536;
-  d.smem_per_sm = 65536;
-  d.max_threads_per_sm = 1024;
-  return d;
-}
 
 DeviceInfo cpu_only() {
   DeviceInfo d;

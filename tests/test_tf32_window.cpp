@@ -19,58 +19,41 @@
 #include "harness/device_info.hpp"
 #include "harness/reference.hpp"
 #include "harness/variant.hpp"
+#include "tests/synthetic_devices.hpp"
 #include "variants/common/near_tie_bound.hpp"
 
 namespace mk {
 namespace {
 
-DeviceInfo hopper() {
-  DeviceInfo d;
-  d.is_gpu = true;
-  d.name = "H100-like (synthetic)";
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.global_mem_bytes = int64_t(80) << 30;
-  d.smem_per_block_optin = 227 * 1024;
-  d.smem_per_sm = 228 * 1024;
-  d.regs_per_sm = 65536;
-  d.max_threads_per_sm = 2048;
-  return d;
-}
+using testing_support::h100_like;
 
-Problem shape(int64_t m, int n, int kmin, int kmax) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = KRange{kmin, kmax};
-  return p;
-}
+Problem shape(int64_t m, int n, int kmin, int kmax) { return testing_support::make_problem(m, n, kmin, kmax); }
 
 const Variant& window_variant() { return Registry::instance().get("tf32-window"); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(Tf32WindowSpace, TakesOneLargeKUpToSixtyFourDimensions) {
-  EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 32, 1024, 1024), hopper()).has_value());
-  EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 64, 256, 256), hopper()).has_value());
-  EXPECT_FALSE(window_variant().can_implement(shape(1000, 2, 64, 64), hopper()).has_value());
+  EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 32, 1024, 1024), h100_like()).has_value());
+  EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 64, 256, 256), h100_like()).has_value());
+  EXPECT_FALSE(window_variant().can_implement(shape(1000, 2, 64, 64), h100_like()).has_value());
 }
 
 TEST(Tf32WindowSpace, RefusesWhatItCannotDoNamingWhyAndTheAlternative) {
-  const auto few = window_variant().can_implement(shape(1 << 21, 8, 32, 32), hopper());
+  const auto few = window_variant().can_implement(shape(1 << 21, 8, 32, 32), h100_like());
   ASSERT_TRUE(few.has_value());
   EXPECT_TRUE(contains(*few, "tensor-multik")) << *few;
-  const auto range = window_variant().can_implement(shape(1 << 21, 32, 100, 200), hopper());
+  const auto range = window_variant().can_implement(shape(1 << 21, 32, 100, 200), h100_like());
   ASSERT_TRUE(range.has_value());
   EXPECT_TRUE(contains(*range, "one K")) << *range;
-  const auto wide = window_variant().can_implement(shape(1 << 21, 65, 256, 256), hopper());
+  const auto wide = window_variant().can_implement(shape(1 << 21, 65, 256, 256), h100_like());
   ASSERT_TRUE(wide.has_value());
   EXPECT_TRUE(contains(*wide, "gemm-tf32x3")) << *wide;
   // 4096 centroids × 32 dims of table are 512 KiB: beyond any SM's shared memory.
-  const auto big = window_variant().can_implement(shape(1 << 21, 32, 4096, 4096), hopper());
+  const auto big = window_variant().can_implement(shape(1 << 21, 32, 4096, 4096), h100_like());
   ASSERT_TRUE(big.has_value());
   EXPECT_TRUE(contains(*big, "shared memory")) << *big;
-  DeviceInfo turing = hopper();
+  DeviceInfo turing = h100_like();
   turing.cc_major = 7;
   turing.cc_minor = 5;
   EXPECT_TRUE(window_variant().can_implement(shape(1 << 21, 32, 1024, 1024), turing).has_value());
@@ -79,13 +62,13 @@ TEST(Tf32WindowSpace, RefusesWhatItCannotDoNamingWhyAndTheAlternative) {
 TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   // N=32, K=1024: a 128 KiB table leaves room for one block, so it gets 16 warps.
   const Problem large = shape(1 << 21, 32, 1024, 1024);
-  const Params large_defaults = window_variant().default_params(large, hopper());
+  const Params large_defaults = window_variant().default_params(large, h100_like());
   EXPECT_EQ(large_defaults.at("block"), 512);
-  EXPECT_FALSE(window_variant().param_space(large, hopper()).check(large_defaults).has_value());
+  EXPECT_FALSE(window_variant().param_space(large, h100_like()).check(large_defaults).has_value());
   const Problem small = shape(1 << 21, 8, 256, 256);
-  const Params small_defaults = window_variant().default_params(small, hopper());
+  const Params small_defaults = window_variant().default_params(small, h100_like());
   EXPECT_EQ(small_defaults.at("block"), 256);
-  EXPECT_FALSE(window_variant().param_space(small, hopper()).check(small_defaults).has_value());
+  EXPECT_FALSE(window_variant().param_space(small, h100_like()).check(small_defaults).has_value());
 }
 
 // The kernel's key for one centroid, emulated: translated inputs rounded to TF32, products

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/variant.hpp"
+#include "tests/synthetic_devices.hpp"
 
 namespace mk {
 
@@ -22,38 +23,10 @@ std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem,
 
 namespace {
 
-DeviceInfo h100_like() {
-  DeviceInfo d;
-  d.is_gpu = true;
-  d.ordinal = 0;
-  d.name = "H100-like (synthetic)";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.global_mem_bytes = int64_t(80) << 30;
-  d.smem_per_block_optin = 227 * 1024;
-  d.smem_per_sm = 228 * 1024;
-  d.regs_per_sm = 65536;
-  d.max_threads_per_sm = 2048;
-  return d;
-}
+using testing_support::cpu_only;
+using testing_support::h100_like;
+using testing_support::make_problem;
 
-DeviceInfo cpu_only() {
-  DeviceInfo d;
-  d.is_gpu = false;
-  d.name = "CPU-only host (synthetic)";
-  d.cpu_threads = 2;
-  return d;
-}
-
-Problem make_problem(int64_t m, int n, int kmin, int kmax, double sparsity = 0.0) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = KRange{kmin, kmax};
-  p.sparsity = sparsity;
-  return p;
-}
 
 const Variant& variant(const std::string& name) { return Registry::instance().get(name); }
 

@@ -609,8 +609,9 @@ class Tf32Window : public Variant {
  public:
   std::string name() const override { return "tf32-window"; }
   std::string description() const override {
-    return "one large K: 1xTF32 tensor-core distances against a shared-memory centroid table, two best keys "
-           "per lane, exact FP32 arbitration of the near-tie window (FP32-faithful labels), FP64 atomic update";
+    return "one large K (>= 64): 1xTF32 tensor-core distances against a shared-memory centroid table, three "
+           "best keys per lane, exact FP32 arbitration of the near-tie window (FP32-faithful labels), FP64 atomic "
+           "update";
   }
   bool runs_on_gpu() const override { return true; }
 

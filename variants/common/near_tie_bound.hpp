@@ -91,20 +91,34 @@ inline ExpansionErrorModel expansion_error_model(DotArithmetic arithmetic, int n
   return model;
 }
 
+// The quantities both windows below share: a = ‖x‖, r = a + D_b (every centroid that could
+// beat the winner has ‖c‖ ≤ r) and the ε terms widened by one rounding of their own
+// evaluation. best_e is the winner's expansion ‖c_b‖² − 2x·c_b as computed.
+struct WindowTerms {
+  float a, r, norm_rel, dot_rel;
+};
+
+MK_HOST_DEVICE inline WindowTerms window_terms(float x_norm2, float best_e, float best_cnorm2, float dot_rel,
+                                               float norm_rel) {
+  const float u = float(kUnitRoundoff);
+  WindowTerms terms;
+  terms.norm_rel = norm_rel + u;
+  terms.dot_rel = dot_rel + u;
+  terms.a = sqrtf(fmaxf(x_norm2, 0.f));
+  const float cb2 = fmaxf(best_cnorm2, 0.f);
+  const float delta_b = terms.norm_rel * cb2 + 2.f * terms.dot_rel * terms.a * sqrtf(cb2);
+  const float d_b = sqrtf(fmaxf(best_e + x_norm2 + delta_b, 0.f));
+  terms.r = terms.a + d_b;
+  return terms;
+}
+
 // Width of the near-tie window for one point: if second_e − best_e exceeds it, the
 // computed winner is the exact nearest centroid. Arguments are the point's ‖x‖², the
 // winner's expansion e_b and the winner's stored ‖c_b‖².
 MK_HOST_DEVICE inline float near_tie_window(float x_norm2, float best_e, float best_cnorm2,
                                             ExpansionErrorModel model) {
-  const float u = float(kUnitRoundoff);
-  const float norm_rel = model.norm_rel + u;
-  const float dot_rel = model.dot_rel + u;
-  const float a = sqrtf(fmaxf(x_norm2, 0.f));
-  const float cb2 = fmaxf(best_cnorm2, 0.f);
-  const float delta_b = norm_rel * cb2 + 2.f * dot_rel * a * sqrtf(cb2);
-  const float d_b = sqrtf(fmaxf(best_e + x_norm2 + delta_b, 0.f));
-  const float r = a + d_b;
-  const float delta = norm_rel * r * r + 2.f * dot_rel * a * r;
+  const WindowTerms t = window_terms(x_norm2, best_e, best_cnorm2, model.dot_rel, model.norm_rel);
+  const float delta = t.norm_rel * t.r * t.r + 2.f * t.dot_rel * t.a * t.r;
   return kWindowSafety * 2.f * delta + FLT_MIN;
 }
 
@@ -138,15 +152,9 @@ inline BiasedKeyModel biased_key_model(int padded_dims, int index_bits) {
 // near_tie_window, with the two extra terms.
 MK_HOST_DEVICE inline float biased_key_window(float xn2, float best_key, float bias, float best_cnorm2,
                                               BiasedKeyModel model) {
-  const float u = float(kUnitRoundoff);
-  const float norm_rel = model.norm_rel + u;
-  const float dot_rel = model.dot_rel + u;
-  const float a = sqrtf(fmaxf(xn2, 0.f));
-  const float cb2 = fmaxf(best_cnorm2, 0.f);
-  const float delta_b = norm_rel * cb2 + 2.f * dot_rel * a * sqrtf(cb2);
-  const float d_b = sqrtf(fmaxf(best_key - bias + xn2 + delta_b, 0.f));
-  const float r = a + d_b;
-  const float delta = norm_rel * r * r + 2.f * dot_rel * a * r + model.accumulate_rel * (bias + r * r + 2.f * a * r);
+  const WindowTerms t = window_terms(xn2, best_key - bias, best_cnorm2, model.dot_rel, model.norm_rel);
+  const float delta = t.norm_rel * t.r * t.r + 2.f * t.dot_rel * t.a * t.r +
+                      model.accumulate_rel * (bias + t.r * t.r + 2.f * t.a * t.r);
   // Both keys compared (the winner's and a candidate's, at most best_key + 2δ) lost index bits.
   const float packing = model.pack_rel * 2.f * (fabsf(best_key) + 2.f * delta);
   return kWindowSafety * (2.f * delta + packing) + FLT_MIN;
