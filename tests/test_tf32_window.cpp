@@ -17,6 +17,7 @@
 
 #include "datasets/dataset.hpp"
 #include "harness/device_info.hpp"
+#include "harness/errors.hpp"
 #include "harness/reference.hpp"
 #include "harness/variant.hpp"
 #include "tests/synthetic_devices.hpp"
@@ -57,6 +58,23 @@ TEST(Tf32WindowSpace, RefusesWhatItCannotDoNamingWhyAndTheAlternative) {
   turing.cc_major = 7;
   turing.cc_minor = 5;
   EXPECT_TRUE(window_variant().can_implement(shape(1 << 21, 32, 1024, 1024), turing).has_value());
+}
+
+// Values whose squared spread overflows what FP32 keys hold are refused before any GPU work,
+// so this runs without a GPU.
+TEST(Tf32WindowSpace, RefusesDataBeyondTheRangeOfItsFp32Keys) {
+  GeneratorSpec spec;
+  spec.m = 2000;
+  spec.n = 8;
+  Dataset data = generate(spec);
+  for (float& v : data.values) v *= 1e15f;
+  const Problem problem = shape(data.m, data.n, 64, 64);
+  try {
+    window_variant().prepare(problem, data, window_variant().default_params(problem, h100_like()), h100_like());
+    FAIL() << "data with |x - mean|^2 near 1e30 was accepted";
+  } catch (const UnsupportedError& error) {
+    EXPECT_TRUE(contains(error.what(), "1e28")) << error.what();
+  }
 }
 
 TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {

@@ -121,6 +121,8 @@ __global__ void build_window_image(WindowArgs a, float* image, float* biased_nor
     }
     image[image_offset(j, d, a.npad)] = value;
   }
+  // Padding sorts above every real key: translation_for caps ‖x − μ‖² at 1e28, and centroids
+  // (data points, then means of them) lie within the data, so real keys stay below ~5e28.
   biased_norms[j] = j < a.k ? float(norm + double(a.bias)) : 1e30f;
 }
 
@@ -489,32 +491,58 @@ KernelFn kernel_for(int steps) {
   throw UnsupportedError("tf32-window: no kernel for " + std::to_string(steps) + " k-steps");
 }
 
+// Points and centroids are translated by the data mean μ (FP64, rounded once); the bias
+// sits above the largest ‖x − μ‖², computed from the same FP32 differences the kernel forms,
+// with room for the product's error, so every key is positive.
+struct Translation {
+  std::vector<float> center;
+  float bias = 0.f;
+};
+
+Translation translation_for(const Dataset& data) {
+  const int n = data.n;
+  std::vector<double> mean(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < data.m; ++i)
+    for (int d = 0; d < n; ++d) mean[size_t(d)] += data.at(i, d);
+  Translation translation;
+  translation.center.resize(size_t(n));
+  for (int d = 0; d < n; ++d) translation.center[size_t(d)] = float(mean[size_t(d)] / double(data.m));
+  double largest = 0.0;
+  for (int64_t i = 0; i < data.m; ++i) {
+    double sq = 0.0;
+    for (int d = 0; d < n; ++d) {
+      const float centred = data.at(i, d) - translation.center[size_t(d)];
+      sq += double(centred) * centred;
+    }
+    largest = std::max(largest, sq);
+  }
+  // Keys, exact distances and the bias are FP32, and padding columns carry keys of 1e30:
+  // real keys (bias + D² − ‖x − μ‖², at most ~5·largest) must stay well below that.
+  constexpr double kLargestNorm2 = 1e28;
+  if (!(largest <= kLargestNorm2)) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "tf32-window: the data reach |x - mean|^2 = %.3g, beyond the 1e28 its FP32 keys hold; use "
+                  "gemm-tf32x3",
+                  largest);
+    throw UnsupportedError(text);
+  }
+  translation.bias = float(1.125 * largest) + FLT_MIN;
+  return translation;
+}
+
 class Tf32WindowRun : public gpu::GpuRun {
  public:
-  Tf32WindowRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
+  Tf32WindowRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device,
+                const Translation& translation)
       : GpuRun(problem, data, Layout::AoS),
         npad_(padded_dims(problem.n)),
         kpad_(int(padded_centroids(problem.k.kmax))),
         block_(params.at("block").get<int>()),
         kernel_(kernel_for(k_steps(problem.n))) {
-    // Translate by the data mean: μ in FP64, the bias above the largest ‖x − μ‖² (computed
-    // from the same FP32 differences the kernel forms) with room for the product's error.
     const int n = problem.n;
-    std::vector<double> mean(static_cast<size_t>(n), 0.0);
-    for (int64_t i = 0; i < data.m; ++i)
-      for (int d = 0; d < n; ++d) mean[size_t(d)] += data.at(i, d);
-    std::vector<float> center(static_cast<size_t>(n));
-    for (int d = 0; d < n; ++d) center[size_t(d)] = float(mean[size_t(d)] / double(data.m));
-    double largest = 0.0;
-    for (int64_t i = 0; i < data.m; ++i) {
-      double sq = 0.0;
-      for (int d = 0; d < n; ++d) {
-        const float centred = data.at(i, d) - center[size_t(d)];
-        sq += double(centred) * centred;
-      }
-      largest = std::max(largest, sq);
-    }
-    bias_ = float(1.125 * largest) + FLT_MIN;
+    const std::vector<float>& center = translation.center;
+    bias_ = translation.bias;
     center_.allocate(size_t(n), "tf32-window center");
     image_.allocate(size_t(kpad_) * npad_, "tf32-window centroid image");
     norms_.allocate(size_t(kpad_), "tf32-window centroid norms");
@@ -673,7 +701,8 @@ class Tf32Window : public Variant {
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
                                        const DeviceInfo& device) const override {
     if (auto reason = can_implement(problem, device)) throw UnsupportedError("tf32-window: " + *reason);
-    return std::make_unique<Tf32WindowRun>(problem, data, params, device);
+    const Translation translation = translation_for(data);  // refuses data beyond FP32 keys, before any GPU work
+    return std::make_unique<Tf32WindowRun>(problem, data, params, device, translation);
   }
 };
 
