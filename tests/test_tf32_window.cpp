@@ -5,12 +5,11 @@
 // clustered, offset, sparse and odd-width data its window and scans exist for.
 #include <gtest/gtest.h>
 
-#include <memory>
-#include <ostream>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
