@@ -3,10 +3,15 @@
 // architectures mkbench targets, without spilling registers to local memory.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <iostream>
 #include <regex>
 #include <string>
+#include <vector>
 
+#include "datasets/dataset.hpp"
+#include "harness/device_info.hpp"
+#include "harness/reference.hpp"
 #include "harness/variant.hpp"
 #include "variants/tensor_multik.hpp"
 
@@ -94,6 +99,45 @@ TEST(TensorMultiKSpace, StmatrixIsOfferedOnlyOnHopper) {
   EXPECT_EQ(variant.default_params(problem, fake_gpu(9, 0)).at("transpose"), "stmatrix");
 }
 
+TEST(TensorMultiKCompile, ScaledFp16UpdateAndTf32UpdateCompileForHopperWithoutSpills) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  for (const Problem& problem : {shape(8, 3, 7), shape(5, 3, 10), shape(16, 3, 7)}) {
+    SCOPED_TRACE(problem.str());
+    const Params params = resolve_params(variant, problem, device, Params::object());
+    EXPECT_EQ(params.at("update"), "f16");
+    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f)), 0);
+    Params tf32 = params;
+    tf32["update"] = "tf32";
+    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, tf32, 9, 0)), 0);
+  }
+}
+
+Dataset constant_data(float value) {
+  Dataset data;
+  data.m = 4;
+  data.n = 2;
+  data.values = {0.f, value, -0.5f * value, 0.25f * value, 0.f, 0.f, value, -value};
+  return data;
+}
+
+// FP16 holds the update's hi+lo split to ~22 bits between 2^-14 and 65504: data whose largest
+// |x| is in [2^-6, 2^14) needs no multiply, anything else is brought to [2^13, 2^14).
+TEST(TensorMultiKUpdateScale, IsOneInsideFp16sRangeAndAPowerOfTwoOutside) {
+  EXPECT_EQ(tensor_multik::update_point_scale(constant_data(0.75f)), 1.f);
+  EXPECT_EQ(tensor_multik::update_point_scale(constant_data(-0x1p-6f)), 1.f);
+  EXPECT_EQ(tensor_multik::update_point_scale(constant_data(16000.f)), 1.f);
+  EXPECT_EQ(tensor_multik::update_point_scale(constant_data(0.f)), 1.f);
+  for (const float largest : {1e-4f, -3e-9f, 0x1p14f, 1e5f, -7e30f}) {
+    const float scale = tensor_multik::update_point_scale(constant_data(largest));
+    int exponent = 0;
+    EXPECT_EQ(std::frexp(scale, &exponent), 0.5f) << largest << " -> " << scale;  // a power of two
+    const float scaled = std::fabs(largest) * scale;
+    EXPECT_GE(scaled, 0x1p13f) << largest;
+    EXPECT_LT(scaled, 0x1p14f) << largest;
+  }
+}
+
 TEST(TensorMultiKSpace, SoaLayoutIsRefusedWithTheAllowedValue) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const Problem problem = shape(8, 3, 7);
@@ -104,6 +148,86 @@ TEST(TensorMultiKSpace, SoaLayoutIsRefusedWithTheAllowedValue) {
   ASSERT_TRUE(reason.has_value());
   EXPECT_NE(reason->find("aos"), std::string::npos) << *reason;
 }
+
+// --- on the GPU ----------------------------------------------------------------------
+
+struct DeviceCase {
+  std::string name;
+  int n, kmin, kmax;
+  int64_t m;
+  std::string kind;  // generator
+  float scale, offset;  // every value becomes value·scale + offset
+  std::string update;
+  bool labels;
+};
+
+void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
+
+class TensorMultiKOnDevice : public ::testing::TestWithParam<DeviceCase> {
+ protected:
+  void SetUp() override {
+    if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  }
+};
+
+std::vector<float> packed(const IterationResult& result, const KRange& k, int n) {
+  std::vector<float> out(size_t(k.sum()) * n);
+  for (const KResult& r : result.per_k)
+    std::copy(r.centroids.begin(), r.centroids.end(), out.begin() + size_t(k.slot_offset(r.k)) * n);
+  return out;
+}
+
+// Three steps, each checked against the FP64 reference from the centroids it started from.
+TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
+  const DeviceCase c = GetParam();
+  GeneratorSpec spec;
+  spec.kind = c.kind;
+  spec.m = c.m;
+  spec.n = c.n;
+  spec.centers = 6;
+  spec.seed = 21 + c.n;
+  Dataset data = generate(spec);
+  for (float& v : data.values) v = v * c.scale + c.offset;
+  const Problem problem = shape(c.n, c.kmin, c.kmax, c.m);
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = query_device(0);
+  if (auto reason = variant.can_implement(problem, device))
+    GTEST_SKIP() << "tensor-multik cannot run " << problem.str() << " on " << device.name << ": " << *reason;
+  Params overrides = Params::object();
+  overrides["update"] = c.update;
+  const Params params = resolve_params(variant, problem, device, overrides);
+  SCOPED_TRACE(params_label(params));
+  auto run = variant.prepare(problem, data, params, device);
+  std::vector<float> centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 4);
+  run->set_centroids(centroids);
+  for (int step = 1; step <= 3; ++step) {
+    run->iterate(c.labels);
+    run->synchronize();
+    const IterationResult got = run->read_back();
+    for (const auto& r : got.per_k) EXPECT_EQ(r.labels.empty(), !c.labels) << "step " << step;
+    const VerifyReport report = compare_with_reference(data, problem.k, centroids, got);
+    ASSERT_TRUE(report.passed) << "step " << step << ": " << report.summary();
+    centroids = packed(got, problem.k, problem.n);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Updates, TensorMultiKOnDevice,
+    ::testing::Values(
+        // FP16 update without a multiply; a partial last step (M not a multiple of 32).
+        DeviceCase{"f16_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "f16", true},
+        // Largest |x| below 2^-6 and at or above 2^14: the points are scaled first.
+        DeviceCase{"f16_tiny_n8_k3_7", 8, 3, 7, 50000, "uniform", 1e-4f, 0.f, "f16", true},
+        DeviceCase{"f16_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true},
+        DeviceCase{"f16_blobs_n16_k3_7", 16, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true},
+        // ΣK = 52: two one-hot words, seven tiles, groups split across transposed blocks.
+        DeviceCase{"f16_uniform_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 0.f, "f16", true},
+        DeviceCase{"f16_uniform_n3_k1_4", 3, 1, 4, 30000, "uniform", 1.f, 0.f, "f16", true},
+        DeviceCase{"f16_blobs_n8_k16_no_labels", 8, 16, 16, 70000, "blobs", 1.f, 0.f, "f16", false},
+        DeviceCase{"f16_uniform_n8_k3_7_m100", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true},
+        DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
+        DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
+    [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace mk

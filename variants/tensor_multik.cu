@@ -16,11 +16,16 @@
 //            FFMAs on the FMA pipe, since FMNMX is half-rate — or the point sits so near its
 //            centroid that the expansion would show in the inertia, the lane re-decides that
 //            K group with exact FP32 Σ(x−c)², as registers-multik and gemm-tf32x3 do;
-//   update   one-hot(labels)ᵀ·X on tensor cores (X split hi+lo by truncation, one-hot exact
-//            in TF32), accumulators in MMA fragments for the whole kernel;
+//   update   one-hot(labels)ᵀ·X on tensor cores, accumulators in MMA fragments for the whole
+//            kernel. Default (update=f16): m16n8k16 FP16, X split hi+lo in FP16 after a
+//            power-of-two scale, and each one-hot operand one AND of a shuffled word whose
+//            bytes two points' one-hot bits share, the bit itself being an FP16 subnormal;
+//            the counts are sums of the same registers. update=tf32 keeps the m16n8k8 TF32
+//            product (32 one-hot operands per step built bit by bit);
 //   finish   fragments → shared FP32 → FP64 global atomics; the last block to finish divides
 //            the sums into the new centroids and clears the scratch for the next iteration,
 //            so one Lloyd iteration is one kernel launch (no memsets, no divide kernel).
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -92,12 +97,33 @@ __device__ __forceinline__ void split_nearest(float v, unsigned& hi, unsigned& l
   lo = __float_as_uint(v - __uint_as_float(hi));
 }
 
+#if UPDATE_F16
+// D += A·B with A 16×16 and B 16×8 in FP16, FP32 accumulators.
+__device__ __forceinline__ void mma_f16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two values as FP16 hi and lo pairs (first value in the low half): hi rounded to nearest,
+// lo = v − hi rounded again, so each value keeps ~22 bits inside FP16's range.
+__device__ __forceinline__ void split_half2(float v0, float v1, unsigned& hi, unsigned& lo) {
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(hi) : "f"(v1), "f"(v0));
+  float h0, h1;
+  asm("{.reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;}\n"
+      : "=f"(h0), "=f"(h1)
+      : "r"(hi));
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(lo) : "f"(v1 - h1), "f"(v0 - h0));
+}
+#else
 // Points for the update: truncating split, 2 instructions; the pair keeps ~21 bits, which
 // is plenty for sums checked to 1e-4.
 __device__ __forceinline__ void split_truncate(float v, unsigned& hi, unsigned& lo) {
   hi = __float_as_uint(v) & 0xffffe000u;
   lo = __float_as_uint(v - __uint_as_float(hi));
 }
+#endif
 
 __device__ __forceinline__ void cp_async16(unsigned smem_dst, const float* gmem_src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_dst), "l"(gmem_src) : "memory");
@@ -168,13 +194,17 @@ __device__ __forceinline__ float2 load_pair(const float* frag, int rows_down, in
 
 // Chunk h = 2·(tile in block) + e of a point's transposed row holds the fragment words
 // D[.][2t+e] of lanes t = 0..3, which COLUMN_SLOT makes slots 4h..4h+3 of the block.
-__device__ __forceinline__ void store_fragment(float* tbuf, int tile_m, int tile_in_block, const float (&d)[4],
-                                               int lane) {
-#if USE_STMATRIX
+// stmatrix: lane 8q+rho names row rho of matrix q, i.e. point 8·(q>>1) + rho, chunk q&1 of
+// tile (0, 0); the shared address of that row is computed once per kernel, so every store's
+// address is that base plus a constant.
+__device__ __forceinline__ unsigned stmatrix_base(const float* tbuf, int lane) {
   const int q = lane >> 3, rho = lane & 7;
-  const int point = 16 * tile_m + 8 * (q >> 1) + rho;
-  const int chunk = 2 * tile_in_block + (q & 1);
-  const unsigned addr = (unsigned)__cvta_generic_to_shared(tbuf + point * TROW + 4 * chunk);
+  return (unsigned)__cvta_generic_to_shared(tbuf + (8 * (q >> 1) + rho) * TROW + 4 * (q & 1));
+}
+__device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, int tile_m, int tile_in_block,
+                                               const float (&d)[4], int lane) {
+#if USE_STMATRIX
+  const unsigned addr = stsm_base + 4u * (16 * tile_m * TROW + 8 * tile_in_block);
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(addr),
                "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[1])), "r"(__float_as_uint(d[2])),
                "r"(__float_as_uint(d[3]))
@@ -198,21 +228,35 @@ __device__ __forceinline__ int group_label(hot_t hot, int k) {
 #endif
 }
 
+#define TILE_WORD(s) ((s) >> 2)
+#define TILE_SUB(s) ((s) & 3)
+#if UPDATE_F16
+// Update columns: column g of tile s is slot 8s + g, i.e. bit g of byte TILE_SUB(s) of one-hot
+// word TILE_WORD(s). Its one-hot value is the FP16 subnormal 2^(g-24) (the bit itself, moved to
+// bit g of a half), so lane g's count registers hold per-half sums in units of 2^g.
+#define TILE_SLOT(s, column) (8 * (s) + (column))
+
+// Counts in units of 2^g per 16-bit half, at most 4·2^7 per step: flushed every 32 steps.
+__device__ __forceinline__ void flush_counts(unsigned (&tile_counts)[NT], unsigned* block_counts, int g, int t) {
+#pragma unroll
+  for (int s = 0; s < NT; ++s) {
+    unsigned c = ((tile_counts[s] & 0xffffu) + (tile_counts[s] >> 16)) >> g;
+    tile_counts[s] = 0u;
+#else
 // Update columns. Tile s belongs to one-hot word TILE_WORD(s), which feeds WORD_TILES(w) tiles
 // (its slots over 8, rounded up); column g of tile s holds slot 32w + WORD_TILES(w)·g +
 // TILE_SUB(s), so lane g reads the WORD_TILES(w) adjacent bits at WORD_TILES(w)·g of the word.
 #define WORD_TILES(w) ((((SUMK - 32 * (w)) < 32 ? (SUMK - 32 * (w)) : 32) + 7) / 8)
-#define TILE_WORD(s) ((s) >> 2)
-#define TILE_SUB(s) ((s) & 3)
 #define TILE_SLOT(s, column) (32 * TILE_WORD(s) + WORD_TILES(TILE_WORD(s)) * (column) + TILE_SUB(s))
 
 // Per-lane one-hot bit sums are weighted 2^TILE_SUB(s) (8 points per lane per step, so they
 // fit 32 bits for thousands of steps; the kernel flushes them every 32).
-__device__ __forceinline__ void flush_counts(unsigned (&tile_scaled)[NT], unsigned* block_counts, int g, int t) {
+__device__ __forceinline__ void flush_counts(unsigned (&tile_counts)[NT], unsigned* block_counts, int g, int t) {
 #pragma unroll
   for (int s = 0; s < NT; ++s) {
-    unsigned c = tile_scaled[s] >> TILE_SUB(s);
-    tile_scaled[s] = 0u;
+    unsigned c = tile_counts[s] >> TILE_SUB(s);
+    tile_counts[s] = 0u;
+#endif
     c += __shfl_xor_sync(FULL_MASK, c, 1);
     c += __shfl_xor_sync(FULL_MASK, c, 2);
     const int slot = TILE_SLOT(s, g);
@@ -233,7 +277,7 @@ __device__ __forceinline__ float exact_distance(const float* x_row, const float*
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_iteration(
     const float* __restrict__ points, long long m, float* centroids, double* sums, u64* counts_scratch,
     double* inertia_scratch, unsigned* blocks_done, u64* __restrict__ counts_out, double* __restrict__ inertia_out,
-    int* __restrict__ labels, unsigned keep_mask) {
+    int* __restrict__ labels, unsigned keep_mask, float x_scale) {
   extern __shared__ __align__(16) float smem[];
   float* s_c = smem;                                   // SUMK × NDIM exact centroids
   float* s_norm = s_c + ((SUMK * NDIM + 3) & ~3);      // SUMK ‖c‖²
@@ -294,13 +338,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Update accumulators: acc[q][s] = D[16 × 8] with rows 0-7 the hi and 8-15 the lo parts of
   // dims 8q..8q+7 and the columns of tile s (see flush_counts for which slots).
   float acc[DK][NT][4];
-  unsigned tile_scaled[NT];
+  unsigned tile_counts[NT];
 #pragma unroll
   for (int q = 0; q < DK; ++q)
 #pragma unroll
     for (int s = 0; s < NT; ++s) acc[q][s][0] = acc[q][s][1] = acc[q][s][2] = acc[q][s][3] = 0.f;
 #pragma unroll
-  for (int s = 0; s < NT; ++s) tile_scaled[s] = 0u;
+  for (int s = 0; s < NT; ++s) tile_counts[s] = 0u;
   // Inertia: FP32 partials per lane, every 32 steps summed over the warp and added to the
   // warp's FP64 total in shared memory (FP64 registers for every K would cost occupancy).
   float partial_inertia[KCOUNT];
@@ -313,6 +357,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   float* ring = warp_areas + warp * WARP_FLOATS;
   float* tbuf = ring + STAGES * STEP_FLOATS;
+  const unsigned stsm_base = stmatrix_base(tbuf, lane);
   const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
   unsigned chunk_off[CHUNKS_PER_LANE];
 #pragma unroll
@@ -429,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) store_fragment(tbuf, i, jj, d[i][jj], lane);
+          for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, i, jj, d[i][jj], lane);
       } else {
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
@@ -447,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
               mma_tf32(d[i], a_hi[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
             }
 #pragma unroll
-          for (int i = 0; i < 2; ++i) store_fragment(tbuf, i, jj, d[i], lane);
+          for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, i, jj, d[i], lane);
         }
       }
       __syncwarp();
@@ -557,7 +602,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // sums) and one-hot counts to the block's counters (32 bits would overflow at 8192 steps).
     if (++steps_since_fold == 32) {
       steps_since_fold = 0;
-      flush_counts(tile_scaled, block_counts, g, t);
+      flush_counts(tile_counts, block_counts, g, t);
 #pragma unroll
       for (int k = 0; k < KCOUNT; ++k) {
         float value = partial_inertia[k];
@@ -568,6 +613,66 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
     }
 
+#if UPDATE_F16
+    // Update: D[dims hi|lo × slots] += Xᵀ[16 × 16 points] · onehot[16 points × 8 slots] in
+    // FP16 for each half-step kg of 16 points. The MMA's k index 2t, 2t+1, 2t+8, 2t+9 stands
+    // for points t, t+4, t+8, t+12 of the half-step, so lane (g,t) reads dim 8q+g of those
+    // four rows (bank-conflict free) and the one-hot bits of two point pairs (t, t+4) and
+    // (t+8, t+12).
+    // Pair words: lane p (p & 4 == 0) interleaves its one-hot bytes with those of point p+4,
+    // so one shuffle brings a receiver both points' bytes and one AND (after a byte shift
+    // for tiles 2 and 3 of a word) leaves bit g of each in its own half: an FP16 operand.
+    unsigned pair_even[WORDS], pair_odd[WORDS];
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) {
+      const unsigned own = (unsigned)(hot >> (32 * w));
+      const unsigned partner = __shfl_xor_sync(FULL_MASK, own, 4);
+      pair_even[w] = __byte_perm(own, partner, 0x6240);  // own.b0, own.b2, partner.b0, partner.b2
+      pair_odd[w] = __byte_perm(own, partner, 0x7351);   // own.b1, own.b3, partner.b1, partner.b3
+    }
+    const unsigned half_bits = 0x00010001u << g;
+#pragma unroll
+    for (int kg = 0; kg < 2; ++kg) {
+      unsigned b[NT][2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int src = 16 * kg + 8 * h + t;
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+          const unsigned even = __shfl_sync(FULL_MASK, pair_even[w], src);
+          const unsigned odd = 4 * w + 1 < NT ? __shfl_sync(FULL_MASK, pair_odd[w], src) : 0u;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int s = 4 * w + i;
+            if (s < NT) {
+              const unsigned word = (i & 1) ? odd : even;
+              b[s][h] = (i & 2 ? word >> 8 : word) & half_bits;
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
+#pragma unroll
+      for (int q = 0; q < DK; ++q) {
+        const int dim = 8 * q + g;
+        const float* rows = X + offsets.update[q] + 16 * kg * NDIM;
+        float v[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          v[u] = (NDIM % 8 == 0 || dim < NDIM) ? rows[4 * u * NDIM] : 0.f;
+#if SCALE_X
+          v[u] *= x_scale;
+#endif
+        }
+        unsigned a[4];
+        split_half2(v[0], v[1], a[0], a[1]);
+        split_half2(v[2], v[3], a[2], a[3]);
+#pragma unroll
+        for (int s = 0; s < NT; ++s) mma_f16(acc[q][s], a, b[s][0], b[s][1]);
+      }
+    }
+#else
     // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
     // each group of 8 points; lane (g,t) feeds points t and t+4 of the group, dim 8q+g, and
     // WORD_TILES(w) adjacent bits of each one-hot word w.
@@ -589,7 +694,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         // 1.0f = 0x3f8 << 20 is divisible by 2^0..2^3.
         const unsigned bit = 1u << TILE_SUB(s);
         const unsigned m0 = nib0[TILE_WORD(s)] & bit, m1 = nib1[TILE_WORD(s)] & bit;
-        tile_scaled[s] += m0 + m1;
+        tile_counts[s] += m0 + m1;
         b0[s] = m0 * (0x3f800000u >> TILE_SUB(s));
         b1[s] = m1 * (0x3f800000u >> TILE_SUB(s));
       }
@@ -606,6 +711,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         for (int s = 0; s < NT; ++s) mma_tf32(acc[q][s], a, b0[s], b1[s]);
       }
     }
+#endif
     __syncwarp();  // every lane is done with this stage before it is refilled
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
   }
@@ -625,8 +731,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __syncthreads();  // every warp is done with its ring: the area holds the block's sums now
   float* block_sums = warp_areas;
   for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) block_sums[j] = 0.f;
-  flush_counts(tile_scaled, block_counts, g, t);
+  flush_counts(tile_counts, block_counts, g, t);
   __syncthreads();
+#if UPDATE_F16
+  // Column c's one-hot value was 2^(c-24) and the points were scaled by x_scale (a power of
+  // two): both come off exactly here.
+  const float unscale0 = __int_as_float((127 + 24 - 2 * t) << 23) / x_scale, unscale1 = 0.5f * unscale0;
+#else
+  const float unscale0 = 1.f, unscale1 = 1.f;
+#endif
 #pragma unroll
   for (int q = 0; q < DK; ++q) {
     const int dim = 8 * q + g;
@@ -634,8 +747,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int s = 0; s < NT; ++s) {
       const int slot0 = TILE_SLOT(s, 2 * t), slot1 = TILE_SLOT(s, 2 * t + 1);
       if (dim < NDIM) {
-        if (slot0 < SUMK) atomicAdd(&block_sums[slot0 * NDIM + dim], acc[q][s][0] + acc[q][s][2]);
-        if (slot1 < SUMK) atomicAdd(&block_sums[slot1 * NDIM + dim], acc[q][s][1] + acc[q][s][3]);
+        if (slot0 < SUMK) atomicAdd(&block_sums[slot0 * NDIM + dim], (acc[q][s][0] + acc[q][s][2]) * unscale0);
+        if (slot1 < SUMK) atomicAdd(&block_sums[slot1 * NDIM + dim], (acc[q][s][1] + acc[q][s][3]) * unscale1);
       }
     }
   }
@@ -717,10 +830,13 @@ int64_t smem_limit(const DeviceInfo& device) {
 struct KernelConfig {
   int n, kmin, kmax, block, min_blocks, stages;
   bool stmatrix;
+  bool update_f16;
+  bool scale_points;  // the FP16 update multiplies points by a power of two first
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
-    return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, cc_major, cc_minor) <
-           std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.cc_major, o.cc_minor);
+    return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, cc_major, cc_minor) <
+           std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
+                    o.cc_major, o.cc_minor);
   }
 };
 
@@ -730,7 +846,9 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
   std::ostringstream defines;
   defines << "#define NDIM " << config.n << "\n#define KMIN " << config.kmin << "\n#define KMAX " << config.kmax
           << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define STAGES " << config.stages
-          << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0) << "\n#define IDX_BITS " << bits
+          << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0)
+          << "\n#define UPDATE_F16 " << (config.update_f16 ? 1 : 0) << "\n#define SCALE_X " << (config.scale_points ? 1 : 0)
+          << "\n#define IDX_BITS " << bits
           // More than 4 index bits: their mantissa error would show in the inertia, so every
           // winner's term is an exact distance.
           << "\n#define EXACT_INERTIA " << (bits > 4 ? 1 : 0) << std::scientific
@@ -740,11 +858,13 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
   request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
                         std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
-                        (config.stmatrix ? " stmatrix" : "");
+                        (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
+                        (config.scale_points ? " scaled" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
-                     std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts");
+                     std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
+                     (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "");
   return request;
 }
 
@@ -760,7 +880,22 @@ cudaKernel_t compiled_kernel(const KernelConfig& config) {
   return cache.emplace(config, kernel).first->second;
 }
 
-KernelConfig config_for(const Problem& problem, const Params& params, int cc_major, int cc_minor) {
+// The FP16 update's operands must stay inside FP16's range with its ~22-bit hi+lo split intact:
+// points are multiplied by a power of two that brings the largest |x| to [2^13, 2^14), unless
+// it already lies in [2^-6, 2^14), where the split's absolute floor (2^-25) is below 2^-19 of
+// it and no multiply is needed.
+float point_scale_for_update(const Dataset& data) {
+  float largest = 0.f;
+  const float* values = data.values.data();
+  const int64_t count = int64_t(data.values.size());
+#pragma omp parallel for reduction(max : largest) schedule(static)
+  for (int64_t i = 0; i < count; ++i) largest = std::max(largest, std::fabs(values[i]));
+  if (largest == 0.f || (largest >= 0x1p-6f && largest < 0x1p14f)) return 1.f;
+  return std::ldexp(1.f, 13 - std::ilogb(largest));
+}
+
+KernelConfig config_for(const Problem& problem, const Params& params, int cc_major, int cc_minor,
+                        float point_scale = 1.f) {
   return {problem.n,
           problem.k.kmin,
           problem.k.kmax,
@@ -768,6 +903,8 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.at("min_blocks").get<int>(),
           params.at("stages").get<int>(),
           params.at("transpose").get<std::string>() == "stmatrix",
+          params.at("update").get<std::string>() == "f16",
+          point_scale != 1.f,
           cc_major,
           cc_minor};
 }
@@ -776,7 +913,8 @@ class TensorMultiKRun : public gpu::GpuRun {
  public:
   TensorMultiKRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
       : GpuRun(problem, data, Layout::AoS) {
-    const KernelConfig config = config_for(problem, params, device.cc_major, device.cc_minor);
+    if (params.at("update").get<std::string>() == "f16") point_scale_ = point_scale_for_update(data);
+    const KernelConfig config = config_for(problem, params, device.cc_major, device.cc_minor, point_scale_);
     kernel_ = compiled_kernel(config);
     block_ = config.block;
     dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages));
@@ -822,8 +960,8 @@ class TensorMultiKRun : public gpu::GpuRun {
     unsigned long long* counts = counts_.get();
     double* inertia = inertia_.get();
     unsigned* done = blocks_done_.get();
-    void* args[] = {&points, &m,          &centroids,   &sums,       &counts,    &inertia,
-                    &done,   &acc.counts, &acc.inertia, &acc.labels, &keep_mask_};
+    void* args[] = {&points,      &m,          &centroids,  &sums,       &counts,       &inertia, &done,
+                    &acc.counts, &acc.inertia, &acc.labels, &keep_mask_, &point_scale_};
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(unsigned(grid_)), dim3(unsigned(block_)),
                                 args, dynamic_smem_, state_.stream()),
                "tensor_multik_iteration");
@@ -835,6 +973,7 @@ class TensorMultiKRun : public gpu::GpuRun {
   int64_t grid_ = 1;
   size_t dynamic_smem_ = 0;
   unsigned keep_mask_ = ~0u;
+  float point_scale_ = 1.f;
   gpu::DeviceBuffer<double> sums_;
   gpu::DeviceBuffer<unsigned long long> counts_;
   gpu::DeviceBuffer<double> inertia_;
@@ -846,7 +985,7 @@ class TensorMultiK : public Variant {
   std::string name() const override { return "tensor-multik"; }
   std::string description() const override {
     return "seed 000 MultiK with 3xTF32 tensor-core distances, per-lane argmin after an stmatrix transpose, "
-           "one-hot tensor-core update, cp.async point ring; one launch per iteration";
+           "FP16 one-hot tensor-core update, cp.async point ring; one launch per iteration";
   }
   bool runs_on_gpu() const override { return true; }
 
@@ -881,6 +1020,9 @@ class TensorMultiK : public Variant {
     space.axes.push_back({"stages", {2, 3, 4, 6}, "cp.async ring depth per warp (steps of 32 points in flight + 1)"});
     space.axes.push_back({"transpose", {"stmatrix", "shared-stores"},
                           "how distance fragments reach the per-lane rows: stmatrix (sm_90) or 4 scalar stores"});
+    space.axes.push_back({"update", {"f16", "tf32"},
+                          "one-hot(labels)ᵀ·X product: FP16 m16n8k16 (points split hi+lo in FP16, one-hot bits "
+                          "as FP16 operands straight from shuffled bytes) or TF32 m16n8k8 (hi+lo TF32)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -931,6 +1073,7 @@ class TensorMultiK : public Variant {
             {"min_blocks", min_blocks},
             {"stages", stages},
             {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
+            {"update", "f16"},
             {"layout", "aos"}};
   }
 
@@ -947,9 +1090,12 @@ MKBENCH_REGISTER_VARIANT(TensorMultiK);
 
 namespace tensor_multik {
 
-std::string compile_report(const Problem& problem, const Params& params, int cc_major, int cc_minor) {
-  return gpu::compile_only(compile_request(config_for(problem, params, cc_major, cc_minor)));
+std::string compile_report(const Problem& problem, const Params& params, int cc_major, int cc_minor,
+                           float point_scale) {
+  return gpu::compile_only(compile_request(config_for(problem, params, cc_major, cc_minor, point_scale)));
 }
+
+float update_point_scale(const Dataset& data) { return point_scale_for_update(data); }
 
 }  // namespace tensor_multik
 }  // namespace mk

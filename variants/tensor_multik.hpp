@@ -3,6 +3,7 @@
 // needs no GPU), so CI proves every specialisation compiles and does not spill.
 #include <string>
 
+#include "datasets/dataset.hpp"
 #include "harness/problem.hpp"
 #include "harness/variant.hpp"
 
@@ -10,6 +11,10 @@ namespace mk::tensor_multik {
 
 // NVRTC's log for the kernel of this problem and parameter point, ptxas's resource report
 // included; throws DeviceError when it does not compile.
-std::string compile_report(const Problem& problem, const Params& params, int cc_major, int cc_minor);
+std::string compile_report(const Problem& problem, const Params& params, int cc_major, int cc_minor,
+                           float point_scale = 1.f);
+
+// The power of two the FP16 update multiplies points by (1 when none is needed).
+float update_point_scale(const Dataset& data);
 
 }  // namespace mk::tensor_multik
