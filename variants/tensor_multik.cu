@@ -627,8 +627,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int w = 0; w < WORDS; ++w) {
       const unsigned own = (unsigned)(hot >> (32 * w));
       const unsigned partner = __shfl_xor_sync(FULL_MASK, own, 4);
-      pair_even[w] = __byte_perm(own, partner, 0x6240);  // own.b0, own.b2, partner.b0, partner.b2
-      pair_odd[w] = __byte_perm(own, partner, 0x7351);   // own.b1, own.b3, partner.b1, partner.b3
+      // Selector nibble n (from the low end) names result byte n; bytes 0-3 are own, 4-7 partner.
+      pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
+      pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
     }
     const unsigned half_bits = 0x00010001u << g;
 #pragma unroll
