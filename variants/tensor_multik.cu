@@ -201,21 +201,37 @@ __device__ __forceinline__ unsigned stmatrix_base(const float* tbuf, int lane) {
   const int q = lane >> 3, rho = lane & 7;
   return (unsigned)__cvta_generic_to_shared(tbuf + (8 * (q >> 1) + rho) * TROW + 4 * (q & 1));
 }
-__device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, int tile_m, int tile_in_block,
-                                               const float (&d)[4], int lane) {
+// For a tile whose slots 4..7 are padding only its e = 0 words are stored (x2): lanes 0-15
+// name rows 0-15 of chunk 0.
+__device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int lane) {
+  return (unsigned)__cvta_generic_to_shared(tbuf + (lane & 15) * TROW);
+}
+// A distance tile whose columns hold fewer than 5 real slots (the last tile of a ΣK with
+// ΣK mod 8 in 1..4): its words D[.][2t+1] (slots 4..7) are never read back.
+#define HALF_TILE(j) ((j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
+__device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
+                                               int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
-  const unsigned addr = stsm_base + 4u * (16 * tile_m * TROW + 8 * tile_in_block);
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(addr),
-               "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[1])), "r"(__float_as_uint(d[2])),
-               "r"(__float_as_uint(d[3]))
-               : "memory");
+  const unsigned offset = 4u * (16 * tile_m * TROW + 8 * tile_in_block);
+  if (half) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1,%2};\n" ::"r"(stsm_half_base + offset),
+                 "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[2]))
+                 : "memory");
+  } else {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(stsm_base + offset),
+                 "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[1])), "r"(__float_as_uint(d[2])),
+                 "r"(__float_as_uint(d[3]))
+                 : "memory");
+  }
 #else
   const int g = lane >> 2, t = lane & 3;
   float* row = tbuf + (16 * tile_m + g) * TROW + 8 * tile_in_block + t;
   row[0] = d[0];
-  row[4] = d[1];
   row[8 * TROW] = d[2];
-  row[8 * TROW + 4] = d[3];
+  if (!half) {
+    row[4] = d[1];
+    row[8 * TROW + 4] = d[3];
+  }
 #endif
 }
 
@@ -357,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   float* ring = warp_areas + warp * WARP_FLOATS;
   float* tbuf = ring + STAGES * STEP_FLOATS;
-  const unsigned stsm_base = stmatrix_base(tbuf, lane);
+  const unsigned stsm_base = stmatrix_base(tbuf, lane), stsm_half_base = stmatrix_half_base(tbuf, lane);
   const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
   unsigned chunk_off[CHUNKS_PER_LANE];
 #pragma unroll
@@ -474,7 +490,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, i, jj, d[i][jj], lane);
+          for (int i = 0; i < 2; ++i)
+            store_fragment(tbuf, stsm_base, stsm_half_base, i, jj, HALF_TILE(4 * cb + jj), d[i][jj], lane);
       } else {
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
@@ -492,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
               mma_tf32(d[i], a_hi[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
             }
 #pragma unroll
-          for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, i, jj, d[i], lane);
+          for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, stsm_half_base, i, jj, HALF_TILE(j), d[i], lane);
         }
       }
       __syncwarp();
@@ -718,18 +735,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   }
   cp_async_wait<0>();
 
-  // Inertia: one global FP64 atomic per warp and K.
+  // Inertia: warp totals meet in shared memory and each block adds one FP64 atomic per K.
+  // (An atomic per warp put every warp of the grid on the same KCOUNT addresses at the end of
+  // the kernel, where they serialise.)
 #pragma unroll
   for (int k = 0; k < KCOUNT; ++k) {
     double value = (double)partial_inertia[k];
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) value += __shfl_xor_sync(FULL_MASK, value, off);
-    if (lane == 0) {
-      value += warp_inertia[k];
-      if (value != 0.0) atomicAdd(inertia_scratch + k, value);
-    }
+    if (lane == 0) warp_inertia[k] += value;
   }
   __syncthreads();  // every warp is done with its ring: the area holds the block's sums now
+  for (int k = threadIdx.x; k < KCOUNT; k += BLOCK) {
+    double value = 0.0;
+    for (int w = 0; w < WARPS; ++w) value += s_inertia[w * KCOUNT + k];
+    if (value != 0.0) atomicAdd(inertia_scratch + k, value);
+  }
   float* block_sums = warp_areas;
   for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) block_sums[j] = 0.f;
   flush_counts(tile_counts, block_counts, g, t);
