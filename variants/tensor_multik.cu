@@ -280,6 +280,28 @@ __device__ __forceinline__ void flush_counts(unsigned (&tile_counts)[NT], unsign
   }
 }
 
+// Pairwise reductions of x[0..count) in place: the same min (exact) and the same sum of the
+// window's 0/1 counts as a chain, but log2(count) dependent steps instead of count-1, which
+// matters where a warp's step is latency-bound (one K of 16: 15 + 16 chained ALU and FMA ops).
+template <int CAP>
+__device__ __forceinline__ float tree_min(float (&x)[CAP], int count) {
+#pragma unroll
+  for (int stride = 1; stride < CAP; stride *= 2)
+#pragma unroll
+    for (int i = 0; i + stride < CAP; i += 2 * stride)
+      if (i + stride < count) x[i] = fminf(x[i], x[i + stride]);
+  return x[0];
+}
+template <int CAP>
+__device__ __forceinline__ float tree_sum(float (&x)[CAP], int count) {
+#pragma unroll
+  for (int stride = 1; stride < CAP; stride *= 2)
+#pragma unroll
+    for (int i = 0; i + stride < CAP; i += 2 * stride)
+      if (i + stride < count) x[i] += x[i + stride];
+  return x[0];
+}
+
 __device__ __forceinline__ float exact_distance(const float* x_row, const float* c_row) {
   float e = 0.f;
 #pragma unroll
@@ -534,16 +556,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
             const int col = OFFSET(k) + c - 32 * cb;
             keys[c] = __int_as_float((__float_as_int(v[col >> 2][col & 3]) & keep_mask) | c);
           }
-          float group_best = keys[0];
+          float scratch[KMAX];
 #pragma unroll
-          for (int c = 1; c < k; ++c) group_best = fminf(group_best, keys[c]);
+          for (int c = 0; c < k; ++c) scratch[c] = keys[c];
+          const float group_best = tree_min(scratch, k);
           // A near point counts as one more key inside the window: the group is flagged when
           // the count reaches 2 (the winner itself is always inside).
           float within = __saturatef(fmaf(group_best, -window_scale, near_scaled));
           if (k > 1) {
             const float edge = fmaf(group_best, window_scale, 1048576.f);  // (best + window)·scale
 #pragma unroll
-            for (int c = 0; c < k; ++c) within += __saturatef(fmaf(keys[c], -window_scale, edge));
+            for (int c = 0; c < k; ++c) scratch[c] = __saturatef(fmaf(keys[c], -window_scale, edge));
+            within += tree_sum(scratch, k);
           } else {
             within += 1.f;
           }
