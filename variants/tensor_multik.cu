@@ -128,10 +128,6 @@ __device__ __forceinline__ void split_truncate(float v, unsigned& hi, unsigned& 
 __device__ __forceinline__ void cp_async16(unsigned smem_dst, const float* gmem_src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_dst), "l"(gmem_src) : "memory");
 }
-__device__ __forceinline__ void cp_async16_partial(unsigned smem_dst, const float* gmem_src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_dst), "l"(gmem_src), "r"(src_bytes)
-               : "memory");
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -406,32 +402,23 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const int last_step_points = (int)(m - 32LL * (steps - 1));
   const int warps_total = gridDim.x * WARPS;
   const int warp_global = blockIdx.x * WARPS + warp;
-  // The step being fetched and this lane's first source chunk in it, one grid stride apart.
+  // The step being fetched (one grid stride of warps apart); its source address is derived
+  // from the index at each copy, which costs one wide multiply-add and no 64-bit loop state.
   int fetch = warp_global;
-  const float* fetch_src = points + (long long)fetch * STEP_FLOATS + 4 * lane;
-  const long long fetch_stride = (long long)warps_total * STEP_FLOATS;
+  const float* lane_src = points + 4 * lane;
   int fetch_slot = 0;
   // Copies step `fetch` into ring slot fetch_slot (or commits an empty group past the end).
   auto fetch_next = [&]() {
     const unsigned dst = ring_shared + fetch_slot * (STEP_FLOATS * 4);
-    if (fetch < steps - 1) {
+    // The device copy is padded with zero rows to whole steps (kAosPointPadding), so the
+    // last step is copied like any other; its rows past M are never counted as points.
+    if (fetch < steps) {
 #pragma unroll
       for (int u = 0; u < CHUNKS_PER_LANE; ++u)
-        if (lane + 32 * u < 8 * NDIM) cp_async16(dst + chunk_off[u], fetch_src + 128 * u);
-    } else if (fetch == steps - 1) {
-      // The last step: chunks past M·N are zero-filled, and are never read as points.
-      const long long left = m * NDIM - (long long)fetch * STEP_FLOATS - 4 * lane;
-#pragma unroll
-      for (int u = 0; u < CHUNKS_PER_LANE; ++u)
-        if (lane + 32 * u < 8 * NDIM) {
-          const long long chunk_left = left - 128 * u;
-          const int bytes = chunk_left >= 4 ? 16 : (chunk_left > 0 ? int(chunk_left) * 4 : 0);
-          cp_async16_partial(dst + chunk_off[u], bytes ? fetch_src + 128 * u : points, bytes);
-        }
+        if (lane + 32 * u < 8 * NDIM) cp_async16(dst + chunk_off[u], lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
     }
     cp_async_commit();
     fetch += warps_total;
-    fetch_src += fetch_stride;
     fetch_slot = fetch_slot == STAGES - 1 ? 0 : fetch_slot + 1;
   };
 

@@ -61,7 +61,9 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   const size_t values = size_t(problem.m) * problem.n;
   const int slots = problem.k.sum();
-  points_.allocate(values, "points");
+  const int64_t padded_points =
+      layout == Layout::AoS ? (problem.m + kAosPointPadding - 1) / kAosPointPadding * kAosPointPadding : problem.m;
+  points_.allocate(size_t(padded_points) * problem.n, "points");
   // Uploads go on the run's own stream. A cudaMemcpy from pageable memory runs on the
   // legacy stream and may return before its DMA lands; stream_ is non-blocking, so a
   // kernel on it could read half-uploaded points (seen as wrong labels on the first step
@@ -70,6 +72,9 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
     check(cudaMemcpyAsync(points_.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice,
                           stream_),
           "upload points");
+    check(cudaMemsetAsync(points_.get() + values, 0, (size_t(padded_points) * problem.n - values) * sizeof(float),
+                          stream_),
+          "zero the padding rows");
     check(cudaStreamSynchronize(stream_), "upload points");
   } else {
     // Transposing on the device keeps host memory at one copy of the data.

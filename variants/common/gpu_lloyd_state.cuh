@@ -83,6 +83,10 @@ struct AccumulatorView {
   int32_t* labels;              // (kmax-kmin+1)*m or null
 };
 
+// AoS points on the device are followed by zero rows up to a multiple of this many points,
+// so a kernel may copy whole warp-sized steps of points without a bounds check per copy.
+constexpr int64_t kAosPointPadding = 32;
+
 class LloydState {
  public:
   LloydState(const Problem& problem, const Dataset& data, Layout layout);
