@@ -15,6 +15,7 @@
 #include "harness/errors.hpp"
 #include "harness/reference.hpp"
 #include "harness/variant.hpp"
+#include "tests/reference_steps.hpp"
 
 namespace mk {
 namespace {
@@ -39,14 +40,6 @@ Dataset make_data(const std::string& kind, int64_t m, int n, double zeros = 0.0)
   spec.centers = 6;
   spec.zero_fraction = zeros;
   return generate(spec);
-}
-
-// The packed centroid array (KRange::slot_offset order) a variant would hold after this step.
-std::vector<float> packed_centroids(const IterationResult& result, const KRange& k, int n) {
-  std::vector<float> packed(size_t(k.sum()) * n);
-  for (const KResult& r : result.per_k)
-    std::copy(r.centroids.begin(), r.centroids.end(), packed.begin() + size_t(k.slot_offset(r.k)) * n);
-  return packed;
 }
 
 std::unique_ptr<PreparedRun> prepare(const Dataset& data, const Problem& problem, const Params& overrides = {}) {
@@ -147,7 +140,7 @@ TEST(CpuOpenMp, LloydRunConvergesAndEveryStepMatchesTheReference) {
         EXPECT_LE(got.per_k[i].inertia, previous_inertia[i] * (1 + 1e-6)) << "K=" << got.per_k[i].k;
         previous_inertia[i] = got.per_k[i].inertia;
       }
-      const std::vector<float> next = packed_centroids(got, k, data.n);
+      const std::vector<float> next = testing_support::packed_centroids(got, k, data.n);
       // "Stopped moving" allows a last-bit wobble: FP64 sums merged from a dynamic schedule
       // can round to a neighbouring float even when no label changed.
       float largest = 0, moved = 0;

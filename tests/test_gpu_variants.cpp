@@ -14,6 +14,7 @@
 #include "harness/device_info.hpp"
 #include "harness/reference.hpp"
 #include "harness/variant.hpp"
+#include "tests/reference_steps.hpp"
 
 namespace mk {
 namespace {
@@ -29,13 +30,6 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = info.param;
   std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
   return name;
-}
-
-std::vector<float> packed_centroids(const IterationResult& result, const KRange& k, int n) {
-  std::vector<float> packed(size_t(k.sum()) * n);
-  for (const KResult& r : result.per_k)
-    std::copy(r.centroids.begin(), r.centroids.end(), packed.begin() + size_t(k.slot_offset(r.k)) * n);
-  return packed;
 }
 
 class GpuVariant : public ::testing::TestWithParam<std::string> {
@@ -83,7 +77,7 @@ TEST_P(GpuVariant, MatchesTheReferenceOnSmallShapesWithDefaultParams) {
           const VerifyReport report = compare_with_reference(data, k, centroids, got);
           EXPECT_TRUE(report.passed) << "step " << step << ": " << report.summary();
           if (!report.passed) break;
-          centroids = packed_centroids(got, k, n);
+          centroids = testing_support::packed_centroids(got, k, n);
         }
       }
   if (implemented == 0)
@@ -122,7 +116,7 @@ TEST_P(GpuVariant, SparseDataMatchesTheReference) {
     const IterationResult got = run->read_back();
     const VerifyReport report = compare_with_reference(data, problem.k, centroids, got);
     ASSERT_TRUE(report.passed) << "step " << step << ": " << report.summary();
-    centroids = packed_centroids(got, problem.k, problem.n);
+    centroids = testing_support::packed_centroids(got, problem.k, problem.n);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "harness/device_info.hpp"
 #include "harness/reference.hpp"
 #include "harness/variant.hpp"
+#include "tests/reference_steps.hpp"
 #include "variants/tensor_multik.hpp"
 
 namespace mk {
@@ -136,6 +137,8 @@ TEST(TensorMultiKUpdateScale, IsOneInsideFp16sRangeAndAPowerOfTwoOutside) {
     EXPECT_GE(scaled, 0x1p13f) << largest;
     EXPECT_LT(scaled, 0x1p14f) << largest;
   }
+  // Subnormal data would need more than 2^127: the scale stops at the largest finite power.
+  EXPECT_EQ(tensor_multik::update_point_scale(constant_data(1e-40f)), 0x1p126f);
 }
 
 TEST(TensorMultiKSpace, SoaLayoutIsRefusedWithTheAllowedValue) {
@@ -170,14 +173,6 @@ class TensorMultiKOnDevice : public ::testing::TestWithParam<DeviceCase> {
   }
 };
 
-std::vector<float> packed(const IterationResult& result, const KRange& k, int n) {
-  std::vector<float> out(size_t(k.sum()) * n);
-  for (const KResult& r : result.per_k)
-    std::copy(r.centroids.begin(), r.centroids.end(), out.begin() + size_t(k.slot_offset(r.k)) * n);
-  return out;
-}
-
-// Three steps, each checked against the FP64 reference from the centroids it started from.
 TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   const DeviceCase c = GetParam();
   GeneratorSpec spec;
@@ -198,17 +193,8 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
-  std::vector<float> centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 4);
-  run->set_centroids(centroids);
-  for (int step = 1; step <= 3; ++step) {
-    run->iterate(c.labels);
-    run->synchronize();
-    const IterationResult got = run->read_back();
-    for (const auto& r : got.per_k) EXPECT_EQ(r.labels.empty(), !c.labels) << "step " << step;
-    const VerifyReport report = compare_with_reference(data, problem.k, centroids, got);
-    ASSERT_TRUE(report.passed) << "step " << step << ": " << report.summary();
-    centroids = packed(got, problem.k, problem.n);
-  }
+  testing_support::expect_steps_match_reference(
+      *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 4), 3, c.labels);
 }
 
 INSTANTIATE_TEST_SUITE_P(

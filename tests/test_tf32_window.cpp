@@ -19,6 +19,7 @@
 #include "harness/errors.hpp"
 #include "harness/reference.hpp"
 #include "harness/variant.hpp"
+#include "tests/reference_steps.hpp"
 #include "tests/synthetic_devices.hpp"
 #include "variants/common/near_tie_bound.hpp"
 
@@ -237,17 +238,8 @@ TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
     GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
   const Params params = resolve_params(window_variant(), problem, device, Params::object());
   auto run = window_variant().prepare(problem, data, params, device);
-  std::vector<float> centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 11);
-  run->set_centroids(centroids);
-  for (int step = 1; step <= 2; ++step) {
-    run->iterate(c.labels);
-    run->synchronize();
-    const IterationResult got = run->read_back();
-    for (const auto& r : got.per_k) EXPECT_EQ(r.labels.empty(), !c.labels) << "step " << step;
-    const VerifyReport report = compare_with_reference(data, problem.k, centroids, got);
-    ASSERT_TRUE(report.passed) << "step " << step << ": " << report.summary();
-    centroids = got.per_k[0].centroids;
-  }
+  testing_support::expect_steps_match_reference(
+      *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
 }
 
 GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, int centers, double zeros, uint64_t seed) {

@@ -276,25 +276,17 @@ __device__ __forceinline__ void flush_counts(unsigned (&tile_counts)[NT], unsign
   }
 }
 
-// Pairwise reductions of x[0..count) in place: the same min (exact) and the same sum of the
-// window's 0/1 counts as a chain, but log2(count) dependent steps instead of count-1, which
-// matters where a warp's step is latency-bound (one K of 16: 15 + 16 chained ALU and FMA ops).
-template <int CAP>
-__device__ __forceinline__ float tree_min(float (&x)[CAP], int count) {
+// Pairwise reduction of x[0..count) in place: for the group min (exact) and the sum of the
+// window's 0/1 counts it gives what a chain gives, in log2(count) dependent steps instead of
+// count-1, which matters where a warp's step is latency-bound (one K of 16: 15 + 16 chained
+// ALU and FMA ops).
+template <int CAP, typename Op>
+__device__ __forceinline__ float tree_reduce(float (&x)[CAP], int count, Op op) {
 #pragma unroll
   for (int stride = 1; stride < CAP; stride *= 2)
 #pragma unroll
     for (int i = 0; i + stride < CAP; i += 2 * stride)
-      if (i + stride < count) x[i] = fminf(x[i], x[i + stride]);
-  return x[0];
-}
-template <int CAP>
-__device__ __forceinline__ float tree_sum(float (&x)[CAP], int count) {
-#pragma unroll
-  for (int stride = 1; stride < CAP; stride *= 2)
-#pragma unroll
-    for (int i = 0; i + stride < CAP; i += 2 * stride)
-      if (i + stride < count) x[i] += x[i + stride];
+      if (i + stride < count) x[i] = op(x[i], x[i + stride]);
   return x[0];
 }
 
@@ -415,7 +407,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     if (fetch < steps) {
 #pragma unroll
       for (int u = 0; u < CHUNKS_PER_LANE; ++u)
-        if (lane + 32 * u < 8 * NDIM) cp_async16(dst + chunk_off[u], lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
+        if (lane + 32 * u < 8 * NDIM)
+          cp_async16(dst + chunk_off[u], lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
     }
     cp_async_commit();
     fetch += warps_total;
@@ -546,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           float scratch[KMAX];
 #pragma unroll
           for (int c = 0; c < k; ++c) scratch[c] = keys[c];
-          const float group_best = tree_min(scratch, k);
+          const float group_best = tree_reduce(scratch, k, [](float a, float b) { return fminf(a, b); });
           // A near point counts as one more key inside the window: the group is flagged when
           // the count reaches 2 (the winner itself is always inside).
           float within = __saturatef(fmaf(group_best, -window_scale, near_scaled));
@@ -554,7 +547,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
             const float edge = fmaf(group_best, window_scale, 1048576.f);  // (best + window)·scale
 #pragma unroll
             for (int c = 0; c < k; ++c) scratch[c] = __saturatef(fmaf(keys[c], -window_scale, edge));
-            within += tree_sum(scratch, k);
+            within += tree_reduce(scratch, k, [](float a, float b) { return a + b; });
           } else {
             within += 1.f;
           }
@@ -924,7 +917,9 @@ float point_scale_for_update(const Dataset& data) {
 #pragma omp parallel for reduction(max : largest) schedule(static)
   for (int64_t i = 0; i < count; ++i) largest = std::max(largest, std::fabs(values[i]));
   if (largest == 0.f || (largest >= 0x1p-6f && largest < 0x1p14f)) return 1.f;
-  return std::ldexp(1.f, 13 - std::ilogb(largest));
+  // Capped at 2^126, the largest power of two a float holds: data below 2^-114 (subnormal
+  // floats) then land under 2^12 instead of overflowing the scale to infinity.
+  return std::ldexp(1.f, std::min(126, 13 - std::ilogb(largest)));
 }
 
 KernelConfig config_for(const Problem& problem, const Params& params, int cc_major, int cc_minor,
