@@ -319,7 +319,7 @@ TEST(AutoSpace, SparseDataAtOrAboveTheThresholdGoesToCsr) {
 std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) {
   std::vector<std::string> chain;
   if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
-  else if (p.k.kmax < 256 && p.n <= 8 && p.k.kmin == p.k.kmax && (p.k.kmax <= 5 || p.k.kmax > 16))
+  else if (p.k.kmax < 256 && p.n <= 4 && p.k.kmin == p.k.kmax && (p.k.kmax <= 4 || p.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
@@ -335,8 +335,11 @@ TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 7), h100_like(), 0.7).first, "tensor-multik");
   // ΣK = 75 is beyond tensor-multik's register tiles: the next in the chain takes it.
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 12), h100_like(), 0.7).first, "registers-multik");
-  // One small K at N <= 8 measured faster on registers-multik; wider points or K=16 did not.
-  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 4, 4), h100_like(), 0.7).first, "registers-multik");
+  // One K <= 4 or > 16 at N <= 4 measured faster on registers-multik; N=8, K=5 or K=16 did not.
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 4, 4, 4), h100_like(), 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 4, 25, 25), h100_like(), 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 4, 5, 5), h100_like(), 0.7).first, "tensor-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 4, 4), h100_like(), 0.7).first, "tensor-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 16, 16), h100_like(), 0.7).first, "tensor-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 12, 4, 4), h100_like(), 0.7).first, "tensor-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 1024, 1024), h100_like(), 0.7).first, "tf32-window");

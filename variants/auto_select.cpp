@@ -35,9 +35,11 @@ namespace mk {
 // 1024,4096} were measured: the boundaries N=64 and K=256 between them are extrapolated.
 // tensor-multik (session 4) then beat registers-multik on all four small-K cases of issue 4
 // (N=4/8/16 with K=3..5/3..7, N=8 K=16 at 8M) and on every K range and every N=12 row of
-// table2 (H200, registers-multik tuned); registers-multik stayed ahead for one K at N ≤ 8
-// when K ≤ 5 (by 5–45 %) or K = 25 (6–27 %), and within 2 % for K = 9..12. tensor-multik
-// refuses ΣK > 64 and wide tiles, which fall through to registers-multik. tf32-window
+// table2 (H200, registers-multik tuned). With its FP16 update (session 6, table2, best
+// parameters of each) it also took every single K at N=8 (K=3..5 by 5–9 %, K=25 by 4 %) and
+// N=12; registers-multik stays ahead only at N=4 for K=3 (26 %), K=4 (3 %) and K=25 (16 %),
+// so one K ≤ 4 or > 16 at N ≤ 4 goes to it (N=5..7 are not measured: they follow N=8).
+// tensor-multik refuses ΣK > 64 and wide tiles, which fall through to registers-multik. tf32-window
 // (session 5) took one K ≥ 128 from every other variant (N=32 M=2M: K=128 0.89 against
 // registers-multik's 5.89 ms, K=256 0.94 against gemm-tf32x3's 3.61, K=1024 1.82 against
 // 9.54; N=8 M=8M K=128: 2.10 against 2.90); at K=64 it won at N=32 but lost at N=8, so the
@@ -47,7 +49,7 @@ std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   const bool single_k = problem.k.kmin == problem.k.kmax;
   std::vector<std::string> chain;
-  if (problem.k.kmax < 256 && problem.n <= 8 && single_k && (problem.k.kmax <= 5 || problem.k.kmax > 16))
+  if (problem.k.kmax < 256 && problem.n <= 4 && single_k && (problem.k.kmax <= 4 || problem.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (problem.k.kmax < 256)
     chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
@@ -103,7 +105,7 @@ class AutoSelect : public Variant {
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
            "that measured fastest for the shape class (warp-centric for N >= 64; for K < 256 tensor-multik, "
-           "except one K <= 5 or > 16 at N <= 8: registers-multik; gemm-tf32x3 above; tf32-window first for one "
+           "except one K <= 4 or > 16 at N <= 4: registers-multik; gemm-tf32x3 above; tf32-window first for one "
            "K >= 128), with the delegate's "
            "defaults";
   }
