@@ -162,6 +162,18 @@ PY
         $OUT/raw/ncu-$tag.txt | grep -v Hmma | head -14
       note "profile $tag done"
       done ;;
+    mscan)
+      # Time per iteration against M for one variant and shape (MSCAN_VARIANT, MSCAN_DIMS,
+      # MSCAN_K, MSCAN_POINTS): the intercept is the per-iteration cost that does not scale
+      # with the data (launch, prologue, epilogue).
+      for points in ${MSCAN_POINTS:-1M 2M 4M 8M 16M}; do
+        timeout $(cap 60) $MK run --variant ${MSCAN_VARIANT:-tensor-multik} --dims ${MSCAN_DIMS:-8} --k ${MSCAN_K:-16} \
+          --points $points --iters 30 ${MSCAN_ARGS:-} --format csv --out $OUT/raw/mscan-$points.json \
+          >$OUT/raw/mscan-$points.csv 2>>$OUT/raw/mscan.log
+        printf 'mscan %s N=%s K=%s M=%s rc=%s %s\n' ${MSCAN_VARIANT:-tensor-multik} ${MSCAN_DIMS:-8} ${MSCAN_K:-16} $points $? \
+          "$(tail -1 $OUT/raw/mscan-$points.csv | cut -d, -f1,4-7)" | tee -a $OUT/mscan.txt
+      done
+      note "mscan done" ;;
     peak)
       $MK peak 2>&1 | tee $OUT/raw/peak.txt | tail -8; note "peak rc=$?" ;;
     sanitize-one)

@@ -52,10 +52,13 @@ typedef unsigned long long u64;
 #define WARPS (BLOCK / 32)
 #define STEP_FLOATS (32 * NDIM)
 #define CHUNKS_PER_LANE ((8 * NDIM + 31) / 32)
-// A transposed row is 32 floats padded to 36: the 8 rows a stmatrix or a quarter-warp
-// LDS.128 touches then start in 8 different 16-byte bank groups, and every chunk of a lane's
-// row sits at a fixed offset from its start.
-#define TROW 36
+// A transposed row holds the 8·NT (at most 32) columns of one column block, padded by one
+// 16-byte chunk: an odd number of chunks per row puts the 8 rows a stmatrix or a quarter-warp
+// LDS.128 touches in 8 different 16-byte bank groups, and every chunk of a lane's row sits at
+// a fixed offset from its start. Sizing it to the columns (20 floats for ΣK ≤ 16, not 36)
+// leaves shared memory for more warps or stages where registers allow them.
+#define TCOLS (NT < 4 ? 8 * NT : 32)
+#define TROW (TCOLS + 4)
 #define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * TROW)
 #define IDX_MASK ((1u << IDX_BITS) - 1u)
 #define SWIZZLE16 (NDIM == 16)
@@ -317,6 +320,51 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
 
+  float* ring = warp_areas + warp * WARP_FLOATS;
+  float* tbuf = ring + STAGES * STEP_FLOATS;
+  const unsigned stsm_base = stmatrix_base(tbuf, lane), stsm_half_base = stmatrix_half_base(tbuf, lane);
+  const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
+  unsigned chunk_off[CHUNKS_PER_LANE];
+#pragma unroll
+  for (int u = 0; u < CHUNKS_PER_LANE; ++u) chunk_off[u] = chunk_offset(lane, u);
+  const StageOffsets offsets = stage_offsets(lane);
+  // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
+  const int steps = (int)((m + 31) / 32);
+  const int last_step_points = (int)(m - 32LL * (steps - 1));
+  const int warps_total = gridDim.x * WARPS;
+  const int warp_global = blockIdx.x * WARPS + warp;
+  // The step being fetched (one grid stride of warps apart); its source address is derived
+  // from the index at each copy, which costs one wide multiply-add and no 64-bit loop state.
+  int fetch = warp_global;
+  const float* lane_src = points + 4 * lane;
+  int fetch_slot = 0;
+  // Copies step `fetch` into ring slot fetch_slot (or commits an empty group past the end).
+  auto fetch_next = [&]() {
+    const unsigned dst = ring_shared + fetch_slot * (STEP_FLOATS * 4);
+    // The device copy is padded with zero rows to whole steps (kAosPointPadding), so the
+    // last step is copied like any other; its rows past M are never counted as points.
+    if (fetch < steps) {
+#pragma unroll
+      for (int u = 0; u < CHUNKS_PER_LANE; ++u)
+        if (lane + 32 * u < 8 * NDIM)
+          cp_async16(dst + chunk_off[u], lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
+    }
+    cp_async_commit();
+    fetch += warps_total;
+    fetch_slot = fetch_slot == STAGES - 1 ? 0 : fetch_slot + 1;
+  };
+
+  // The first steps' loads go out before the centroids are read and turned into fragments:
+  // they do not depend on them, and each is a DRAM round trip the prologue then hides. With
+  // more than 4 register-resident tiles the fetch state live across the fragment build costs
+  // a spill (N=5 K=3..10), so those shapes fetch after it.
+#define EARLY_FETCH (NT * DK <= 4)
+#if EARLY_FETCH
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) fetch_next();
+#endif
+
+
   for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) s_c[j] = centroids[j];
   for (int s = threadIdx.x; s < SUMK; s += BLOCK) block_counts[s] = 0u;
   if (threadIdx.x == 0) s_max_norm = 0.f;
@@ -381,42 +429,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __syncwarp();
   int steps_since_fold = 0;
 
-  float* ring = warp_areas + warp * WARP_FLOATS;
-  float* tbuf = ring + STAGES * STEP_FLOATS;
-  const unsigned stsm_base = stmatrix_base(tbuf, lane), stsm_half_base = stmatrix_half_base(tbuf, lane);
-  const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
-  unsigned chunk_off[CHUNKS_PER_LANE];
-#pragma unroll
-  for (int u = 0; u < CHUNKS_PER_LANE; ++u) chunk_off[u] = chunk_offset(lane, u);
-  const StageOffsets offsets = stage_offsets(lane);
-  // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
-  const int steps = (int)((m + 31) / 32);
-  const int last_step_points = (int)(m - 32LL * (steps - 1));
-  const int warps_total = gridDim.x * WARPS;
-  const int warp_global = blockIdx.x * WARPS + warp;
-  // The step being fetched (one grid stride of warps apart); its source address is derived
-  // from the index at each copy, which costs one wide multiply-add and no 64-bit loop state.
-  int fetch = warp_global;
-  const float* lane_src = points + 4 * lane;
-  int fetch_slot = 0;
-  // Copies step `fetch` into ring slot fetch_slot (or commits an empty group past the end).
-  auto fetch_next = [&]() {
-    const unsigned dst = ring_shared + fetch_slot * (STEP_FLOATS * 4);
-    // The device copy is padded with zero rows to whole steps (kAosPointPadding), so the
-    // last step is copied like any other; its rows past M are never counted as points.
-    if (fetch < steps) {
-#pragma unroll
-      for (int u = 0; u < CHUNKS_PER_LANE; ++u)
-        if (lane + 32 * u < 8 * NDIM)
-          cp_async16(dst + chunk_off[u], lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
-    }
-    cp_async_commit();
-    fetch += warps_total;
-    fetch_slot = fetch_slot == STAGES - 1 ? 0 : fetch_slot + 1;
-  };
-
+#if !EARLY_FETCH
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) fetch_next();
+#endif
   int ring_slot = 0;
   for (int step = warp_global; step < steps; step += warps_total) {
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
@@ -755,10 +771,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int w = 0; w < WARPS; ++w) value += s_inertia[w * KCOUNT + k];
     if (value != 0.0) atomicAdd(inertia_scratch + k, value);
   }
-  float* block_sums = warp_areas;
-  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) block_sums[j] = 0.f;
+  // Each warp's sums go to its own (now idle) ring as plain stores: every (slot, dim) is one
+  // lane's, so no shared atomics (float ones are CAS loops, contended by every warp of the
+  // block). The ring holds ≥ 64·NDIM floats ≥ SUMK·NDIM.
   flush_counts(tile_counts, block_counts, g, t);
-  __syncthreads();
 #if UPDATE_F16
   // Column c's one-hot value was 2^(c-24) and the points were scaled by x_scale (a power of
   // two): both come off exactly here.
@@ -773,40 +789,54 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int s = 0; s < NT; ++s) {
       const int slot0 = TILE_SLOT(s, 2 * t), slot1 = TILE_SLOT(s, 2 * t + 1);
       if (dim < NDIM) {
-        if (slot0 < SUMK) atomicAdd(&block_sums[slot0 * NDIM + dim], (acc[q][s][0] + acc[q][s][2]) * unscale0);
-        if (slot1 < SUMK) atomicAdd(&block_sums[slot1 * NDIM + dim], (acc[q][s][1] + acc[q][s][3]) * unscale1);
+        if (slot0 < SUMK) ring[slot0 * NDIM + dim] = (acc[q][s][0] + acc[q][s][2]) * unscale0;
+        if (slot1 < SUMK) ring[slot1 * NDIM + dim] = (acc[q][s][1] + acc[q][s][3]) * unscale1;
       }
     }
   }
   __syncthreads();
-  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK)
-    if (block_sums[j] != 0.f) atomicAdd(sums + j, (double)block_sums[j]);
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) {
+    float value = 0.f;
+#pragma unroll 4
+    for (int w = 0; w < WARPS; ++w) value += warp_areas[w * WARP_FLOATS + j];
+    if (value != 0.f) atomicAdd(sums + j, (double)value);
+  }
   for (int s = threadIdx.x; s < SUMK; s += BLOCK)
     if (block_counts[s]) atomicAdd(counts_scratch + s, (u64)block_counts[s]);
 
   // The last block to arrive turns the sums into centroids. Every other block has read the
   // old centroids (at its start) before it arrived, so they can be overwritten in place.
-  __threadfence();
+  // Ticket: thread 0 releases the block's atomics (ordered before it by the barrier) and, in
+  // the last block, acquires everyone's. Only one thread pays the fence, and acq_rel is
+  // lighter than the sequentially consistent __threadfence.
   __syncthreads();
-  if (threadIdx.x == 0) s_ticket = atomicAdd(blocks_done, 1u);
+  if (threadIdx.x == 0) {
+    unsigned ticket;
+    asm volatile("fence.acq_rel.gpu;\n atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(ticket) : "l"(blocks_done)
+                 : "memory");
+    if (ticket == gridDim.x - 1) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    s_ticket = ticket;
+  }
   __syncthreads();
   if (s_ticket != gridDim.x - 1) return;
-  __threadfence();
-  for (int s = threadIdx.x; s < SUMK; s += BLOCK) {
+  // One L2 round trip for the whole division: each thread loads its (slot, dim) sum and the
+  // slot's count together (a loop over dims per slot made NDIM+1 dependent round trips, at
+  // the end of the kernel's critical path).
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) {
+    const int s = j / NDIM;
     const u64 count = (u64)__ldcg((const long long*)(counts_scratch + s));
-    counts_out[s] = count;
-    counts_scratch[s] = 0ull;
-    const double inv = count ? 1.0 / (double)count : 0.0;
-    for (int d = 0; d < NDIM; ++d) {
-      // An empty cluster keeps its previous centroid (the documented policy).
-      if (count) centroids[s * NDIM + d] = (float)(__ldcg(sums + s * NDIM + d) * inv);
-      sums[s * NDIM + d] = 0.0;
-    }
+    const double sum = __ldcg(sums + j);
+    // An empty cluster keeps its previous centroid (the documented policy).
+    if (count) centroids[j] = (float)(sum * (1.0 / (double)count));
+    sums[j] = 0.0;
+    if (j - s * NDIM == 0) counts_out[s] = count;
   }
   for (int k = threadIdx.x; k < KCOUNT; k += BLOCK) {
     inertia_out[k] = __ldcg(inertia_scratch + k);
     inertia_scratch[k] = 0.0;
   }
+  __syncthreads();  // every count is read before it is cleared
+  for (int s = threadIdx.x; s < SUMK; s += BLOCK) counts_scratch[s] = 0ull;
   if (threadIdx.x == 0) *blocks_done = 0u;
 }
 )MKSRC";
@@ -842,10 +872,11 @@ double tie_scale(int n, int kmax) {
 }
 
 // Dynamic shared memory of one block, in bytes: exact centroids, norms, and per warp a ring
-// of `stages` 32-point steps plus the 32×36 transpose buffer.
+// of `stages` 32-point steps plus the 32-row transpose buffer.
 int64_t dynamic_smem_bytes(int n, int sum_k, int block, int stages) {
+  const int transpose_row = std::min(32, 8 * n_tiles(sum_k)) + 4;  // TROW in the kernel
   const int64_t floats = ((int64_t(sum_k) * n + 3) & ~int64_t(3)) + ((sum_k + 3) & ~3) +
-                         int64_t(block / 32) * (int64_t(stages) * 32 * n + 32 * 36);  // TROW = 36 in the kernel
+                         int64_t(block / 32) * (int64_t(stages) * 32 * n + 32 * transpose_row);
   return floats * 4;
 }
 
@@ -1059,7 +1090,7 @@ class TensorMultiK : public Variant {
     const int n = problem.n, sum_k = problem.k.sum();
     const int64_t limit = smem_limit(device);
     space.restrictions.push_back(
-        {"shared memory: centroids + (block/32)·(stages·32·N + 1024) floats fit the per-block limit",
+        {"shared memory: centroids + (block/32)·(stages·32·N + 32·(min(32, 8·ceil(ΣK/8)) + 4)) floats fit the per-block limit",
          [n, sum_k, limit](const Params& p) {
            return dynamic_smem_bytes(n, sum_k, p.at("block").get<int>(), p.at("stages").get<int>()) <= limit;
          }});
