@@ -31,6 +31,10 @@ finish() {
   echo; echo "==== device summary ===="; printf '%s\n' "${summary[@]}"
 }
 trap finish EXIT
+# The last row of a results CSV as "median min IQR verify" (Params is a quoted field with commas).
+csv_row() {
+  python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1])))[-1]; print("median", r[5], "min", r[6], "IQR", r[7], "verify", r[-1])' "$1" 2>/dev/null
+}
 need() { local name; for name; do [[ -n ${!name:-} ]] || { note "skipped $stage: set $name"; return 1; }; done; }
 
 for stage in "${stages[@]}"; do
@@ -94,7 +98,7 @@ for stage in "${stages[@]}"; do
             >$OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv 2>>$OUT/raw/ab.log
           rc=$?
           printf 'ab N=%s K=%s M=%s lane_points=%s rc=%s %s\n' $1 $2 $3 $lanes $rc \
-            "$(tail -1 $OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv | cut -d, -f1,4-7)" | tee -a $OUT/ab.txt
+            "$(csv_row $OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv)" | tee -a $OUT/ab.txt
         done
       done
       note "multik-ab done" ;;
@@ -111,7 +115,7 @@ for stage in "${stages[@]}"; do
             --param ${AB_AXIS}=$value --format csv --out $OUT/raw/ab-$tag.json >$OUT/raw/ab-$tag.csv 2>>$OUT/raw/ab.log
           rc=$?
           printf 'ab %s N=%s K=%s M=%s %s=%s rc=%s %s\n' ${AB_VARIANT} $1 $2 $3 ${AB_AXIS} $value $rc \
-            "$(tail -1 $OUT/raw/ab-$tag.csv | cut -d, -f1,4-7)" | tee -a $OUT/ab.txt
+            "$(csv_row $OUT/raw/ab-$tag.csv)" | tee -a $OUT/ab.txt
         done
       done
       note "ab ${AB_VARIANT} ${AB_AXIS} done" ;;
@@ -162,6 +166,31 @@ PY
         $OUT/raw/ncu-$tag.txt | grep -v Hmma | head -14
       note "profile $tag done"
       done ;;
+    ab-builds)
+      # Today's code against an older version of one source file (ABB_FILE, the old copy carried
+      # as build-carry/ab-old/<basename>): a second build with that file swapped in, then both
+      # binaries alternately on ABB_CASES ("N K M;..."), ABB_ROUNDS times, tuned config, median
+      # of 20 each; the new rows are verified.
+      need ABB_FILE || continue
+      rm -rf /tmp/abb && mkdir -p /tmp/abb
+      tar cf - --exclude=./build-device --exclude=./build --exclude=./build-carry --exclude=./build-slow . | tar xf - -C /tmp/abb
+      cp build-carry/ab-old/$(basename $ABB_FILE) /tmp/abb/$ABB_FILE
+      start=$SECONDS
+      cmake -S /tmp/abb -B /tmp/abb/b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMKBENCH_BUILD_TESTS=OFF \
+        >$OUT/raw/abb-cmake.log 2>&1 && cmake --build /tmp/abb/b -j16 --target mkbench >$OUT/raw/abb-build.log 2>&1
+      rc=$?; note "ab-builds: old build rc=$rc ($((SECONDS-start)) s)"; ((rc == 0)) || continue
+      IFS=';' read -ra cases <<<"${ABB_CASES:-8 3..7 32M;8 16 8M}"
+      for round in $(seq ${ABB_ROUNDS:-2}); do for case in "${cases[@]}"; do
+        set -- $case
+        for side in old new; do
+          bin=$MK; verify=--verify; [[ $side == old ]] && bin=/tmp/abb/b/mkbench && verify=
+          tag=abb-$side-N$1-K$2-M$3-r$round
+          timeout $(cap 120) $bin run --variant ${ABB_VARIANT:-tensor-multik} --dims $1 --k $2 --points $3 --iters 20 $verify \
+            --out $OUT/raw/$tag.json >/dev/null 2>>$OUT/raw/abb.log
+          printf '%s N=%s K=%s M=%s round %s rc=%s %s\n' $side $1 $2 $3 $round $? "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(round(r["summary"]["median_ms"],4), (r.get("verify") or {}).get("passed"))' $OUT/raw/$tag.json 2>/dev/null)" | tee -a $OUT/ab-builds.txt
+        done
+      done; done
+      note "ab-builds done" ;;
     mscan)
       # Time per iteration against M for one variant and shape (MSCAN_VARIANT, MSCAN_DIMS,
       # MSCAN_K, MSCAN_POINTS): the intercept is the per-iteration cost that does not scale
@@ -171,7 +200,7 @@ PY
           --points $points --iters 30 ${MSCAN_ARGS:-} --format csv --out $OUT/raw/mscan-$points.json \
           >$OUT/raw/mscan-$points.csv 2>>$OUT/raw/mscan.log
         printf 'mscan %s N=%s K=%s M=%s rc=%s %s\n' ${MSCAN_VARIANT:-tensor-multik} ${MSCAN_DIMS:-8} ${MSCAN_K:-16} $points $? \
-          "$(tail -1 $OUT/raw/mscan-$points.csv | cut -d, -f1,4-7)" | tee -a $OUT/mscan.txt
+          "$(csv_row $OUT/raw/mscan-$points.csv)" | tee -a $OUT/mscan.txt
       done
       note "mscan done" ;;
     peak)

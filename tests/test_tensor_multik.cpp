@@ -162,6 +162,7 @@ struct DeviceCase {
   float scale, offset;  // every value becomes value·scale + offset
   std::string update;
   bool labels;
+  float grid = 0.f;  // > 0: values rounded to multiples of it, so many distances tie exactly
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -182,7 +183,10 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   spec.centers = 6;
   spec.seed = 21 + c.n;
   Dataset data = generate(spec);
-  for (float& v : data.values) v = v * c.scale + c.offset;
+  for (float& v : data.values) {
+    v = v * c.scale + c.offset;
+    if (c.grid > 0.f) v = std::round(v / c.grid) * c.grid;
+  }
   const Problem problem = shape(c.n, c.kmin, c.kmax, c.m);
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = query_device(0);
@@ -211,6 +215,10 @@ INSTANTIATE_TEST_SUITE_P(
         DeviceCase{"f16_uniform_n3_k1_4", 3, 1, 4, 30000, "uniform", 1.f, 0.f, "f16", true},
         DeviceCase{"f16_blobs_n8_k16_no_labels", 8, 16, 16, 70000, "blobs", 1.f, 0.f, "f16", false},
         DeviceCase{"f16_uniform_n8_k3_7_m100", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true},
+        // Values on a grid of halves: many points have two or more centroids at exactly the
+        // same distance, so most steps take the exact fix-up and its candidate selection.
+        DeviceCase{"f16_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f},
+        DeviceCase{"f16_grid_ties_n8_k16", 8, 16, 16, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

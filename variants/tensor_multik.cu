@@ -613,11 +613,35 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         if (flags & bit) {
           int label = approx;
           float exact_best = __int_as_float(0x7f7fffff);
+#if NCB == 1
+          // The step's transposed row is still in tbuf (one column block: nothing rewrote it),
+          // so only the centroids whose expanded distance lies within two windows of the
+          // group's best get an exact distance — usually two — not all k. The true winner is
+          // among them: its expanded distance is within one window of the best. Ascending
+          // order keeps the lowest index on an exact tie, as the full scan did.
+          const float* row = tbuf + lane * TROW + OFFSET(k);
+          float expanded[KMAX];
+          float group_min = __int_as_float(0x7f7fffff);
+#pragma unroll
+          for (int c = 0; c < k; ++c) expanded[c] = row[c], group_min = fminf(group_min, expanded[c]);
+          const float reach = group_min + 2.f * tie_bound;
+          unsigned candidates = 0u;
+#pragma unroll
+          for (int c = 0; c < k; ++c) candidates |= (expanded[c] <= reach ? 1u : 0u) << c;
+#pragma unroll 1
+          while (candidates) {
+            const int cc = __ffs(candidates) - 1;
+            candidates &= candidates - 1u;
+            const float e = exact_distance(x_exact, group + cc * NDIM);
+            if (e < exact_best) exact_best = e, label = cc;
+          }
+#else
 #pragma unroll 1
           for (int cc = 0; cc < k; ++cc) {
             const float e = exact_distance(x_exact, group + cc * NDIM);
             if (e < exact_best) exact_best = e, label = cc;
           }
+#endif
           terms[k - KMIN] = exact_best;
           hot ^= (((hot_t)1 << approx) ^ ((hot_t)1 << label)) << OFFSET(k);
         } else if (EXACT_INERTIA && valid) {
