@@ -15,7 +15,8 @@
 //            the 3xTF32 expansion (TIE_SCALE, derived on the host) — counted with saturating
 //            FFMAs on the FMA pipe, since FMNMX is half-rate — or the point sits so near its
 //            centroid that the expansion would show in the inertia, the lane re-decides that
-//            K group with exact FP32 Σ(x−c)², as registers-multik and gemm-tf32x3 do;
+//            K group with exact FP32 Σ(x−c)², as registers-multik and gemm-tf32x3 do, over
+//            the centroids within two windows of its best (read back from the transposed row);
 //   update   one-hot(labels)ᵀ·X on tensor cores, accumulators in MMA fragments for the whole
 //            kernel. Default (update=f16): m16n8k16 FP16, X split hi+lo in FP16 after a
 //            power-of-two scale, and each one-hot operand one AND of a shuffled word whose
