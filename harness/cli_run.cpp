@@ -166,6 +166,7 @@ int run_command(const RunOptions& options) {
   validate(problem);
   const std::vector<float> init_centroids = initial_centroids(data, k, init, options.seed);
 
+  set_tuned_configs_enabled(options.use_tuned);
   ResultFile file = new_result_file(device);
   for (const Variant* variant : variants) {
     Params row_overrides = overrides;

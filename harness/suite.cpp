@@ -767,6 +767,7 @@ std::optional<Params> tuned_row_params(const SuiteOptions& options, const Planne
 }  // namespace
 
 int run_suite(const SuiteOptions& options) {
+  set_tuned_configs_enabled(options.use_tuned);
   const OutputFormat format = parse_output_format(options.format);
   const SuiteDefinition suite = load_suite(options.name);
   const int gpus = gpu_count();

@@ -17,4 +17,10 @@ namespace mk {
 std::optional<Params> tuned_params_for(const Variant& variant, const Problem& problem,
                                        const DeviceInfo& device, std::string* config_used);
 
+// Process-wide switch behind `--no-tuned` (and `mkbench tune`, which measures the points it
+// asks for): variants that choose another variant's parameters themselves, such as `auto`
+// for its delegate, ask tuned_params_for only while it is on. On by default.
+void set_tuned_configs_enabled(bool enabled);
+bool tuned_configs_enabled();
+
 }  // namespace mk

@@ -665,6 +665,27 @@ TEST(TunerTunedParams, MatchingBucketGivesTheTunedParamsWhenLegal) {
   EXPECT_FALSE(tuned_params_for(best, shape(8, 3, 7, int64_t(512) << 10), device, nullptr));
 }
 
+// `--no-tuned` (and `mkbench tune`) switch tuned configs off for the whole process, so a
+// variant that looks up another variant's tuned parameters (auto) gets none either.
+TEST(TunerTunedParams, SwitchedOffGivesNothingEvenWithAMatchingEntry) {
+  TempDir dir;
+  ConfigDirScope scope(dir.path().string());
+  const DeviceInfo device = test_device();
+  TunedConfig config;
+  config.merge(entry_for(kTable1, "registers-multik", {{"grid", 1056}, {"block", 256}}));
+  save_config_atomically(dir.file(device.slug() + ".json"), config);
+  FakeVariant variant("registers-multik", grid_space);
+  struct SwitchBackOn {
+    ~SwitchBackOn() { set_tuned_configs_enabled(true); }
+  } restore;
+  set_tuned_configs_enabled(false);
+  std::string used = "untouched";
+  EXPECT_FALSE(tuned_params_for(variant, kTable1, device, &used));
+  EXPECT_EQ(used, "untouched");
+  set_tuned_configs_enabled(true);
+  EXPECT_TRUE(tuned_params_for(variant, kTable1, device, &used));
+}
+
 TEST(TunerTunedParams, MalformedConfigIsAnInputError) {
   TempDir dir;
   ConfigDirScope scope(dir.path().string());

@@ -17,6 +17,7 @@
 #include "harness/measure.hpp"
 #include "harness/results.hpp"
 #include "harness/suite.hpp"
+#include "harness/tuned_config.hpp"
 #include "tuner/buckets.hpp"
 #include "tuner/cache.hpp"
 #include "tuner/config.hpp"
@@ -338,6 +339,9 @@ int run_replay(const TuneCliOptions& options, const Budget& budget) {
 }
 
 int run_tune_command(const TuneCliOptions& options) {
+  // Every point is measured with the parameters the search asks for, also where a variant
+  // (auto) would otherwise pick another variant's tuned parameters itself.
+  set_tuned_configs_enabled(false);
   make_strategy(options.strategy, SearchSpace{}, 0);  // reject an unknown name before any work
   if (options.samples < 1) throw InputError("--samples must be at least 1");
   if (options.warmup < 0) throw InputError("--warmup cannot be negative");

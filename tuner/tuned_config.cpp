@@ -8,6 +8,7 @@ namespace mk {
 
 std::optional<Params> tuned_params_for(const Variant& variant, const Problem& problem, const DeviceInfo& device,
                                        std::string* config_used) {
+  if (!tuned_configs_enabled()) return std::nullopt;
   const auto path = tuner::find_config_for(device.slug());
   if (!path) return std::nullopt;
   const tuner::TunedConfig config = tuner::load_config(*path);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "harness/errors.hpp"
+#include "harness/tuned_config.hpp"
 #include "harness/variant.hpp"
 
 namespace mk {
@@ -136,9 +137,24 @@ class AutoSelect : public Variant {
     const auto [delegate_name, reason] = choose_auto_delegate(problem, device, threshold_of(params));
     if (delegate_name.empty()) throw UnsupportedError("auto: no delegate can run " + problem.str() + ": " + reason);
     const Variant& delegate = Registry::instance().get(delegate_name);
-    const Params delegate_params = resolve_params(delegate, problem, device, Params::object());
-    std::fprintf(stderr, "auto: chose %s (%s) with %s\n", delegate_name.c_str(), reason.c_str(),
-                 params_label(delegate_params).c_str());
+    // The delegate runs as `mkbench run --variant <delegate>` would: with its entry in this
+    // GPU's tuned config where one applies (unless --no-tuned), else its defaults.
+    Params delegate_params;
+    std::string tuned_from;
+    try {
+      if (auto tuned = tuned_params_for(delegate, problem, device, &tuned_from))
+        delegate_params = resolve_params(delegate, problem, device, *tuned);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "auto: warning: ignoring tuned config for %s (%s)\n", delegate_name.c_str(), e.what());
+      tuned_from.clear();
+    }
+    if (delegate_params.is_null() || delegate_params.empty()) {
+      delegate_params = resolve_params(delegate, problem, device, Params::object());
+      tuned_from.clear();
+    }
+    std::fprintf(stderr, "auto: chose %s (%s) with %s%s\n", delegate_name.c_str(), reason.c_str(),
+                 params_label(delegate_params).c_str(),
+                 tuned_from.empty() ? " (defaults)" : (" (tuned: " + tuned_from + ")").c_str());
     return delegate.prepare(problem, data, delegate_params, device);
   }
 };
