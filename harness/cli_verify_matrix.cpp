@@ -14,6 +14,7 @@
 #include "harness/errors.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
+#include "harness/tuned_config.hpp"
 #include "harness/variant.hpp"
 
 namespace mk {
@@ -128,6 +129,8 @@ int merge_verify_matrices(const std::vector<std::string>& paths) {
 int run_verify_matrix(const std::string& variants_text, const std::string& dims_text,
                       const std::string& k_text, const std::string& points_text, int iterations,
                       const std::string& out_path, double max_reference_work) {
+  // The matrix checks every variant's defaults, auto's delegate included.
+  set_tuned_configs_enabled(false);
   const DeviceInfo device = query_device(0);
   std::vector<const Variant*> variants;
   if (variants_text == "all") variants = Registry::instance().all();

@@ -107,8 +107,7 @@ class AutoSelect : public Variant {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
            "that measured fastest for the shape class (warp-centric for N >= 64; for K < 256 tensor-multik, "
            "except one K <= 4 or > 16 at N <= 4: registers-multik; gemm-tf32x3 above; tf32-window first for one "
-           "K >= 128), with the delegate's "
-           "defaults";
+           "K >= 128), with the delegate's tuned-config entry where one applies, else its defaults";
   }
   bool runs_on_gpu() const override { return true; }
 
@@ -139,14 +138,18 @@ class AutoSelect : public Variant {
     const Variant& delegate = Registry::instance().get(delegate_name);
     // The delegate runs as `mkbench run --variant <delegate>` would: with its entry in this
     // GPU's tuned config where one applies (unless --no-tuned), else its defaults.
+    // A config file that cannot be read is an input error here as in `mkbench run`; an entry
+    // that does not resolve for this shape is skipped with a warning, as there.
     Params delegate_params;
     std::string tuned_from;
-    try {
-      if (auto tuned = tuned_params_for(delegate, problem, device, &tuned_from))
+    if (auto tuned = tuned_params_for(delegate, problem, device, &tuned_from)) {
+      try {
         delegate_params = resolve_params(delegate, problem, device, *tuned);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "auto: warning: ignoring tuned config for %s (%s)\n", delegate_name.c_str(), e.what());
-      tuned_from.clear();
+      } catch (const Error& e) {
+        std::fprintf(stderr, "auto: warning: ignoring tuned config %s for %s (%s)\n", tuned_from.c_str(),
+                     delegate_name.c_str(), e.what());
+        tuned_from.clear();
+      }
     }
     if (delegate_params.is_null() || delegate_params.empty()) {
       delegate_params = resolve_params(delegate, problem, device, Params::object());
