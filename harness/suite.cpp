@@ -743,6 +743,9 @@ void add_suite_options(CLI::App& app, SuiteOptions& options) {
   app.add_flag("--dry-run", options.dry_run, "list the rows the suite would measure on this machine, then stop");
   app.add_flag("!--no-tuned", options.use_tuned,
                "ignore tuned configurations: rows without suite params run the variants' defaults");
+  app.add_flag("--verify", options.verify_all,
+               "check every row against the FP64 CPU reference (first and last iteration), overriding the suite's "
+               "\"verify\"; a mismatch makes the exit status non-zero");
 }
 
 namespace {
@@ -780,6 +783,8 @@ int run_suite(const SuiteOptions& options) {
     ensure_measured_peaks(device, options.measure_peaks && !options.dry_run);
   }
   SuitePlan plan = plan_suite(suite, device, options.variants, options.quick);
+  if (options.verify_all)
+    for (auto& group : plan.groups) group.verify = true;
   if (plan.used_cpu_fallback) {
     std::string points, variants;
     std::set<int64_t> seen_points;

@@ -124,6 +124,8 @@ struct SuiteOptions {
   bool dry_run = false;  // print the planned rows, measure nothing
   // Rows whose case names no params run the tuned config of this GPU when one applies.
   bool use_tuned = true;
+  // Check every row against the FP64 CPU reference, whatever the suite file says.
+  bool verify_all = false;
 };
 
 void add_suite_options(CLI::App& app, SuiteOptions& options);

@@ -119,6 +119,34 @@ for stage in "${stages[@]}"; do
         done
       done
       note "ab ${AB_VARIANT} ${AB_AXIS} done" ;;
+    sweep)
+      # Whole parameter sets of one variant, alternating, SWEEP_ROUNDS rounds, every row
+      # verified: SWEEP_CASES ("N K M;..."), SWEEP_SETS ("--param a=1 --param b=2|--param a=3").
+      need SWEEP_SETS || continue
+      IFS=';' read -ra cases <<<"${SWEEP_CASES:-16 3..7 32M}"
+      IFS='|' read -ra sets <<<"${SWEEP_SETS}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        for round in $(seq 1 ${SWEEP_ROUNDS:-2}); do
+          for i in "${!sets[@]}"; do
+            tag=${SWEEP_VARIANT:-tensor-multik}-N$1-K$2-M$3-set$i-r$round
+            timeout $(cap 150) $MK run --variant ${SWEEP_VARIANT:-tensor-multik} --dims $1 --k $2 --points $3 --iters 20 \
+              --verify --no-tuned ${sets[$i]} --out $OUT/raw/sweep-$tag.json >/dev/null 2>>$OUT/raw/sweep.log
+            printf 'sweep N=%s K=%s M=%s round %s rc=%s set%s [%s] %s\n' $1 $2 $3 $round $? $i "${sets[$i]}" \
+              "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(round(r["summary"]["median_ms"],4), (r.get("verify") or {}).get("passed"))' $OUT/raw/sweep-$tag.json 2>/dev/null)" \
+              | tee -a $OUT/sweep.txt
+          done
+        done
+      done
+      note "sweep done ($(grep -c True $OUT/sweep.txt 2>/dev/null) rows verified)" ;;
+    table2-verify)
+      # table2 with every row checked against the FP64 reference (the suite file leaves it
+      # off): the fast paths by default, TABLE2_VERIFY_VARIANTS to change them.
+      timeout $(cap ${TABLE2_TIMEOUT:-400}) $MK --suite table2 --verify \
+        --variants ${TABLE2_VERIFY_VARIANTS:-tensor-multik,registers-multik,tf32-window,auto} \
+        --out $OUT/table2-verify.json >$OUT/table2-verify.txt 2>$OUT/raw/table2-verify.log
+      rc=$?; tail -2 $OUT/raw/table2-verify.log
+      note "table2 --verify rc=$rc (124 = timeout): $(grep -c 'verify pass' $OUT/raw/table2-verify.log) pass, $(grep -c 'VERIFY FAIL' $OUT/raw/table2-verify.log) FAIL" ;;
     acceptance2)
       # Issue 2: naive-atomics and cpu-openmp verify for N x K x M.
       for variant in naive-atomics cpu-openmp; do

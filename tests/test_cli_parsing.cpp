@@ -322,6 +322,26 @@ TEST_F(BinaryTest, SmokeSuiteRunsAndKeepsItsRows) {
   for (const auto& row : file.rows) EXPECT_NE(row.status, "failed") << row.name << ": " << row.reason;
 }
 
+// table2 leaves verification off (its M=32M rows would each need two FP64 reference steps);
+// --verify turns it on for every planned row.
+TEST_F(BinaryTest, SuiteVerifyFlagChecksEveryRowOfASuiteThatLeavesItOff) {
+  const std::string plan = "--suite table2 --quick --dry-run --no-peak-measure";
+  const Outcome plain = run_mkbench(plan + " 2>/dev/null");
+  ASSERT_EQ(plain.code, kExitOk) << plain.output;
+  EXPECT_EQ(plain.output.find(", verify)"), std::string::npos) << plain.output;
+  const Outcome verified = run_mkbench(plan + " --verify 2>/dev/null");
+  ASSERT_EQ(verified.code, kExitOk) << verified.output;
+  size_t rows = 0, verified_rows = 0;
+  std::istringstream lines(verified.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("[", 0) != 0) continue;
+    ++rows;
+    if (line.find(", verify)") != std::string::npos) ++verified_rows;
+  }
+  EXPECT_GT(rows, 0u) << verified.output;
+  EXPECT_EQ(verified_rows, rows) << verified.output;
+}
+
 TEST_F(BinaryTest, VerifyMatrixPartsMergeIntoOneMatrix) {
   const std::string a = dir_ + "/a.json", b = dir_ + "/b.json";
   const std::string common = "verify-matrix --variants cpu-openmp --k 3..5 --points 1000 ";

@@ -74,6 +74,23 @@ TEST(TensorMultiKCompile, OddAndSmallShapesCompileForAmpereWithSharedStores) {
   }
 }
 
+// With the centroid operands in shared memory N=16 K=3..7 fits 512-thread blocks (128
+// registers, 16 warps per SM) without spilling; with them in registers it spills there.
+TEST(TensorMultiKCompile, SharedFragmentsFitN16IntoBlocksOf512WithoutSpills) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  for (const Problem& problem : {shape(16, 3, 7), shape(8, 3, 7), shape(5, 3, 10)}) {
+    SCOPED_TRACE(problem.str());
+    Params overrides = Params::object();
+    overrides["fragments"] = "shared";
+    overrides["block"] = 512;
+    overrides["min_blocks"] = 1;
+    overrides["stages"] = 2;
+    const Params params = resolve_params(variant, problem, device, overrides);
+    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f)), 0);
+  }
+}
+
 TEST(TensorMultiKSpace, RefusesShapesBeyondItsRegisterTiles) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo hopper = fake_gpu(9, 0);
@@ -163,6 +180,7 @@ struct DeviceCase {
   std::string update;
   bool labels;
   float grid = 0.f;  // > 0: values rounded to multiples of it, so many distances tie exactly
+  std::string fragments = "registers";  // where the centroid operands live
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -194,6 +212,7 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
     GTEST_SKIP() << "tensor-multik cannot run " << problem.str() << " on " << device.name << ": " << *reason;
   Params overrides = Params::object();
   overrides["update"] = c.update;
+  overrides["fragments"] = c.fragments;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -219,6 +238,13 @@ INSTANTIATE_TEST_SUITE_P(
         // same distance, so most steps take the exact fix-up and its candidate selection.
         DeviceCase{"f16_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f},
         DeviceCase{"f16_grid_ties_n8_k16", 8, 16, 16, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f},
+        // Centroid operands re-read from shared memory: two k-steps (N=16), two column
+        // blocks (ΣK=52), and exact ties through the fix-up.
+        DeviceCase{"shared_fragments_blobs_n16_k3_7", 16, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "shared"},
+        DeviceCase{"shared_fragments_uniform_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 0.f, "f16", true, 0.f,
+                   "shared"},
+        DeviceCase{"shared_fragments_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f,
+                   "shared"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

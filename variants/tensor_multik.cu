@@ -317,6 +317,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __shared__ float4 s_norm_quads[NT * 4];
   __shared__ float s_max_norm;
   __shared__ unsigned s_ticket;
+#if CFRAG_SHARED
+  __shared__ uint4 s_bfrag[NT * DK * 32];  // lane's {hi0, hi1, lo0, lo1} of tile j, k-step kk
+#endif
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -408,7 +411,27 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const float n0 = s0 < SUMK ? s_norm[s0] : 0.f, n1 = s1 < SUMK ? s_norm[s1] : 0.f;
     s_norm_quads[j] = make_float4(n0, n1, n0, n1);
   }
+#if CFRAG_SHARED
+  if (warp == 0) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int kk = 0; kk < DK; ++kk)
+        s_bfrag[(j * DK + kk) * 32 + lane] = make_uint4(b_hi[j][kk][0], b_hi[j][kk][1], b_lo[j][kk][0], b_lo[j][kk][1]);
+  }
+#endif
   __syncthreads();
+
+  // One tile's centroid operands: from the registers filled above, or (CFRAG_SHARED) one
+  // conflict-free LDS.128 per tile and k-step, which frees 4·NT·DK registers for the whole
+  // kernel at the price of that load every step.
+  auto bfrag = [&](int j, int kk) {
+#if CFRAG_SHARED
+    return s_bfrag[(j * DK + kk) * 32 + lane];
+#else
+    return make_uint4(b_hi[j][kk][0], b_hi[j][kk][1], b_lo[j][kk][0], b_lo[j][kk][1]);
+#endif
+  };
 
   // Update accumulators: acc[q][s] = D[16 × 8] with rows 0-7 the hi and 8-15 the lo parts of
   // dims 8q..8q+7 and the columns of tile s (see flush_counts for which slots).
@@ -491,21 +514,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       const int tiles = (NT - 4 * cb) < 4 ? (NT - 4 * cb) : 4;  // a constant once unrolled
       if (DK == 1) {
         float d[2][4][4];
+        uint4 bf[4];
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
+          bf[jj] = bfrag(4 * cb + jj, 0);
           const float4 norms = s_norm_quads[4 * (4 * cb + jj) + t];
 #pragma unroll
-          for (int i = 0; i < 2; ++i)
-            mma_tf32_from(d[i][jj], a_hi[i][0], b_lo[4 * cb + jj][0][0], b_lo[4 * cb + jj][0][1], norms);
+          for (int i = 0; i < 2; ++i) mma_tf32_from(d[i][jj], a_hi[i][0], bf[jj].z, bf[jj].w, norms);
         }
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) mma_tf32(d[i][jj], a_lo[i][0], b_hi[4 * cb + jj][0][0], b_hi[4 * cb + jj][0][1]);
+          for (int i = 0; i < 2; ++i) mma_tf32(d[i][jj], a_lo[i][0], bf[jj].x, bf[jj].y);
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) mma_tf32(d[i][jj], a_hi[i][0], b_hi[4 * cb + jj][0][0], b_hi[4 * cb + jj][0][1]);
+          for (int i = 0; i < 2; ++i) mma_tf32(d[i][jj], a_hi[i][0], bf[jj].x, bf[jj].y);
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
@@ -517,15 +541,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           const int j = 4 * cb + jj;
           const float4 norms = s_norm_quads[4 * j + t];
           float d[2][4];
+          uint4 bf[DK];
 #pragma unroll
-          for (int i = 0; i < 2; ++i) mma_tf32_from(d[i], a_hi[i][0], b_lo[j][0][0], b_lo[j][0][1], norms);
+          for (int kk = 0; kk < DK; ++kk) bf[kk] = bfrag(j, kk);
+#pragma unroll
+          for (int i = 0; i < 2; ++i) mma_tf32_from(d[i], a_hi[i][0], bf[0].z, bf[0].w, norms);
 #pragma unroll
           for (int kk = 0; kk < DK; ++kk)
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              if (kk > 0) mma_tf32(d[i], a_hi[i][kk], b_lo[j][kk][0], b_lo[j][kk][1]);
-              mma_tf32(d[i], a_lo[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
-              mma_tf32(d[i], a_hi[i][kk], b_hi[j][kk][0], b_hi[j][kk][1]);
+              if (kk > 0) mma_tf32(d[i], a_hi[i][kk], bf[kk].z, bf[kk].w);
+              mma_tf32(d[i], a_lo[i][kk], bf[kk].x, bf[kk].y);
+              mma_tf32(d[i], a_hi[i][kk], bf[kk].x, bf[kk].y);
             }
 #pragma unroll
           for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, stsm_half_base, i, jj, HALF_TILE(j), d[i], lane);
@@ -914,11 +941,13 @@ struct KernelConfig {
   bool stmatrix;
   bool update_f16;
   bool scale_points;  // the FP16 update multiplies points by a power of two first
+  bool shared_fragments;  // centroid operands re-read from shared memory every step
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
-    return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, cc_major, cc_minor) <
-           std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
-                    o.cc_major, o.cc_minor);
+    return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
+                    cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix,
+                                                   o.update_f16, o.scale_points, o.shared_fragments, o.cc_major,
+                                                   o.cc_minor);
   }
 };
 
@@ -930,6 +959,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define STAGES " << config.stages
           << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0)
           << "\n#define UPDATE_F16 " << (config.update_f16 ? 1 : 0) << "\n#define SCALE_X " << (config.scale_points ? 1 : 0)
+          << "\n#define CFRAG_SHARED " << (config.shared_fragments ? 1 : 0)
           << "\n#define IDX_BITS " << bits
           // More than 4 index bits: their mantissa error would show in the inertia, so every
           // winner's term is an exact distance.
@@ -941,12 +971,13 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
-                        (config.scale_points ? " scaled" : "");
+                        (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
-                     (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "");
+                     (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
+                     (config.shared_fragments ? "-sfrag" : "");
   return request;
 }
 
@@ -989,6 +1020,7 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.at("transpose").get<std::string>() == "stmatrix",
           params.at("update").get<std::string>() == "f16",
           point_scale != 1.f,
+          params.value("fragments", std::string("registers")) == "shared",
           cc_major,
           cc_minor};
 }
@@ -1107,6 +1139,9 @@ class TensorMultiK : public Variant {
     space.axes.push_back({"update", {"f16", "tf32"},
                           "one-hot(labels)ᵀ·X product: FP16 m16n8k16 (points split hi+lo in FP16, one-hot bits "
                           "as FP16 operands straight from shuffled bytes) or TF32 m16n8k8 (hi+lo TF32)"});
+    space.axes.push_back({"fragments", {"registers", "shared"},
+                          "where the centroid operands of the distance product live: registers for the whole "
+                          "kernel, or shared memory, one LDS.128 per tile and k-step each step (4·tiles fewer registers)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1158,6 +1193,7 @@ class TensorMultiK : public Variant {
             {"stages", stages},
             {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
             {"update", "f16"},
+            {"fragments", "registers"},
             {"layout", "aos"}};
   }
 
