@@ -197,8 +197,8 @@ PY
     ab-builds)
       # Today's code against an older version of one source file (ABB_FILE, the old copy carried
       # as build-carry/ab-old/<basename>): a second build with that file swapped in, then both
-      # binaries alternately on ABB_CASES ("N K M;..."), ABB_ROUNDS times, tuned config, median
-      # of 20 each; the new rows are verified.
+      # binaries alternately on ABB_CASES ("N K M;..."), ABB_ROUNDS times, tuned config (or
+      # ABB_ARGS, e.g. --no-tuned --param ...), median of 20 each; the new rows are verified.
       need ABB_FILE || continue
       rm -rf /tmp/abb && mkdir -p /tmp/abb
       tar cf - --exclude=./build-device --exclude=./build --exclude=./build-carry --exclude=./build-slow . | tar xf - -C /tmp/abb
@@ -214,7 +214,7 @@ PY
           bin=$MK; verify=--verify; [[ $side == old ]] && bin=/tmp/abb/b/mkbench && verify=
           tag=abb-$side-N$1-K$2-M$3-r$round
           timeout $(cap 120) $bin run --variant ${ABB_VARIANT:-tensor-multik} --dims $1 --k $2 --points $3 --iters 20 $verify \
-            --out $OUT/raw/$tag.json >/dev/null 2>>$OUT/raw/abb.log
+            ${ABB_ARGS:-} --out $OUT/raw/$tag.json >/dev/null 2>>$OUT/raw/abb.log
           printf '%s N=%s K=%s M=%s round %s rc=%s %s\n' $side $1 $2 $3 $round $? "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(round(r["summary"]["median_ms"],4), (r.get("verify") or {}).get("passed"))' $OUT/raw/$tag.json 2>/dev/null)" | tee -a $OUT/ab-builds.txt
         done
       done; done

@@ -138,47 +138,76 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// Where (row, dim) of a staged step lives. For N=16 the 16-byte chunks of every other row
-// pair trade halves, so the fragment loads of rows r and r+2 (64 bytes apart) use
-// different banks.
+// Where (row, dim) of a staged step lives. For N=16 a row is 4 chunks of 16 bytes and two
+// rows fill the 32 banks, so unswizzled the 8 rows of a quarter-warp's LDS.128 (a lane's own
+// point) meet in 2 bank groups, and the fragment loads of rows r and r+2 in the same banks.
+// Chunk c of row r sits at c ^ ROW_SWIZZLE(r), ROW_SWIZZLE(r) = ((r>>1)&1)·2 + ((r>>2)&1):
+// rows r..r+7 of one parity then take 4 different chunk positions (own-row loads and the
+// cp.async stores conflict-free), rows r and r+2 differ in bit 1 (fragment pairs), and
+// rows 8 apart share a swizzle (the fragment rows g, g+8, 16+g, 24+g).
+#define ROW_SWIZZLE(row) (((((row) >> 1) & 1) << 1) | (((row) >> 2) & 1))
 __host__ __device__ constexpr int stage_index(int row, int dim) {
 #if SWIZZLE16
-  return row * NDIM + (dim ^ (((row >> 1) & 1) << 3));
+  return row * NDIM + (dim ^ (ROW_SWIZZLE(row) << 2));
 #else
   return row * NDIM + dim;
 #endif
 }
 
-// Byte offset in a stage of the u-th 16-byte chunk a lane copies (chunk lane + 32u).
-__device__ __forceinline__ unsigned chunk_offset(int lane, int u) {
-  const int chunk = lane + 32 * u;
+// Byte offset in a stage of the 16-byte chunk number `lane` (the first a lane copies).
+__device__ __forceinline__ unsigned chunk_offset(int lane) {
 #if SWIZZLE16
-  const int row = chunk >> 2, c = chunk & 3;
-  return (unsigned)(row * 64 + ((c ^ (((row >> 1) & 1) << 1)) << 4));
+  const int row = lane >> 2, c = lane & 3;
+  return (unsigned)(row * 64 + ((c ^ ROW_SWIZZLE(row)) << 4));
 #else
-  return (unsigned)(16 * chunk);
+  return (unsigned)(16 * lane);
 #endif
 }
 
 // A lane's fixed element offsets (in floats) into a staged step, for the three patterns it
 // reads every step: its own point (row lane), the distance product's A fragments (rows g,
-// g+8, 16+g, 24+g; dims 8kk+2t, 8kk+2t+1) and the update's A operands (rows 8·group + t
-// and +4; dim 8q+g). For N=16 the swizzle moves whole 8-float halves, so each pattern has
-// one offset per half; everything else is an immediate. Computed once, so a step's loads
-// cost one add per pattern instead of per-load address arithmetic.
+// g+8, 16+g, 24+g; dims 8kk+2t, 8kk+2t+1) and the update's A operands (rows t + 4u, plus
+// 8·group or 16·kg; dim 8q+g). Computed once, so a step's loads cost one add per pattern
+// instead of per-load address arithmetic. Under the N=16 swizzle a row's offset has zero
+// low 4 bits, so chunk c of the own row is one XOR away (own ^ 4c), and row t+4 differs
+// from row t in swizzle bit 0 only (update ^ 4).
 struct StageOffsets {
-  int own[DK], frag[DK], update[DK];
+  int own, frag[DK], update[DK];
 };
 __device__ __forceinline__ StageOffsets stage_offsets(int lane) {
   const int g = lane >> 2, t = lane & 3;
   StageOffsets o;
+  o.own = stage_index(lane, 0);
 #pragma unroll
   for (int h = 0; h < DK; ++h) {
-    o.own[h] = stage_index(lane, 8 * h);
     o.frag[h] = stage_index(g, 8 * h + 2 * t);
     o.update[h] = stage_index(t, 8 * h + g);
   }
   return o;
+}
+#if SWIZZLE16
+#define UPDATE_ROW(q, u) ((offsets.update[q] ^ (((u) & 1) << 2)) + 4 * (u) * NDIM)  // row t + 4u
+#else
+#define UPDATE_ROW(q, u) (offsets.update[q] + 4 * (u) * NDIM)
+#endif
+
+// This lane's point from a staged step: whole 16-byte chunks (LDS.128) where rows are
+// whole chunks, so the swizzle's XOR cannot hide the alignment from the compiler.
+__device__ __forceinline__ void load_own_point(const float* X, int own, float (&x)[NDIM]) {
+#if NDIM % 4 == 0
+#pragma unroll
+  for (int c = 0; c < NDIM / 4; ++c) {
+#if SWIZZLE16
+    const float4 v = *reinterpret_cast<const float4*>(X + (own ^ (4 * c)));
+#else
+    const float4 v = *reinterpret_cast<const float4*>(X + own + 4 * c);
+#endif
+    x[4 * c] = v.x, x[4 * c + 1] = v.y, x[4 * c + 2] = v.z, x[4 * c + 3] = v.w;
+  }
+#else
+#pragma unroll
+  for (int d = 0; d < NDIM; ++d) x[d] = X[own + d];
+#endif
 }
 
 // Dimensions dim and dim+1 of the row `rows_down` rows below a fragment pattern's base row
@@ -328,9 +357,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   float* tbuf = ring + STAGES * STEP_FLOATS;
   const unsigned stsm_base = stmatrix_base(tbuf, lane), stsm_half_base = stmatrix_half_base(tbuf, lane);
   const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
-  unsigned chunk_off[CHUNKS_PER_LANE];
-#pragma unroll
-  for (int u = 0; u < CHUNKS_PER_LANE; ++u) chunk_off[u] = chunk_offset(lane, u);
+  // Chunk lane + 32u lies 8u rows (512u bytes) below chunk lane, under the same swizzle.
+  const unsigned chunk_off = chunk_offset(lane);
   const StageOffsets offsets = stage_offsets(lane);
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
@@ -351,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int u = 0; u < CHUNKS_PER_LANE; ++u)
         if (lane + 32 * u < 8 * NDIM)
-          cp_async16(dst + chunk_off[u], lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
+          cp_async16(dst + chunk_off + 512 * u, lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
     }
     cp_async_commit();
     fetch += warps_total;
@@ -467,10 +495,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
     // This lane's point: ‖x‖² and the error scale of its expansion.
     float xx = 0.f;
+    {
+      float x_own[NDIM];
+      load_own_point(X, offsets.own, x_own);
 #pragma unroll
-    for (int d = 0; d < NDIM; ++d) {
-      const float xd = X[offsets.own[d >> 3] + (d & 7)];
-      xx = fmaf(xd, xd, xx);
+      for (int d = 0; d < NDIM; ++d) xx = fmaf(x_own[d], x_own[d], xx);
     }
     const float scale = xx + 2.f * max_norm;
     const float tie_bound = TIE_SCALE * scale;
@@ -631,8 +660,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       // also takes every other group's term as the exact distance to its winner.
       const unsigned flags = valid ? (unsigned)flags_f : 0u;
       float x_exact[NDIM];
-#pragma unroll
-      for (int d = 0; d < NDIM; ++d) x_exact[d] = X[offsets.own[d >> 3] + (d & 7)];
+      load_own_point(X, offsets.own, x_exact);
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
         const unsigned bit = 1u << (k - KMIN);
@@ -746,11 +774,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int q = 0; q < DK; ++q) {
         const int dim = 8 * q + g;
-        const float* rows = X + offsets.update[q] + 16 * kg * NDIM;
         float v[4];
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
-          v[u] = (NDIM % 8 == 0 || dim < NDIM) ? rows[4 * u * NDIM] : 0.f;
+          const float* row = X + UPDATE_ROW(q, u) + 16 * kg * NDIM;
+          v[u] = (NDIM % 8 == 0 || dim < NDIM) ? *row : 0.f;
 #if SCALE_X
           v[u] *= x_scale;
 #endif
@@ -791,9 +819,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int q = 0; q < DK; ++q) {
         const int dim = 8 * q + g;
-        const float* rows = X + offsets.update[q] + 8 * group * NDIM;
-        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? rows[0] : 0.f;
-        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? rows[4 * NDIM] : 0.f;
+        const float* rows = X + 8 * group * NDIM;
+        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? rows[UPDATE_ROW(q, 0)] : 0.f;
+        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? rows[UPDATE_ROW(q, 1)] : 0.f;
         unsigned a[4];
         split_truncate(v0, a[0], a[1]);
         split_truncate(v1, a[2], a[3]);
@@ -1170,19 +1198,23 @@ class TensorMultiK : public Variant {
   // it honest) fits them without spilling as follows:
   //   tiles ≤ 2 (N=4 K=3..5, N=8 K=16): ≤ 80 registers → block 384 × 2 = 24 warps per SM;
   //   tiles ≤ 4 (N=8 K=3..7: 140 uncapped): 128 → block 256 × 2 = 16 warps;
-  //   more (N=16 K=3..7: 181 uncapped): 168 → block 384 × 1 = 12 warps.
+  //   more (N=16 K=3..7: 168 with register fragments): the centroid operands move to shared
+  //   memory (fragments=shared, 128 registers without spilling) → block 512 × 1 = 16 warps:
+  //   1.232 against 1.274 ms for 384 × 1 with register fragments (H200, session 8), while at
+  //   N=8 shared fragments cost 4 % (0.82 against 0.78 ms: they save only 5 registers there).
   // Other architectures get block 256 × 1 (sm_80 spills at N=3 K=3..7 under a 128 cap).
   // 4 stages keep 3 steps of loads in flight per warp (48 KB per SM at 16 warps and N=8);
   // fewer where the ring would not fit.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int tiles = n_tiles(problem.k.sum()) * k_steps(problem.n);
     int block = 256, min_blocks = 1;
+    bool shared_fragments = false;
     if (device.cc_major >= 9) {
       if (tiles <= 2) block = 384, min_blocks = 2;
       else if (tiles <= 4) block = 256, min_blocks = 2;
-      else block = 384, min_blocks = 1;
+      else block = 512, min_blocks = 1, shared_fragments = true;
     }
-    int stages = 4;
+    int stages = shared_fragments ? 3 : 4;
     while (stages > 2 && int64_t(min_blocks) * dynamic_smem_bytes(problem.n, problem.k.sum(), block, stages) >
                              std::max<int64_t>(smem_limit(device), device.smem_per_sm > 0 ? device.smem_per_sm : 0))
       --stages;
@@ -1193,7 +1225,7 @@ class TensorMultiK : public Variant {
             {"stages", stages},
             {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
             {"update", "f16"},
-            {"fragments", "registers"},
+            {"fragments", shared_fragments ? "shared" : "registers"},
             {"layout", "aos"}};
   }
 
