@@ -665,6 +665,22 @@ TEST(TunerTunedParams, MatchingBucketGivesTheTunedParamsWhenLegal) {
   EXPECT_FALSE(tuned_params_for(best, shape(8, 3, 7, int64_t(512) << 10), device, nullptr));
 }
 
+// A config written before the variant grew an axis still applies; the new axis takes the
+// variant's default (session 8: tensor-multik's `fragments` had silently voided every entry).
+TEST(TunerTunedParams, EntryTunedBeforeAnAxisExistedKeepsItsParamsAndTheAxisDefault) {
+  TempDir dir;
+  ConfigDirScope scope(dir.path().string());
+  const DeviceInfo device = test_device();
+  TunedConfig config;
+  config.merge(entry_for(kTable1, "registers-multik", {{"grid", 1056}}));
+  save_config_atomically(dir.file(device.slug() + ".json"), config);
+  FakeVariant variant("registers-multik", grid_space);
+  variant.set_default(Params{{"grid", 132}, {"block", 256}});
+  const auto params = tuned_params_for(variant, kTable1, device, nullptr);
+  ASSERT_TRUE(params);
+  EXPECT_EQ(*params, (Params{{"grid", 1056}, {"block", 256}}));
+}
+
 // `--no-tuned` (and `mkbench tune`) switch tuned configs off for the whole process, so a
 // variant that looks up another variant's tuned parameters (auto) gets none either.
 TEST(TunerTunedParams, SwitchedOffGivesNothingEvenWithAMatchingEntry) {

@@ -2,6 +2,8 @@
 // without explicit tunables asks here for the tuned parameters of the nearest bucket.
 #include "harness/tuned_config.hpp"
 
+#include <optional>
+
 #include "tuner/config.hpp"
 
 namespace mk {
@@ -19,7 +21,15 @@ std::optional<Params> tuned_params_for(const Variant& variant, const Problem& pr
       if (!choice || choice->variant != variant.name()) continue;
       // The tune found nothing measurably faster than the default: the heuristic applies,
       // worked out for this shape (the recorded params are its answer for the tuned one).
-      const Params params = choice->is_default ? variant.default_params(problem, device) : choice->params;
+      Params params = choice->is_default ? variant.default_params(problem, device) : choice->params;
+      // An entry tuned before an axis existed says nothing about it: that axis keeps the
+      // variant's default, rather than the whole entry being dropped as incomplete.
+      std::optional<Params> defaults;
+      for (const Axis& axis : space.axes)
+        if (!params.contains(axis.name)) {
+          if (!defaults) defaults = variant.default_params(problem, device);
+          if (defaults->contains(axis.name)) params[axis.name] = defaults->at(axis.name);
+        }
       // Axis values such as the grid depend on M: params tuned on another shape may not
       // be legal here, and then the variant's own heuristic is the better guess.
       if (space.check(params)) continue;
