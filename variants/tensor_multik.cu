@@ -154,13 +154,14 @@ __host__ __device__ constexpr int stage_index(int row, int dim) {
 #endif
 }
 
-// Byte offset in a stage of the 16-byte chunk number `lane` (the first a lane copies).
-__device__ __forceinline__ unsigned chunk_offset(int lane) {
+// Byte offset in a stage of the u-th 16-byte chunk a lane copies (chunk lane + 32u).
+__device__ __forceinline__ unsigned chunk_offset(int lane, int u) {
+  const int chunk = lane + 32 * u;
 #if SWIZZLE16
-  const int row = lane >> 2, c = lane & 3;
+  const int row = chunk >> 2, c = chunk & 3;
   return (unsigned)(row * 64 + ((c ^ ROW_SWIZZLE(row)) << 4));
 #else
-  return (unsigned)(16 * lane);
+  return (unsigned)(16 * chunk);
 #endif
 }
 
@@ -170,16 +171,18 @@ __device__ __forceinline__ unsigned chunk_offset(int lane) {
 // 8·group or 16·kg; dim 8q+g). Computed once, so a step's loads cost one add per pattern
 // instead of per-load address arithmetic. Under the N=16 swizzle a row's offset has zero
 // low 4 bits, so chunk c of the own row is one XOR away (own ^ 4c), and row t+4 differs
-// from row t in swizzle bit 0 only (update ^ 4).
+// from row t in swizzle bit 0 only (update ^ 4). Other N keep one own offset per 8 dims
+// and plain element reads: a single offset with vector loads measured 1-5 % slower at
+// N=4 and N=8 (session 8, same-call A/B).
 struct StageOffsets {
-  int own, frag[DK], update[DK];
+  int own[DK], frag[DK], update[DK];
 };
 __device__ __forceinline__ StageOffsets stage_offsets(int lane) {
   const int g = lane >> 2, t = lane & 3;
   StageOffsets o;
-  o.own = stage_index(lane, 0);
 #pragma unroll
   for (int h = 0; h < DK; ++h) {
+    o.own[h] = stage_index(lane, 8 * h);
     o.frag[h] = stage_index(g, 8 * h + 2 * t);
     o.update[h] = stage_index(t, 8 * h + g);
   }
@@ -191,22 +194,18 @@ __device__ __forceinline__ StageOffsets stage_offsets(int lane) {
 #define UPDATE_ROW(q, u) (offsets.update[q] + 4 * (u) * NDIM)
 #endif
 
-// This lane's point from a staged step: whole 16-byte chunks (LDS.128) where rows are
-// whole chunks, so the swizzle's XOR cannot hide the alignment from the compiler.
-__device__ __forceinline__ void load_own_point(const float* X, int own, float (&x)[NDIM]) {
-#if NDIM % 4 == 0
-#pragma unroll
-  for (int c = 0; c < NDIM / 4; ++c) {
+// This lane's point from a staged step. N=16: whole 16-byte chunks (LDS.128), so the
+// swizzle's XOR cannot hide the alignment from the compiler.
+__device__ __forceinline__ void load_own_point(const float* X, const int (&own)[DK], float (&x)[NDIM]) {
 #if SWIZZLE16
-    const float4 v = *reinterpret_cast<const float4*>(X + (own ^ (4 * c)));
-#else
-    const float4 v = *reinterpret_cast<const float4*>(X + own + 4 * c);
-#endif
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const float4 v = *reinterpret_cast<const float4*>(X + (own[0] ^ (4 * c)));
     x[4 * c] = v.x, x[4 * c + 1] = v.y, x[4 * c + 2] = v.z, x[4 * c + 3] = v.w;
   }
 #else
 #pragma unroll
-  for (int d = 0; d < NDIM; ++d) x[d] = X[own + d];
+  for (int d = 0; d < NDIM; ++d) x[d] = X[own[d >> 3] + (d & 7)];
 #endif
 }
 
@@ -357,8 +356,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   float* tbuf = ring + STAGES * STEP_FLOATS;
   const unsigned stsm_base = stmatrix_base(tbuf, lane), stsm_half_base = stmatrix_half_base(tbuf, lane);
   const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
-  // Chunk lane + 32u lies 8u rows (512u bytes) below chunk lane, under the same swizzle.
-  const unsigned chunk_off = chunk_offset(lane);
+#if SWIZZLE16
+  // Chunk lane + 32u lies 8u rows (512u bytes) below chunk lane, under the same swizzle: one
+  // register instead of four keeps N=16 at 128 registers without spilling.
+  const unsigned chunk_base = chunk_offset(lane, 0);
+#define CHUNK_OFF(u) (chunk_base + 512 * (u))
+#else
+  unsigned chunk_off[CHUNKS_PER_LANE];
+#pragma unroll
+  for (int u = 0; u < CHUNKS_PER_LANE; ++u) chunk_off[u] = chunk_offset(lane, u);
+#define CHUNK_OFF(u) chunk_off[u]
+#endif
   const StageOffsets offsets = stage_offsets(lane);
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
@@ -379,7 +387,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int u = 0; u < CHUNKS_PER_LANE; ++u)
         if (lane + 32 * u < 8 * NDIM)
-          cp_async16(dst + chunk_off + 512 * u, lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
+          cp_async16(dst + CHUNK_OFF(u), lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
     }
     cp_async_commit();
     fetch += warps_total;
