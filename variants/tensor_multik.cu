@@ -461,13 +461,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // One tile's centroid operands: from the registers filled above, or (CFRAG_SHARED) one
   // conflict-free LDS.128 per tile and k-step, which frees 4·NT·DK registers for the whole
   // kernel at the price of that load every step.
-  auto bfrag = [&](int j, int kk) {
+  // Register mode names the arrays directly, as before the shared mode existed (N=4 ran 5 %
+  // slower after the shared mode came in; session 8 checks whether this was the cause).
 #if CFRAG_SHARED
-    return s_bfrag[(j * DK + kk) * 32 + lane];
+#define B_HI(bf, j, kk, e) ((e) ? bf.y : bf.x)
+#define B_LO(bf, j, kk, e) ((e) ? bf.w : bf.z)
 #else
-    return make_uint4(b_hi[j][kk][0], b_hi[j][kk][1], b_lo[j][kk][0], b_lo[j][kk][1]);
+#define B_HI(bf, j, kk, e) b_hi[j][kk][e]
+#define B_LO(bf, j, kk, e) b_lo[j][kk][e]
 #endif
-  };
 
   // Update accumulators: acc[q][s] = D[16 × 8] with rows 0-7 the hi and 8-15 the lo parts of
   // dims 8q..8q+7 and the columns of tile s (see flush_counts for which slots).
@@ -551,22 +553,28 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       const int tiles = (NT - 4 * cb) < 4 ? (NT - 4 * cb) : 4;  // a constant once unrolled
       if (DK == 1) {
         float d[2][4][4];
+#if CFRAG_SHARED
         uint4 bf[4];
 #pragma unroll
+        for (int jj = 0; jj < tiles; ++jj) bf[jj] = s_bfrag[(4 * cb + jj) * DK * 32 + lane];
+#endif
+#pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
-          bf[jj] = bfrag(4 * cb + jj, 0);
           const float4 norms = s_norm_quads[4 * (4 * cb + jj) + t];
 #pragma unroll
-          for (int i = 0; i < 2; ++i) mma_tf32_from(d[i][jj], a_hi[i][0], bf[jj].z, bf[jj].w, norms);
+          for (int i = 0; i < 2; ++i)
+            mma_tf32_from(d[i][jj], a_hi[i][0], B_LO(bf[jj], 4 * cb + jj, 0, 0), B_LO(bf[jj], 4 * cb + jj, 0, 1), norms);
         }
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) mma_tf32(d[i][jj], a_lo[i][0], bf[jj].x, bf[jj].y);
+          for (int i = 0; i < 2; ++i)
+            mma_tf32(d[i][jj], a_lo[i][0], B_HI(bf[jj], 4 * cb + jj, 0, 0), B_HI(bf[jj], 4 * cb + jj, 0, 1));
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) mma_tf32(d[i][jj], a_hi[i][0], bf[jj].x, bf[jj].y);
+          for (int i = 0; i < 2; ++i)
+            mma_tf32(d[i][jj], a_hi[i][0], B_HI(bf[jj], 4 * cb + jj, 0, 0), B_HI(bf[jj], 4 * cb + jj, 0, 1));
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
@@ -578,18 +586,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           const int j = 4 * cb + jj;
           const float4 norms = s_norm_quads[4 * j + t];
           float d[2][4];
+#if CFRAG_SHARED
           uint4 bf[DK];
 #pragma unroll
-          for (int kk = 0; kk < DK; ++kk) bf[kk] = bfrag(j, kk);
+          for (int kk = 0; kk < DK; ++kk) bf[kk] = s_bfrag[(j * DK + kk) * 32 + lane];
+#endif
 #pragma unroll
-          for (int i = 0; i < 2; ++i) mma_tf32_from(d[i], a_hi[i][0], bf[0].z, bf[0].w, norms);
+          for (int i = 0; i < 2; ++i) mma_tf32_from(d[i], a_hi[i][0], B_LO(bf[0], j, 0, 0), B_LO(bf[0], j, 0, 1), norms);
 #pragma unroll
           for (int kk = 0; kk < DK; ++kk)
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              if (kk > 0) mma_tf32(d[i], a_hi[i][kk], bf[kk].z, bf[kk].w);
-              mma_tf32(d[i], a_lo[i][kk], bf[kk].x, bf[kk].y);
-              mma_tf32(d[i], a_hi[i][kk], bf[kk].x, bf[kk].y);
+              if (kk > 0) mma_tf32(d[i], a_hi[i][kk], B_LO(bf[kk], j, kk, 0), B_LO(bf[kk], j, kk, 1));
+              mma_tf32(d[i], a_lo[i][kk], B_HI(bf[kk], j, kk, 0), B_HI(bf[kk], j, kk, 1));
+              mma_tf32(d[i], a_hi[i][kk], B_HI(bf[kk], j, kk, 0), B_HI(bf[kk], j, kk, 1));
             }
 #pragma unroll
           for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, stsm_half_base, i, jj, HALF_TILE(j), d[i], lane);
