@@ -172,8 +172,8 @@ __device__ __forceinline__ unsigned chunk_offset(int lane, int u) {
 // instead of per-load address arithmetic. Under the N=16 swizzle a row's offset has zero
 // low 4 bits, so chunk c of the own row is one XOR away (own ^ 4c), and row t+4 differs
 // from row t in swizzle bit 0 only (update ^ 4). Other N keep one own offset per 8 dims
-// and plain element reads: a single offset with vector loads measured 1-5 % slower at
-// N=4 and N=8 (session 8, same-call A/B).
+// and plain element reads: a single offset with vector loads measured ~1 % slower at N=8
+// (session 8, same-call A/B).
 struct StageOffsets {
   int own[DK], frag[DK], update[DK];
 };
