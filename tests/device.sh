@@ -198,7 +198,8 @@ PY
       # Today's code against an older version of one source file (ABB_FILE, the old copy carried
       # as build-carry/ab-old/<basename>): a second build with that file swapped in, then both
       # binaries alternately on ABB_CASES ("N K M;..."), ABB_ROUNDS times, tuned config (or
-      # ABB_ARGS, e.g. --no-tuned --param ...), median of 20 each; the new rows are verified.
+      # ABB_ARGS, e.g. --no-tuned --param ...), median of 20 each; the new rows are verified
+      # (ABB_VERIFY: new, both, none).
       need ABB_FILE || continue
       rm -rf /tmp/abb && mkdir -p /tmp/abb
       tar cf - --exclude=./build-device --exclude=./build --exclude=./build-carry --exclude=./build-slow . | tar xf - -C /tmp/abb
@@ -212,6 +213,10 @@ PY
         set -- $case
         for side in old new; do
           bin=$MK; verify=--verify; [[ $side == old ]] && bin=/tmp/abb/b/mkbench && verify=
+          # ABB_VERIFY=both verifies the old rows too, none neither side (to see whether the
+          # check before the timed loop moves the timing).
+          [[ ${ABB_VERIFY:-new} == both ]] && verify=--verify
+          [[ ${ABB_VERIFY:-new} == none ]] && verify=
           tag=abb-$side-N$1-K$2-M$3-r$round
           timeout $(cap 120) $bin run --variant ${ABB_VARIANT:-tensor-multik} --dims $1 --k $2 --points $3 --iters 20 $verify \
             ${ABB_ARGS:-} --out $OUT/raw/$tag.json >/dev/null 2>>$OUT/raw/abb.log
