@@ -188,10 +188,14 @@ __device__ __forceinline__ StageOffsets stage_offsets(int lane) {
   }
   return o;
 }
+// The update's value of row t + 4u, dim 8q + g, `step_offset` floats into the stage. Other N
+// than 16 keep the pointer form (X + offset + step_offset)[4u·N]: adding the lane offset and
+// 4u·N as integers first costs N=4 K=3..5 two registers and 5 % of its time (session 9: the
+// 5 % that session 8 could not explain; NVRTC's SASS differs from nvcc's on this).
 #if SWIZZLE16
-#define UPDATE_ROW(q, u) ((offsets.update[q] ^ (((u) & 1) << 2)) + 4 * (u) * NDIM)  // row t + 4u
+#define UPDATE_VALUE(q, u, step_offset) (*(X + ((offsets.update[q] ^ (((u) & 1) << 2)) + 4 * (u) * NDIM) + (step_offset)))
 #else
-#define UPDATE_ROW(q, u) (offsets.update[q] + 4 * (u) * NDIM)
+#define UPDATE_VALUE(q, u, step_offset) ((X + offsets.update[q] + (step_offset))[4 * (u) * NDIM])
 #endif
 
 // This lane's point from a staged step. N=16: whole 16-byte chunks (LDS.128), so the
@@ -796,8 +800,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         float v[4];
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
-          const float* row = X + UPDATE_ROW(q, u) + 16 * kg * NDIM;
-          v[u] = (NDIM % 8 == 0 || dim < NDIM) ? *row : 0.f;
+          v[u] = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, u, 16 * kg * NDIM) : 0.f;
 #if SCALE_X
           v[u] *= x_scale;
 #endif
@@ -838,9 +841,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int q = 0; q < DK; ++q) {
         const int dim = 8 * q + g;
-        const float* rows = X + 8 * group * NDIM;
-        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? rows[UPDATE_ROW(q, 0)] : 0.f;
-        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? rows[UPDATE_ROW(q, 1)] : 0.f;
+        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 0, 8 * group * NDIM) : 0.f;
+        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 1, 8 * group * NDIM) : 0.f;
         unsigned a[4];
         split_truncate(v0, a[0], a[1]);
         split_truncate(v1, a[2], a[3]);
@@ -1178,9 +1180,9 @@ class TensorMultiK : public Variant {
     for (int factor : {1, 2, 3, 4, 6, 8}) grids.push_back(int64_t(factor) * sms);
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
     space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block"});
-    // 5 and 6 reach 20 and 24 warps per SM with 128-thread blocks (96 and 80 registers), which
-    // no other block size offers: N=8 K=3..7 with shared fragments fits 96 without spilling.
-    space.axes.push_back({"min_blocks", {1, 2, 3, 4, 5, 6},
+    // 5 and 6 (20 and 24 warps of 128-thread blocks at 96 and 80 registers) measured 7-15 %
+    // slower at N=8 K=3..7 and 11 % at N=4 K=3..5 (session 9), so the space stops at 4.
+    space.axes.push_back({"min_blocks", {1, 2, 3, 4},
                           "launch-bounds minimum of resident blocks per SM: caps registers at 65536/(block·min_blocks)"});
     space.axes.push_back({"stages", {2, 3, 4, 6}, "cp.async ring depth per warp (steps of 32 points in flight + 1)"});
     space.axes.push_back({"transpose", {"stmatrix", "shared-stores"},
