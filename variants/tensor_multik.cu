@@ -657,10 +657,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
               if (c & 1) odd = fmaf(ramps[c], (float)c, odd);
               else even = fmaf(ramps[c], (float)c, even);
             }
-            // A flagged group's sum may name no slot of the group (several ramps at 1): kept
-            // inside it, so its one-hot bit cannot land in the next group's bits before the
-            // fix-up re-decides it.
-            winner = min(__float2int_rn(odd + even), k - 1);
+            winner = __float2int_rn(odd + even);
           } else {
             within += 1.f;
           }
