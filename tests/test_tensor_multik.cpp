@@ -92,20 +92,6 @@ TEST(TensorMultiKCompile, SharedFragmentsFitN16IntoBlocksOf512WithoutSpills) {
   }
 }
 
-// argmin=ramp names winners with one FFMA per key instead of packed indices: no spill at
-// the issue-4 shapes' defaults either.
-TEST(TensorMultiKCompile, RampArgminCompilesForHopperWithoutSpills) {
-  const Variant& variant = Registry::instance().get("tensor-multik");
-  const DeviceInfo device = fake_gpu(9, 0);
-  for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(16, 3, 7), shape(8, 16, 16)}) {
-    SCOPED_TRACE(problem.str());
-    Params overrides = Params::object();
-    overrides["argmin"] = "ramp";
-    const Params params = resolve_params(variant, problem, device, overrides);
-    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0)), 0);
-  }
-}
-
 int registers_used(const std::string& log) {
   std::smatch match;
   if (!std::regex_search(log, match, std::regex("Used ([0-9]+) registers"))) return -1;
@@ -221,7 +207,6 @@ struct DeviceCase {
   bool labels;
   float grid = 0.f;  // > 0: values rounded to multiples of it, so many distances tie exactly
   std::string fragments = "registers";  // where the centroid operands live
-  std::string argmin = "packed";         // how a group's winner is named
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -254,7 +239,6 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   Params overrides = Params::object();
   overrides["update"] = c.update;
   overrides["fragments"] = c.fragments;
-  overrides["argmin"] = c.argmin;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -287,19 +271,6 @@ INSTANTIATE_TEST_SUITE_P(
                    "shared"},
         DeviceCase{"shared_fragments_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f,
                    "shared"},
-        // Winners named by the window ramps: exact ties (grid), a near-point-heavy offset, one
-        // large group (K=16: the index sum's two chains), and groups split across blocks
-        // (ΣK=52, which keep packed keys).
-        DeviceCase{"ramp_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
-                   "ramp"},
-        DeviceCase{"ramp_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true, 0.f, "registers",
-                   "ramp"},
-        DeviceCase{"ramp_blobs_n8_k16", 8, 16, 16, 70000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "ramp"},
-        DeviceCase{"ramp_grid_ties_n8_k16", 8, 16, 16, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
-                   "ramp"},
-        DeviceCase{"ramp_blobs_n16_k3_7", 16, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "shared", "ramp"},
-        DeviceCase{"ramp_uniform_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
-                   "ramp"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

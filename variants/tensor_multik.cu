@@ -625,46 +625,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       for (int k = KMIN; k <= KMAX; ++k) {
         const bool inside = OFFSET(k) >= 32 * cb && OFFSET(k) + k <= 32 * cb + 32;
         if (inside) {
-#if ARGMIN_RAMP
-          // The group lies in this block. Min of the raw distances, then per key the window
-          // ramp r = sat((best + window − d)·F), which is exactly 1 for the winner and 0 for
-          // every key outside the window: Σ r counts the keys inside and Σ r·c names the winner
-          // whenever the count is 1, so no key needs its index packed (one LOP3 per key on the
-          // ALU pipe becomes one FFMA per key on the FMA pipe). Any other nonzero ramp or
-          // near-point ramp (above 2^-30) flags the group; below that the index sum is within
-          // 7·2^-30 of the winner and rounds to it.
-          float keys[KMAX];
-#pragma unroll
-          for (int c = 0; c < k; ++c) {
-            const int col = OFFSET(k) + c - 32 * cb;
-            keys[c] = v[col >> 2][col & 3];
-          }
-          float scratch[KMAX];
-#pragma unroll
-          for (int c = 0; c < k; ++c) scratch[c] = keys[c];
-          const float group_best = tree_reduce(scratch, k, [](float a, float b) { return fminf(a, b); });
-          float within = __saturatef(fmaf(group_best, -window_scale, near_scaled));
-          int winner = 0;
-          if (k > 1) {
-            const float edge = fmaf(group_best, window_scale, 1048576.f);  // (best + window)·scale
-            float ramps[KMAX];
-#pragma unroll
-            for (int c = 0; c < k; ++c) ramps[c] = scratch[c] = __saturatef(fmaf(keys[c], -window_scale, edge));
-            within += tree_reduce(scratch, k, [](float a, float b) { return a + b; });
-            float odd = 0.f, even = 0.f;  // two chains: half the dependent depth
-#pragma unroll
-            for (int c = 1; c < k; ++c) {
-              if (c & 1) odd = fmaf(ramps[c], (float)c, odd);
-              else even = fmaf(ramps[c], (float)c, even);
-            }
-            winner = __float2int_rn(odd + even);
-          } else {
-            within += 1.f;
-          }
-          flags_f = fmaf(__saturatef(fmaf(within, 0x1p30f, -0x1p30f)), (float)(1u << (k - KMIN)), flags_f);
-          terms[k - KMIN] = xx + group_best;
-          hot |= ((hot_t)1 << OFFSET(k)) << winner;
-#else
           // The group lies in this block: min, then the window count.
           float keys[KMAX];
 #pragma unroll
@@ -690,7 +650,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           flags_f = fmaf(__saturatef(fmaf(within, 4.f, -6.f)), (float)(1u << (k - KMIN)), flags_f);
           terms[k - KMIN] = xx + group_best;
           hot |= ((hot_t)1 << OFFSET(k)) << (__float_as_int(group_best) & IDX_MASK);
-#endif
         } else {
           // Split across blocks (ΣK > 32): a running best and runner-up carry over.
 #pragma unroll
@@ -1032,14 +991,12 @@ struct KernelConfig {
   bool update_f16;
   bool scale_points;  // the FP16 update multiplies points by a power of two first
   bool shared_fragments;  // centroid operands re-read from shared memory every step
-  bool ramp_argmin;       // winner named by the window ramps instead of packed indices
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    ramp_argmin, cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages,
-                                                                o.stmatrix, o.update_f16, o.scale_points,
-                                                                o.shared_fragments, o.ramp_argmin, o.cc_major,
-                                                                o.cc_minor);
+                    cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix,
+                                                   o.update_f16, o.scale_points, o.shared_fragments, o.cc_major,
+                                                   o.cc_minor);
   }
 };
 
@@ -1052,7 +1009,6 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0)
           << "\n#define UPDATE_F16 " << (config.update_f16 ? 1 : 0) << "\n#define SCALE_X " << (config.scale_points ? 1 : 0)
           << "\n#define CFRAG_SHARED " << (config.shared_fragments ? 1 : 0)
-          << "\n#define ARGMIN_RAMP " << (config.ramp_argmin ? 1 : 0)
           << "\n#define IDX_BITS " << bits
           // More than 4 index bits: their mantissa error would show in the inertia, so every
           // winner's term is an exact distance.
@@ -1064,14 +1020,13 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
-                        (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
-                        (config.ramp_argmin ? " argmin=ramp" : "");
+                        (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
-                     (config.shared_fragments ? "-sfrag" : "") + (config.ramp_argmin ? "-ramp" : "");
+                     (config.shared_fragments ? "-sfrag" : "");
   return request;
 }
 
@@ -1115,7 +1070,6 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.at("update").get<std::string>() == "f16",
           point_scale != 1.f,
           params.value("fragments", std::string("registers")) == "shared",
-          params.value("argmin", std::string("packed")) == "ramp",
           cc_major,
           cc_minor};
 }
@@ -1239,10 +1193,6 @@ class TensorMultiK : public Variant {
     space.axes.push_back({"fragments", {"registers", "shared"},
                           "where the centroid operands of the distance product live: registers for the whole "
                           "kernel, or shared memory, one LDS.128 per tile and k-step each step (4·tiles fewer registers)"});
-    space.axes.push_back({"argmin", {"packed", "ramp"},
-                          "how a K group's winner is named: its index packed into the low mantissa bits of each "
-                          "key before the min (one LOP3 per key), or the window ramps' index-weighted sum (one "
-                          "FFMA per key)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1299,7 +1249,6 @@ class TensorMultiK : public Variant {
             {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
             {"update", "f16"},
             {"fragments", shared_fragments ? "shared" : "registers"},
-            {"argmin", "packed"},
             {"layout", "aos"}};
   }
 
