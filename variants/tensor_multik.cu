@@ -465,9 +465,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // One tile's centroid operands: from the registers filled above, or (CFRAG_SHARED) one
   // conflict-free LDS.128 per tile and k-step, which frees 4·NT·DK registers for the whole
   // kernel at the price of that load every step.
-  // Register mode names the arrays directly, as before the shared mode existed. (N=4 K=3..5
-  // runs ~6 % slower than session 7's kernel in a same-call A/B, with or without this; the
-  // cause is not found yet: reports/NOTES-perf.md, session 8.)
+  // Register mode names the arrays directly, as before the shared mode existed, so its kernels
+  // stay byte-identical to session 7's under NVRTC.
 #if CFRAG_SHARED
 #define B_HI(bf, j, kk, e) ((e) ? bf.y : bf.x)
 #define B_LO(bf, j, kk, e) ((e) ? bf.w : bf.z)
