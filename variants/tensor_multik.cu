@@ -507,7 +507,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const float* X = ring + ring_slot * STEP_FLOATS;
     const bool valid = step < steps - 1 || lane < last_step_points;
 
-#if !NORMS_FROM_FRAGMENTS
     // This lane's point: ‖x‖² and the error scale of its expansion.
     float xx = 0.f;
     {
@@ -519,13 +518,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const float scale = xx + 2.f * max_norm;
     const float tie_bound = TIE_SCALE * scale;
     const float guard_bound = GUARD * scale;
-#endif
 
     // A fragments of the distance product: rows = points 16i+g and 16i+g+8.
     unsigned a_hi[2][DK][4], a_lo[2][DK][4];
-#if NORMS_FROM_FRAGMENTS
-    float row_part[4] = {0.f, 0.f, 0.f, 0.f};  // Σ x² over this lane's dims of rows g, g+8, 16+g, 24+g
-#endif
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -537,30 +532,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         split_nearest(r1.x, a_hi[i][kk][1], a_lo[i][kk][1]);
         split_nearest(r0.y, a_hi[i][kk][2], a_lo[i][kk][2]);
         split_nearest(r1.y, a_hi[i][kk][3], a_lo[i][kk][3]);
-#if NORMS_FROM_FRAGMENTS
-        row_part[2 * i] = fmaf(r0.y, r0.y, fmaf(r0.x, r0.x, row_part[2 * i]));
-        row_part[2 * i + 1] = fmaf(r1.y, r1.y, fmaf(r1.x, r1.x, row_part[2 * i + 1]));
-#endif
       }
-#if NORMS_FROM_FRAGMENTS
-    // ‖x‖² from the values the fragments already hold, instead of re-reading the own point
-    // (N/4 LDS.128, wavefronts of the shared pipe that bounds N=16). The quad's four lanes
-    // split their four row partials in a reduce-scatter, so lane t ends with the whole of row
-    // 8t + g; the lane owning point p then reads it from lane 4·(p mod 8) + p/8.
-    float xx;
-    {
-      const bool odd = t & 1, high = t & 2;
-      const float keep_a = odd ? row_part[1] : row_part[0], send_a = odd ? row_part[0] : row_part[1];
-      const float keep_b = odd ? row_part[3] : row_part[2], send_b = odd ? row_part[2] : row_part[3];
-      const float a = keep_a + __shfl_xor_sync(FULL_MASK, send_a, 1);  // row 8·(t&1) + g
-      const float b = keep_b + __shfl_xor_sync(FULL_MASK, send_b, 1);  // row 16 + 8·(t&1) + g
-      const float whole = (high ? b : a) + __shfl_xor_sync(FULL_MASK, high ? a : b, 2);  // row 8t + g
-      xx = __shfl_sync(FULL_MASK, whole, 4 * (lane & 7) + (lane >> 3));
-    }
-    const float scale = xx + 2.f * max_norm;
-    const float tie_bound = TIE_SCALE * scale;
-    const float guard_bound = GUARD * scale;
-#endif
 
     // Per K group: the winner goes straight into the one-hot word and the inertia term; groups
     // that need exact FP32 (a near tie, or a point so near its centroid that the expansion's
@@ -1018,13 +990,12 @@ struct KernelConfig {
   bool update_f16;
   bool scale_points;  // the FP16 update multiplies points by a power of two first
   bool shared_fragments;  // centroid operands re-read from shared memory every step
-  bool norms_from_fragments;  // ‖x‖² from the A-fragment values, not the own point
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    norms_from_fragments, cc_major, cc_minor) <
-           std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
-                    o.shared_fragments, o.norms_from_fragments, o.cc_major, o.cc_minor);
+                    cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix,
+                                                   o.update_f16, o.scale_points, o.shared_fragments, o.cc_major,
+                                                   o.cc_minor);
   }
 };
 
@@ -1037,7 +1008,6 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0)
           << "\n#define UPDATE_F16 " << (config.update_f16 ? 1 : 0) << "\n#define SCALE_X " << (config.scale_points ? 1 : 0)
           << "\n#define CFRAG_SHARED " << (config.shared_fragments ? 1 : 0)
-          << "\n#define NORMS_FROM_FRAGMENTS " << (config.norms_from_fragments ? 1 : 0)
           << "\n#define IDX_BITS " << bits
           // More than 4 index bits: their mantissa error would show in the inertia, so every
           // winner's term is an exact distance.
@@ -1049,14 +1019,13 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
-                        (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
-                        (config.norms_from_fragments ? " norms=fragments" : "");
+                        (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
-                     (config.shared_fragments ? "-sfrag" : "") + (config.norms_from_fragments ? "-fnorm" : "");
+                     (config.shared_fragments ? "-sfrag" : "");
   return request;
 }
 
@@ -1100,7 +1069,6 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.at("update").get<std::string>() == "f16",
           point_scale != 1.f,
           params.value("fragments", std::string("registers")) == "shared",
-          params.value("norms", std::string("own")) == "fragments",
           cc_major,
           cc_minor};
 }
@@ -1224,9 +1192,6 @@ class TensorMultiK : public Variant {
     space.axes.push_back({"fragments", {"registers", "shared"},
                           "where the centroid operands of the distance product live: registers for the whole "
                           "kernel, or shared memory, one LDS.128 per tile and k-step each step (4·tiles fewer registers)"});
-    space.axes.push_back({"norms", {"own", "fragments"},
-                          "where a point's ‖x‖² comes from: its own row re-read from the stage (N/4 LDS.128), or "
-                          "the distance product's A-fragment values reduced across each quad (4 shuffles)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1283,7 +1248,6 @@ class TensorMultiK : public Variant {
             {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
             {"update", "f16"},
             {"fragments", shared_fragments ? "shared" : "registers"},
-            {"norms", "own"},
             {"layout", "aos"}};
   }
 
