@@ -40,11 +40,15 @@ Problem shape(int n, int kmin, int kmax, int64_t m = 1 << 20) {
 }
 
 // ptxas -v: "Used 96 registers, used 0 barriers, 8 bytes stack frame, 0 bytes spill stores".
-int spill_store_bytes(const std::string& log) {
+// The first number a ptxas log reports for `pattern` (one capture group), or -1.
+int ptxas_number(const std::string& log, const char* pattern) {
   std::smatch match;
-  if (!std::regex_search(log, match, std::regex("([0-9]+) bytes spill stores"))) return -1;
+  if (!std::regex_search(log, match, std::regex(pattern))) return -1;
   return std::stoi(match[1]);
 }
+
+int spill_store_bytes(const std::string& log) { return ptxas_number(log, "([0-9]+) bytes spill stores"); }
+int registers_used(const std::string& log) { return ptxas_number(log, "Used ([0-9]+) registers"); }
 
 TEST(TensorMultiKCompile, IssueFourShapesCompileForHopperWithoutSpills) {
   const Variant& variant = Registry::instance().get("tensor-multik");
@@ -90,12 +94,6 @@ TEST(TensorMultiKCompile, SharedFragmentsFitN16IntoBlocksOf512WithoutSpills) {
     const Params params = resolve_params(variant, problem, device, overrides);
     EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f)), 0);
   }
-}
-
-int registers_used(const std::string& log) {
-  std::smatch match;
-  if (!std::regex_search(log, match, std::regex("Used ([0-9]+) registers"))) return -1;
-  return std::stoi(match[1]);
 }
 
 // N=4 K=3..5 at its tuned 128 × 2 threads (configs/nvidia-h200.json) holds 5 blocks = 20
