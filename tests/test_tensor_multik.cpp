@@ -115,6 +115,38 @@ TEST(TensorMultiKCompile, TunedN4KeepsFiveBlocksOf128PerSm) {
   EXPECT_LE(registers, 96) << log;
 }
 
+// argmin=mask keeps one in-window bit per slot in a 32-bit word, and its kernels must fit the
+// same register budgets as the packed ones at their default blocks.
+TEST(TensorMultiKCompile, MaskArgminCompilesWithoutSpills) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  for (const int cc_major : {9, 8}) {
+    const DeviceInfo device = fake_gpu(cc_major, 0);
+    for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(8, 16, 16), shape(3, 1, 4), shape(4, 32, 32)}) {
+      SCOPED_TRACE(problem.str() + " sm_" + std::to_string(cc_major) + "0");
+      Params overrides = Params::object();
+      overrides["argmin"] = "mask";
+      const Params params = resolve_params(variant, problem, device, overrides);
+      const std::string log = tensor_multik::compile_report(problem, params, cc_major, 0);
+      EXPECT_EQ(spill_store_bytes(log), 0) << log;
+    }
+  }
+}
+
+TEST(TensorMultiKSpace, MaskArgminIsRefusedAboveThirtyTwoSlots) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  const Problem wide = shape(5, 3, 10);  // ΣK = 52
+  Params mask = variant.default_params(wide, device);
+  mask["argmin"] = "mask";
+  const auto reason = variant.param_space(wide, device).check(mask);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_NE(reason->find("ΣK <= 32"), std::string::npos) << *reason;
+  const Problem narrow = shape(4, 32, 32);  // ΣK = 32: one full word
+  Params full = variant.default_params(narrow, device);
+  full["argmin"] = "mask";
+  EXPECT_FALSE(variant.param_space(narrow, device).check(full).has_value());
+}
+
 TEST(TensorMultiKSpace, RefusesShapesBeyondItsRegisterTiles) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo hopper = fake_gpu(9, 0);
@@ -205,6 +237,7 @@ struct DeviceCase {
   bool labels;
   float grid = 0.f;  // > 0: values rounded to multiples of it, so many distances tie exactly
   std::string fragments = "registers";  // where the centroid operands live
+  std::string argmin = "packed";        // index-packed keys or in-window bit masks
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -237,6 +270,7 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   Params overrides = Params::object();
   overrides["update"] = c.update;
   overrides["fragments"] = c.fragments;
+  overrides["argmin"] = c.argmin;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -269,6 +303,24 @@ INSTANTIATE_TEST_SUITE_P(
                    "shared"},
         DeviceCase{"shared_fragments_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f,
                    "shared"},
+        // argmin=mask: in-window bits instead of packed keys. Exact ties (grids of halves) put
+        // several bits in a group's field; all-zero data gives a zero window, so no bit at all;
+        // one K of 32 fills the whole word; K=1 is a group of one slot.
+        DeviceCase{"mask_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers", "mask"},
+        DeviceCase{"mask_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask"},
+        DeviceCase{"mask_grid_ties_n8_k16", 8, 16, 16, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask"},
+        DeviceCase{"mask_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true, 0.f, "registers",
+                   "mask"},
+        DeviceCase{"mask_tiny_n8_k3_7", 8, 3, 7, 50000, "uniform", 1e-4f, 0.f, "f16", true, 0.f, "registers", "mask"},
+        DeviceCase{"mask_blobs_n16_k3_7_shared", 16, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "shared",
+                   "mask"},
+        DeviceCase{"mask_uniform_n3_k1_4", 3, 1, 4, 30000, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers", "mask"},
+        DeviceCase{"mask_uniform_n4_k32", 4, 32, 32, 30000, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers", "mask"},
+        DeviceCase{"mask_zeros_n8_k3_7", 8, 3, 7, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers", "mask"},
+        DeviceCase{"mask_tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true, 0.f, "registers",
+                   "mask"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

@@ -543,10 +543,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // fix-up. The argmin's FMNMX runs on the half-rate ALU pipe, so the near-tie test counts
     // the centroids inside the window with saturating FFMAs instead of tracking a runner-up:
     // sat((best + window − key)·F) is 1 for a key inside, 0 outside, F = 2^20/window.
+#if ARGMIN_MASK
+#if NCB != 1
+#error "argmin=mask needs every K group in one 32-slot column block (ΣK <= 32)"
+#endif
+    float nearest = 0.f;  // the smallest distance key of any group, for the near-point guard
+#else
     float flags_f = 0.f;
     float window_scale;  // 2^20 / window; an approximate reciprocal is plenty for a scale
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(window_scale) : "f"(tie_bound * 0x1p-20f));
     const float near_scaled = (guard_bound - xx) * window_scale;
+#endif
     float terms[KCOUNT];
     float best = 0.f, second = 0.f;  // running argmin of a K group split across column blocks
 #pragma unroll
@@ -620,6 +627,44 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         }
       __syncwarp();  // tbuf is rewritten by the next block or step
 
+#if ARGMIN_MASK
+      // argmin=mask (ΣK ≤ 32, one column block): per group the plain minimum, then one bit per
+      // slot for "inside the window of its group's minimum", taken from the sign of
+      // key − (min + window) by a funnel shift. The bits are the point's one-hot word whenever
+      // every group holds exactly one, which a popcount checks for all groups at once; so a
+      // key costs an FMNMX, an FADD and an SHF, with no index packed into it and no per-group
+      // flag arithmetic (argmin=packed: LOP3, FMNMX, FFMA.SAT, FADD per key).
+      float edges[KCOUNT];
+#pragma unroll
+      for (int k = KMIN; k <= KMAX; ++k) {
+        float scratch[KMAX];
+#pragma unroll
+        for (int c = 0; c < k; ++c) {
+          const int col = OFFSET(k) + c;
+          scratch[c] = v[col >> 2][col & 3];
+        }
+        const float group_best = tree_reduce(scratch, k, [](float a, float b) { return fminf(a, b); });
+        edges[k - KMIN] = group_best + tie_bound;
+        terms[k - KMIN] = xx + group_best;
+        nearest = k == KMIN ? group_best : fminf(nearest, group_best);
+      }
+      // Slots from the highest down, each appending its bit below the ones before; eight slots
+      // per chain, so NT independent chains instead of one dependent SHF per slot.
+      unsigned chains[NT];
+#pragma unroll
+      for (int j = 0; j < NT; ++j) chains[j] = 0u;
+#pragma unroll
+      for (int k = KMAX; k >= KMIN; --k)
+#pragma unroll
+        for (int c = k - 1; c >= 0; --c) {
+          const int s = OFFSET(k) + c;
+          const float below = v[s >> 2][s & 3] - edges[k - KMIN];
+          chains[s >> 3] = __funnelshift_l(__float_as_uint(below), chains[s >> 3], 1);  // (chain << 1) | sign
+        }
+      hot = chains[NT - 1];
+#pragma unroll
+      for (int j = NT - 2; j >= 0; --j) hot = (hot << 8) | chains[j];
+#else
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
         const bool inside = OFFSET(k) >= 32 * cb && OFFSET(k) + k <= 32 * cb + 32;
@@ -675,12 +720,28 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           }
         }
       }
+#endif
     }
+#if ARGMIN_MASK
+    // A group with no bit (a zero window: all-zero data) or with several needs the fix-up, as
+    // does a point nearer to any centroid than the guard.
+    const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < guard_bound - xx);
+    if (!valid) hot = 0;
+    if (__any_sync(FULL_MASK, EXACT_INERTIA || needs_exact)) {
+      unsigned flags = 0u;
+#pragma unroll
+      for (int k = KMIN; k <= KMAX; ++k) {
+        const unsigned field = (unsigned)(hot >> OFFSET(k)) & (k >= 32 ? ~0u : (1u << k) - 1u);
+        if (valid && (field == 0u || (field & (field - 1u)) != 0u || terms[k - KMIN] < guard_bound))
+          flags |= 1u << (k - KMIN);
+      }
+#else
     if (!valid) hot = 0, flags_f = 0.f;
     if (__any_sync(FULL_MASK, EXACT_INERTIA || flags_f != 0.f)) {
       // flags: groups needing a full exact argmin (near tie or near point). EXACT_INERTIA
       // also takes every other group's term as the exact distance to its winner.
       const unsigned flags = valid ? (unsigned)flags_f : 0u;
+#endif
       float x_exact[NDIM];
       load_own_point(X, offsets.own, x_exact);
 #pragma unroll
@@ -689,7 +750,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         const float* group = s_c + OFFSET(k) * NDIM;
         const int approx = group_label(hot, k);
         if (flags & bit) {
-          int label = approx;
+          int label = approx < 0 ? 0 : approx;  // argmin=mask: an empty field has no approximate winner
           float exact_best = __int_as_float(0x7f7fffff);
 #if NCB == 1
           // The step's transposed row is still in tbuf (one column block: nothing rewrote it),
@@ -721,7 +782,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           }
 #endif
           terms[k - KMIN] = exact_best;
+#if ARGMIN_MASK
+          // The field may hold several bits (or none): it becomes exactly the exact winner's.
+          hot = (hot & ~((k >= 32 ? ~0u : (1u << k) - 1u) << OFFSET(k))) | (1u << (OFFSET(k) + label));
+#else
           hot ^= (((hot_t)1 << approx) ^ ((hot_t)1 << label)) << OFFSET(k);
+#endif
         } else if (EXACT_INERTIA && valid) {
           terms[k - KMIN] = exact_distance(x_exact, group + approx * NDIM);
         }
@@ -962,12 +1028,12 @@ int k_steps(int n) { return (n + 7) / 8; }
 //   each of the 3·DK MMAs sums 8 products and its accumulator with alignment truncation:
 //     ≤ 10·2^-23 of the scale each, 15·DK·2^-22 in all (16·DK below);
 //   ‖c‖² as an FP32 FMA chain: N·2^-24 relative;
-//   the packed index in the mantissa: 2^(bits-23) of |d'| ≤ scale.
+//   argmin=packed only: the packed index in the mantissa, 2^(bits-23) of |d'| ≤ scale.
 // Twice that bounds the mis-ordering of two centroids; 1.25 covers second-order terms.
-double tie_scale(int n, int kmax) {
+double tie_scale(int n, int kmax, bool packed_keys) {
   const double u22 = std::ldexp(1.0, -22);
-  const double per_centroid =
-      (4.0 + 16.0 * k_steps(n) + n / 4.0) * u22 + std::ldexp(1.0, packed_index_bits(kmax) - 23);
+  const double per_centroid = (4.0 + 16.0 * k_steps(n) + n / 4.0) * u22 +
+                              (packed_keys ? std::ldexp(1.0, packed_index_bits(kmax) - 23) : 0.0);
   return 2.0 * per_centroid * 1.25;
 }
 
@@ -990,42 +1056,45 @@ struct KernelConfig {
   bool update_f16;
   bool scale_points;  // the FP16 update multiplies points by a power of two first
   bool shared_fragments;  // centroid operands re-read from shared memory every step
+  bool argmin_mask;       // in-window bit masks instead of index-packed keys
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix,
-                                                   o.update_f16, o.scale_points, o.shared_fragments, o.cc_major,
-                                                   o.cc_minor);
+                    argmin_mask, cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages,
+                                                                o.stmatrix, o.update_f16, o.scale_points,
+                                                                o.shared_fragments, o.argmin_mask, o.cc_major,
+                                                                o.cc_minor);
   }
 };
 
 gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
   const int sum_k = (config.kmin + config.kmax) * (config.kmax - config.kmin + 1) / 2;
   const int bits = packed_index_bits(config.kmax);
+  const double window = tie_scale(config.n, config.kmax, !config.argmin_mask);
   std::ostringstream defines;
   defines << "#define NDIM " << config.n << "\n#define KMIN " << config.kmin << "\n#define KMAX " << config.kmax
           << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define STAGES " << config.stages
           << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0)
           << "\n#define UPDATE_F16 " << (config.update_f16 ? 1 : 0) << "\n#define SCALE_X " << (config.scale_points ? 1 : 0)
           << "\n#define CFRAG_SHARED " << (config.shared_fragments ? 1 : 0)
-          << "\n#define IDX_BITS " << bits
-          // More than 4 index bits: their mantissa error would show in the inertia, so every
-          // winner's term is an exact distance.
-          << "\n#define EXACT_INERTIA " << (bits > 4 ? 1 : 0) << std::scientific
-          << "\n#define TIE_SCALE " << tie_scale(config.n, config.kmax) << "f\n#define GUARD " << kGuardOverTieScale * tie_scale(config.n, config.kmax)
-          << "f\n";
+          << "\n#define ARGMIN_MASK " << (config.argmin_mask ? 1 : 0) << "\n#define IDX_BITS " << bits
+          // More than 4 packed index bits: their mantissa error would show in the inertia, so
+          // every winner's term is an exact distance. Mask keys carry no index.
+          << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
+          << "\n#define TIE_SCALE " << window << "f\n#define GUARD " << kGuardOverTieScale * window << "f\n";
   gpu::RuntimeCompileRequest request{defines.str() + kTensorMultiKSource, "tensor_multik.cu", config.cc_major, config.cc_minor};
   request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
                         std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
-                        (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "");
+                        (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
+                        (config.argmin_mask ? " argmin=mask" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
-                     (config.shared_fragments ? "-sfrag" : "");
+                     (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "");
   return request;
 }
 
@@ -1069,6 +1138,7 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.at("update").get<std::string>() == "f16",
           point_scale != 1.f,
           params.value("fragments", std::string("registers")) == "shared",
+          params.value("argmin", std::string("packed")) == "mask",
           cc_major,
           cc_minor};
 }
@@ -1192,6 +1262,10 @@ class TensorMultiK : public Variant {
     space.axes.push_back({"fragments", {"registers", "shared"},
                           "where the centroid operands of the distance product live: registers for the whole "
                           "kernel, or shared memory, one LDS.128 per tile and k-step each step (4·tiles fewer registers)"});
+    space.axes.push_back({"argmin", {"packed", "mask"},
+                          "per-point argmin and near-tie test: packed (index in the key's low mantissa bits, window "
+                          "count by saturating FFMAs; 4 instructions per key) or mask (plain minimum, then one "
+                          "in-window bit per key by a funnel shift of key − edge's sign; 3 per key; ΣK <= 32)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1204,6 +1278,10 @@ class TensorMultiK : public Variant {
          [n, sum_k, limit](const Params& p) {
            return dynamic_smem_bytes(n, sum_k, p.at("block").get<int>(), p.at("stages").get<int>()) <= limit;
          }});
+    space.restrictions.push_back({"argmin=mask needs ΣK <= 32 (one 32-bit in-window word per point)",
+                                  [sum_k](const Params& p) {
+                                    return sum_k <= 32 || p.value("argmin", std::string("packed")) != "mask";
+                                  }});
     space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
                                     return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
                                   }});
@@ -1248,6 +1326,7 @@ class TensorMultiK : public Variant {
             {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
             {"update", "f16"},
             {"fragments", shared_fragments ? "shared" : "registers"},
+            {"argmin", "packed"},
             {"layout", "aos"}};
   }
 
