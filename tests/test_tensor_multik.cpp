@@ -132,35 +132,6 @@ TEST(TensorMultiKCompile, MaskArgminCompilesWithoutSpills) {
   }
 }
 
-TEST(TensorMultiKCompile, OverlappedUpdateCompilesWithoutSpills) {
-  const Variant& variant = Registry::instance().get("tensor-multik");
-  const DeviceInfo device = fake_gpu(9, 0);
-  // (ΣK = 52, e.g. N=5 K=3..10, spills 56 bytes with the two steps' registers live together.)
-  for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(8, 16, 16)}) {
-    SCOPED_TRACE(problem.str());
-    Params overrides = Params::object();
-    overrides["pipeline"] = "overlap";
-    overrides["stages"] = 3;
-    overrides["argmin"] = "mask";
-    const Params params = resolve_params(variant, problem, device, overrides);
-    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0)), 0);
-  }
-}
-
-TEST(TensorMultiKSpace, OverlappedUpdateNeedsAThirdStage) {
-  const Variant& variant = Registry::instance().get("tensor-multik");
-  const DeviceInfo device = fake_gpu(9, 0);
-  const Problem problem = shape(8, 3, 7);
-  Params overlap = variant.default_params(problem, device);
-  overlap["pipeline"] = "overlap";
-  overlap["stages"] = 2;
-  const auto reason = variant.param_space(problem, device).check(overlap);
-  ASSERT_TRUE(reason.has_value());
-  EXPECT_NE(reason->find("stages >= 3"), std::string::npos) << *reason;
-  overlap["stages"] = 3;
-  EXPECT_FALSE(variant.param_space(problem, device).check(overlap).has_value());
-}
-
 TEST(TensorMultiKSpace, MaskArgminIsRefusedAboveThirtyTwoSlots) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);
@@ -267,7 +238,6 @@ struct DeviceCase {
   float grid = 0.f;  // > 0: values rounded to multiples of it, so many distances tie exactly
   std::string fragments = "registers";  // where the centroid operands live
   std::string argmin = "packed";        // index-packed keys or in-window bit masks
-  std::string pipeline = "serial";      // overlap: step i-1's update beside step i's argmin
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -301,8 +271,6 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   overrides["update"] = c.update;
   overrides["fragments"] = c.fragments;
   overrides["argmin"] = c.argmin;
-  overrides["pipeline"] = c.pipeline;
-  if (c.pipeline == "overlap") overrides["stages"] = 3;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -353,22 +321,6 @@ INSTANTIATE_TEST_SUITE_P(
         DeviceCase{"mask_zeros_n8_k3_7", 8, 3, 7, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers", "mask"},
         DeviceCase{"mask_tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true, 0.f, "registers",
                    "mask"},
-        // pipeline=overlap: the previous step's update runs in the next iteration, the last one
-        // after the loop. M=100 leaves most warps without a step; ΣK=52 has two column blocks.
-        DeviceCase{"overlap_mask_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
-                   "mask", "overlap"},
-        DeviceCase{"overlap_mask_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f,
-                   "registers", "mask", "overlap"},
-        DeviceCase{"overlap_mask_m100_n8_k3_7", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
-                   "overlap"},
-        DeviceCase{"overlap_mask_blobs_n16_k3_7_shared", 16, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "shared",
-                   "mask", "overlap"},
-        DeviceCase{"overlap_mask_k16", 8, 16, 16, 70000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
-                   "overlap"},
-        DeviceCase{"overlap_packed_uniform_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 0.f, "f16", true, 0.f,
-                   "registers", "packed", "overlap"},
-        DeviceCase{"overlap_tf32_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "tf32", true, 0.f,
-                   "registers", "mask", "overlap"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

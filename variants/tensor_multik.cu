@@ -403,12 +403,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // more than 4 register-resident tiles the fetch state live across the fragment build costs
   // a spill (N=5 K=3..10), so those shapes fetch after it.
 #define EARLY_FETCH (NT * DK <= 4)
-// Steps of loads in flight per warp: the ring holds them plus the step being read, and under
-// pipeline=overlap also the previous step, whose update runs one iteration later.
-#define IN_FLIGHT (STAGES - 1 - OVERLAP_UPDATE)
 #if EARLY_FETCH
 #pragma unroll
-  for (int s = 0; s < IN_FLIGHT; ++s) fetch_next();
+  for (int s = 0; s < STAGES - 1; ++s) fetch_next();
 #endif
 
 
@@ -500,121 +497,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
 #if !EARLY_FETCH
 #pragma unroll
-  for (int s = 0; s < IN_FLIGHT; ++s) fetch_next();
-#endif
-  // One step's update: the one-hot words `hot` of its 32 points against the points staged at X.
-  auto update_step = [&](const hot_t hot, const float* X) {
-#if UPDATE_F16
-      // Update: D[dims hi|lo × slots] += Xᵀ[16 × 16 points] · onehot[16 points × 8 slots] in
-      // FP16 for each half-step kg of 16 points. The MMA's k index 2t, 2t+1, 2t+8, 2t+9 stands
-      // for points t, t+4, t+8, t+12 of the half-step, so lane (g,t) reads dim 8q+g of those
-      // four rows (bank-conflict free) and the one-hot bits of two point pairs (t, t+4) and
-      // (t+8, t+12).
-      // Pair words: lane p (p & 4 == 0) interleaves its one-hot bytes with those of point p+4,
-      // so one shuffle brings a receiver both points' bytes and one AND (after a byte shift
-      // for tiles 2 and 3 of a word) leaves bit g of each in its own half: an FP16 operand.
-      unsigned pair_even[WORDS], pair_odd[WORDS];
-#pragma unroll
-      for (int w = 0; w < WORDS; ++w) {
-        const unsigned own = (unsigned)(hot >> (32 * w));
-        const unsigned partner = __shfl_xor_sync(FULL_MASK, own, 4);
-        // Selector nibble n (from the low end) names result byte n; bytes 0-3 are own, 4-7 partner.
-        pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
-        pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
-      }
-      const unsigned half_bits = 0x00010001u << g;
-#pragma unroll
-      for (int kg = 0; kg < 2; ++kg) {
-        unsigned b[NT][2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int src = 16 * kg + 8 * h + t;
-#pragma unroll
-          for (int w = 0; w < WORDS; ++w) {
-            const unsigned even = __shfl_sync(FULL_MASK, pair_even[w], src);
-            const unsigned odd = 4 * w + 1 < NT ? __shfl_sync(FULL_MASK, pair_odd[w], src) : 0u;
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              const int s = 4 * w + i;
-              if (s < NT) {
-                const unsigned word = (i & 1) ? odd : even;
-                b[s][h] = (i & 2 ? word >> 8 : word) & half_bits;
-              }
-            }
-          }
-        }
-#pragma unroll
-        for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
-#pragma unroll
-        for (int q = 0; q < DK; ++q) {
-          const int dim = 8 * q + g;
-          float v[4];
-#pragma unroll
-          for (int u = 0; u < 4; ++u) {
-            v[u] = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, u, 16 * kg * NDIM) : 0.f;
-#if SCALE_X
-            v[u] *= x_scale;
-#endif
-          }
-          unsigned a[4];
-          split_half2(v[0], v[1], a[0], a[1]);
-          split_half2(v[2], v[3], a[2], a[3]);
-#pragma unroll
-          for (int s = 0; s < NT; ++s) mma_f16(acc[q][s], a, b[s][0], b[s][1]);
-        }
-      }
-#else
-      // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
-      // each group of 8 points; lane (g,t) feeds points t and t+4 of the group, dim 8q+g, and
-      // WORD_TILES(w) adjacent bits of each one-hot word w.
-#pragma unroll
-      for (int group = 0; group < 4; ++group) {
-        const int src0 = 8 * group + t, src1 = src0 + 4;
-        unsigned nib0[WORDS], nib1[WORDS];
-        {
-          const hot_t h0 = __shfl_sync(FULL_MASK, hot, src0), h1 = __shfl_sync(FULL_MASK, hot, src1);
-#pragma unroll
-          for (int w = 0; w < WORDS; ++w) {
-            nib0[w] = (unsigned)(h0 >> (32 * w)) >> (WORD_TILES(w) * g);
-            nib1[w] = (unsigned)(h1 >> (32 * w)) >> (WORD_TILES(w) * g);
-          }
-        }
-        unsigned b0[NT], b1[NT];
-#pragma unroll
-        for (int s = 0; s < NT; ++s) {
-          // 1.0f = 0x3f8 << 20 is divisible by 2^0..2^3.
-          const unsigned bit = 1u << TILE_SUB(s);
-          const unsigned m0 = nib0[TILE_WORD(s)] & bit, m1 = nib1[TILE_WORD(s)] & bit;
-          tile_counts[s] += m0 + m1;
-          b0[s] = m0 * (0x3f800000u >> TILE_SUB(s));
-          b1[s] = m1 * (0x3f800000u >> TILE_SUB(s));
-        }
-#pragma unroll
-        for (int q = 0; q < DK; ++q) {
-          const int dim = 8 * q + g;
-          const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 0, 8 * group * NDIM) : 0.f;
-          const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 1, 8 * group * NDIM) : 0.f;
-          unsigned a[4];
-          split_truncate(v0, a[0], a[1]);
-          split_truncate(v1, a[2], a[3]);
-#pragma unroll
-          for (int s = 0; s < NT; ++s) mma_tf32(acc[q][s], a, b0[s], b1[s]);
-        }
-      }
-#endif
-  };
-
-#if OVERLAP_UPDATE
-  // pipeline=overlap: step i−1's update is issued beside step i's argmin, in one basic block,
-  // so the scheduler has two independent dependency chains to interleave where one warp's
-  // step was a sequence of dependent phases. The first step's "previous" update adds zeros.
-  hot_t hot_prev = 0;
-  const float* X_prev = ring;
+  for (int s = 0; s < STAGES - 1; ++s) fetch_next();
 #endif
   int ring_slot = 0;
   for (int step = warp_global; step < steps; step += warps_total) {
-    fetch_next();  // into the slot whose readers passed the last __syncwarp
-    cp_async_wait<IN_FLIGHT>();
+    fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
+    cp_async_wait<STAGES - 1>();
     __syncwarp();
     const float* X = ring + ring_slot * STEP_FLOATS;
     const bool valid = step < steps - 1 || lane < last_step_points;
@@ -738,9 +626,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           v[h][0] = chunk.x, v[h][1] = chunk.y, v[h][2] = chunk.z, v[h][3] = chunk.w;
         }
       __syncwarp();  // tbuf is rewritten by the next block or step
-#if OVERLAP_UPDATE
-      if (cb == NCB - 1) update_step(hot_prev, X_prev);
-#endif
 
 #if ARGMIN_MASK
       // argmin=mask (ΣK ≤ 32, one column block): per group the plain minimum, then one bit per
@@ -933,21 +818,108 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
     }
 
-#if OVERLAP_UPDATE
-    hot_prev = hot;
-    X_prev = X;
+#if UPDATE_F16
+    // Update: D[dims hi|lo × slots] += Xᵀ[16 × 16 points] · onehot[16 points × 8 slots] in
+    // FP16 for each half-step kg of 16 points. The MMA's k index 2t, 2t+1, 2t+8, 2t+9 stands
+    // for points t, t+4, t+8, t+12 of the half-step, so lane (g,t) reads dim 8q+g of those
+    // four rows (bank-conflict free) and the one-hot bits of two point pairs (t, t+4) and
+    // (t+8, t+12).
+    // Pair words: lane p (p & 4 == 0) interleaves its one-hot bytes with those of point p+4,
+    // so one shuffle brings a receiver both points' bytes and one AND (after a byte shift
+    // for tiles 2 and 3 of a word) leaves bit g of each in its own half: an FP16 operand.
+    unsigned pair_even[WORDS], pair_odd[WORDS];
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) {
+      const unsigned own = (unsigned)(hot >> (32 * w));
+      const unsigned partner = __shfl_xor_sync(FULL_MASK, own, 4);
+      // Selector nibble n (from the low end) names result byte n; bytes 0-3 are own, 4-7 partner.
+      pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
+      pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
+    }
+    const unsigned half_bits = 0x00010001u << g;
+#pragma unroll
+    for (int kg = 0; kg < 2; ++kg) {
+      unsigned b[NT][2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int src = 16 * kg + 8 * h + t;
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+          const unsigned even = __shfl_sync(FULL_MASK, pair_even[w], src);
+          const unsigned odd = 4 * w + 1 < NT ? __shfl_sync(FULL_MASK, pair_odd[w], src) : 0u;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int s = 4 * w + i;
+            if (s < NT) {
+              const unsigned word = (i & 1) ? odd : even;
+              b[s][h] = (i & 2 ? word >> 8 : word) & half_bits;
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
+#pragma unroll
+      for (int q = 0; q < DK; ++q) {
+        const int dim = 8 * q + g;
+        float v[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          v[u] = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, u, 16 * kg * NDIM) : 0.f;
+#if SCALE_X
+          v[u] *= x_scale;
+#endif
+        }
+        unsigned a[4];
+        split_half2(v[0], v[1], a[0], a[1]);
+        split_half2(v[2], v[3], a[2], a[3]);
+#pragma unroll
+        for (int s = 0; s < NT; ++s) mma_f16(acc[q][s], a, b[s][0], b[s][1]);
+      }
+    }
 #else
-    update_step(hot, X);
+    // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
+    // each group of 8 points; lane (g,t) feeds points t and t+4 of the group, dim 8q+g, and
+    // WORD_TILES(w) adjacent bits of each one-hot word w.
+#pragma unroll
+    for (int group = 0; group < 4; ++group) {
+      const int src0 = 8 * group + t, src1 = src0 + 4;
+      unsigned nib0[WORDS], nib1[WORDS];
+      {
+        const hot_t h0 = __shfl_sync(FULL_MASK, hot, src0), h1 = __shfl_sync(FULL_MASK, hot, src1);
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+          nib0[w] = (unsigned)(h0 >> (32 * w)) >> (WORD_TILES(w) * g);
+          nib1[w] = (unsigned)(h1 >> (32 * w)) >> (WORD_TILES(w) * g);
+        }
+      }
+      unsigned b0[NT], b1[NT];
+#pragma unroll
+      for (int s = 0; s < NT; ++s) {
+        // 1.0f = 0x3f8 << 20 is divisible by 2^0..2^3.
+        const unsigned bit = 1u << TILE_SUB(s);
+        const unsigned m0 = nib0[TILE_WORD(s)] & bit, m1 = nib1[TILE_WORD(s)] & bit;
+        tile_counts[s] += m0 + m1;
+        b0[s] = m0 * (0x3f800000u >> TILE_SUB(s));
+        b1[s] = m1 * (0x3f800000u >> TILE_SUB(s));
+      }
+#pragma unroll
+      for (int q = 0; q < DK; ++q) {
+        const int dim = 8 * q + g;
+        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 0, 8 * group * NDIM) : 0.f;
+        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 1, 8 * group * NDIM) : 0.f;
+        unsigned a[4];
+        split_truncate(v0, a[0], a[1]);
+        split_truncate(v1, a[2], a[3]);
+#pragma unroll
+        for (int s = 0; s < NT; ++s) mma_tf32(acc[q][s], a, b0[s], b1[s]);
+      }
+    }
 #endif
     __syncwarp();  // every lane is done with this stage before it is refilled
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
   }
   cp_async_wait<0>();
-#if OVERLAP_UPDATE
-  // The last step's (its stage is not refilled after the loop). A warp without steps has
-  // nothing staged, and zero one-hot operands times unwritten shared memory could be NaN.
-  if (warp_global < steps) update_step(hot_prev, X_prev);
-#endif
 
   // Inertia: warp totals meet in shared memory and each block adds one FP64 atomic per K.
   // (An atomic per warp put every warp of the grid on the same KCOUNT addresses at the end of
@@ -1085,13 +1057,13 @@ struct KernelConfig {
   bool scale_points;  // the FP16 update multiplies points by a power of two first
   bool shared_fragments;  // centroid operands re-read from shared memory every step
   bool argmin_mask;       // in-window bit masks instead of index-packed keys
-  bool overlap_update;    // step i−1's update beside step i's argmin
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    argmin_mask, overlap_update, cc_major, cc_minor) <
-           std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
-                    o.shared_fragments, o.argmin_mask, o.overlap_update, o.cc_major, o.cc_minor);
+                    argmin_mask, cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages,
+                                                                o.stmatrix, o.update_f16, o.scale_points,
+                                                                o.shared_fragments, o.argmin_mask, o.cc_major,
+                                                                o.cc_minor);
   }
 };
 
@@ -1105,8 +1077,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0)
           << "\n#define UPDATE_F16 " << (config.update_f16 ? 1 : 0) << "\n#define SCALE_X " << (config.scale_points ? 1 : 0)
           << "\n#define CFRAG_SHARED " << (config.shared_fragments ? 1 : 0)
-          << "\n#define ARGMIN_MASK " << (config.argmin_mask ? 1 : 0)
-          << "\n#define OVERLAP_UPDATE " << (config.overlap_update ? 1 : 0) << "\n#define IDX_BITS " << bits
+          << "\n#define ARGMIN_MASK " << (config.argmin_mask ? 1 : 0) << "\n#define IDX_BITS " << bits
           // More than 4 packed index bits: their mantissa error would show in the inertia, so
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
@@ -1117,14 +1088,13 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
                         (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
-                        (config.argmin_mask ? " argmin=mask" : "") + (config.overlap_update ? " pipeline=overlap" : "");
+                        (config.argmin_mask ? " argmin=mask" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
-                     (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
-                     (config.overlap_update ? "-overlap" : "");
+                     (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "");
   return request;
 }
 
@@ -1169,7 +1139,6 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           point_scale != 1.f,
           params.value("fragments", std::string("registers")) == "shared",
           params.value("argmin", std::string("packed")) == "mask",
-          params.value("pipeline", std::string("serial")) == "overlap",
           cc_major,
           cc_minor};
 }
@@ -1297,10 +1266,6 @@ class TensorMultiK : public Variant {
                           "per-point argmin and near-tie test: packed (index in the key's low mantissa bits, window "
                           "count by saturating FFMAs; 4 instructions per key) or mask (plain minimum, then one "
                           "in-window bit per key by a funnel shift of key − edge's sign; 3 per key; ΣK <= 32)"});
-    space.axes.push_back({"pipeline", {"serial", "overlap"},
-                          "serial: each step's update follows its argmin; overlap: step i-1's update is issued "
-                          "beside step i's argmin in one basic block (two independent chains for the scheduler; the "
-                          "ring keeps one more step, so stages-2 steps of loads are in flight)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1316,11 +1281,6 @@ class TensorMultiK : public Variant {
     space.restrictions.push_back({"argmin=mask needs ΣK <= 32 (one 32-bit in-window word per point)",
                                   [sum_k](const Params& p) {
                                     return sum_k <= 32 || p.value("argmin", std::string("packed")) != "mask";
-                                  }});
-    space.restrictions.push_back({"pipeline=overlap needs stages >= 3 (the previous step stays in the ring)",
-                                  [](const Params& p) {
-                                    return p.value("pipeline", std::string("serial")) != "overlap" ||
-                                           p.at("stages").get<int>() >= 3;
                                   }});
     space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
                                     return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
@@ -1367,7 +1327,6 @@ class TensorMultiK : public Variant {
             {"update", "f16"},
             {"fragments", shared_fragments ? "shared" : "registers"},
             {"argmin", "packed"},
-            {"pipeline", "serial"},
             {"layout", "aos"}};
   }
 
