@@ -132,6 +132,14 @@ TEST(TensorMultiKCompile, MaskArgminCompilesWithoutSpills) {
   }
 }
 
+TEST(TensorMultiKSpace, MaskArgminIsTheDefaultUpToThirtyTwoSlots) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  EXPECT_EQ(variant.default_params(shape(8, 3, 7), device).at("argmin"), "mask");      // ΣK = 25
+  EXPECT_EQ(variant.default_params(shape(4, 32, 32), device).at("argmin"), "mask");    // ΣK = 32
+  EXPECT_EQ(variant.default_params(shape(5, 3, 10), device).at("argmin"), "packed");  // ΣK = 52
+}
+
 TEST(TensorMultiKSpace, MaskArgminIsRefusedAboveThirtyTwoSlots) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);

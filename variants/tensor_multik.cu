@@ -9,12 +9,16 @@
 //            scheme (x_hi·c_lo + x_lo·c_hi + x_hi·c_hi; FP32-class accuracy), the centroid
 //            fragments held in registers for the whole kernel;
 //   argmin   the fragments are transposed through shared memory (stmatrix on sm_90) so each
-//            lane owns one point's row of ΣK distances, and the argmin is a straight line of
-//            packed-index FMNMX per K group, no shuffles;
+//            lane owns one point's row of ΣK distances, and the argmin is a straight line per
+//            lane, no shuffles. argmin=mask (the default up to ΣK = 32): each group's plain
+//            minimum, then one bit per slot, "inside the window of its group's minimum", from
+//            the sign of key − (min + window) by a funnel shift: when every group has exactly one
+//            bit (one popcount) that word is the point's one-hot word. argmin=packed (ΣK > 32):
+//            the index packed into each key's low mantissa bits, the window counted with
+//            saturating FFMAs;
 //   labels   FP32-faithful: when a second centroid lies within the forward-error window of
-//            the 3xTF32 expansion (TIE_SCALE, derived on the host) — counted with saturating
-//            FFMAs on the FMA pipe, since FMNMX is half-rate — or the point sits so near its
-//            centroid that the expansion would show in the inertia, the lane re-decides that
+//            the 3xTF32 expansion (TIE_SCALE, derived on the host) or the point sits so near
+//            its centroid that the expansion would show in the inertia, the lane re-decides that
 //            K group with exact FP32 Σ(x−c)², as registers-multik and gemm-tf32x3 do, over
 //            the centroids within two windows of its best (read back from the transposed row);
 //   update   one-hot(labels)ᵀ·X on tensor cores, accumulators in MMA fragments for the whole
@@ -539,16 +543,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // absolute error would show in the inertia) are flagged and fixed up after the scan, in
     // one warp-uniform branch that spread data rarely takes.
     hot_t hot = 0;
-    // Flag bit k-KMIN set (as a float, so the FMA pipe builds it) when group k needs the exact
-    // fix-up. The argmin's FMNMX runs on the half-rate ALU pipe, so the near-tie test counts
-    // the centroids inside the window with saturating FFMAs instead of tracking a runner-up:
-    // sat((best + window − key)·F) is 1 for a key inside, 0 outside, F = 2^20/window.
 #if ARGMIN_MASK
 #if NCB != 1
 #error "argmin=mask needs every K group in one 32-slot column block (ΣK <= 32)"
 #endif
     float nearest = 0.f;  // the smallest distance key of any group, for the near-point guard
 #else
+    // Flag bit k-KMIN set (as a float, so the FMA pipe builds it) when group k needs the exact
+    // fix-up. The argmin's FMNMX runs on the half-rate ALU pipe, so the near-tie test counts
+    // the centroids inside the window with saturating FFMAs instead of tracking a runner-up:
+    // sat((best + window − key)·F) is 1 for a key inside, 0 outside, F = 2^20/window.
     float flags_f = 0.f;
     float window_scale;  // 2^20 / window; an approximate reciprocal is plenty for a scale
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(window_scale) : "f"(tie_bound * 0x1p-20f));
@@ -729,11 +733,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     if (!valid) hot = 0;
     if (__any_sync(FULL_MASK, EXACT_INERTIA || needs_exact)) {
       unsigned flags = 0u;
+      if (needs_exact) {
 #pragma unroll
-      for (int k = KMIN; k <= KMAX; ++k) {
-        const unsigned field = (unsigned)(hot >> OFFSET(k)) & (k >= 32 ? ~0u : (1u << k) - 1u);
-        if (valid && (field == 0u || (field & (field - 1u)) != 0u || terms[k - KMIN] < guard_bound))
-          flags |= 1u << (k - KMIN);
+        for (int k = KMIN; k <= KMAX; ++k) {
+          const unsigned field = (unsigned)(hot >> OFFSET(k)) & (k >= 32 ? ~0u : (1u << k) - 1u);
+          if (field == 0u || (field & (field - 1u)) != 0u || terms[k - KMIN] < guard_bound) flags |= 1u << (k - KMIN);
+        }
       }
 #else
     if (!valid) hot = 0, flags_f = 0.f;
@@ -1138,7 +1143,7 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.at("update").get<std::string>() == "f16",
           point_scale != 1.f,
           params.value("fragments", std::string("registers")) == "shared",
-          params.value("argmin", std::string("packed")) == "mask",
+          params.value("argmin", std::string(problem.k.sum() <= 32 ? "mask" : "packed")) == "mask",
           cc_major,
           cc_minor};
 }
@@ -1303,6 +1308,9 @@ class TensorMultiK : public Variant {
   //   1.232 against 1.274 ms for 384 × 1 with register fragments (H200, session 8), while at
   //   N=8 shared fragments cost 4 % (0.82 against 0.78 ms: they save only 5 registers there).
   // Other architectures get block 256 × 1 (sm_80 spills at N=3 K=3..7 under a 128 cap).
+  // argmin=mask wherever it applies (ΣK ≤ 32): on the H200, same call, tuned blocks, it took
+  // N=8 K=3..7 from 0.785 to 0.715 ms, N=4 K=3..5 0.475 → 0.444, N=16 1.236 → 1.181 and
+  // K=16 0.137 → 0.132 (session 10).
   // 4 stages keep 3 steps of loads in flight per warp (48 KB per SM at 16 warps and N=8);
   // fewer where the ring would not fit.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
@@ -1326,7 +1334,7 @@ class TensorMultiK : public Variant {
             {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
             {"update", "f16"},
             {"fragments", shared_fragments ? "shared" : "registers"},
-            {"argmin", "packed"},
+            {"argmin", problem.k.sum() <= 32 ? "mask" : "packed"},
             {"layout", "aos"}};
   }
 
