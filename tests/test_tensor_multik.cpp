@@ -132,30 +132,6 @@ TEST(TensorMultiKCompile, MaskArgminCompilesWithoutSpills) {
   }
 }
 
-// (N=16 with shared fragments spills 12 bytes under fetch=bulk at 512 × 1, 3 stages.)
-TEST(TensorMultiKCompile, BulkFetchCompilesWithoutSpills) {
-  const Variant& variant = Registry::instance().get("tensor-multik");
-  const DeviceInfo device = fake_gpu(9, 0);
-  for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(8, 16, 16), shape(3, 1, 4)}) {
-    SCOPED_TRACE(problem.str());
-    Params overrides = Params::object();
-    overrides["fetch"] = "bulk";
-    const Params params = resolve_params(variant, problem, device, overrides);
-    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0)), 0);
-  }
-}
-
-TEST(TensorMultiKSpace, BulkFetchIsOfferedOnlyOnHopper) {
-  const Variant& variant = Registry::instance().get("tensor-multik");
-  const Problem problem = shape(8, 3, 7);
-  const DeviceInfo ampere = fake_gpu(8, 0);
-  Params bulk = variant.default_params(problem, ampere);
-  bulk["fetch"] = "bulk";
-  const auto reason = variant.param_space(problem, ampere).check(bulk);
-  ASSERT_TRUE(reason.has_value());
-  EXPECT_NE(reason->find("sm_90"), std::string::npos) << *reason;
-}
-
 TEST(TensorMultiKSpace, MaskArgminIsTheDefaultUpToThirtyTwoSlots) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);
@@ -270,7 +246,6 @@ struct DeviceCase {
   float grid = 0.f;  // > 0: values rounded to multiples of it, so many distances tie exactly
   std::string fragments = "registers";  // where the centroid operands live
   std::string argmin = "packed";        // index-packed keys or in-window bit masks
-  std::string fetch = "cp.async";       // or one cp.async.bulk per step (sm_90)
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -304,7 +279,6 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   overrides["update"] = c.update;
   overrides["fragments"] = c.fragments;
   overrides["argmin"] = c.argmin;
-  overrides["fetch"] = c.fetch;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -355,22 +329,6 @@ INSTANTIATE_TEST_SUITE_P(
         DeviceCase{"mask_zeros_n8_k3_7", 8, 3, 7, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers", "mask"},
         DeviceCase{"mask_tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true, 0.f, "registers",
                    "mask"},
-        // fetch=bulk: one bulk copy per step on an mbarrier. Steps of 384 (N=3), 640 (N=5) and
-        // 2048 bytes (N=16, unswizzled); M=100 leaves most warps without a step.
-        DeviceCase{"bulk_mask_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
-                   "mask", "bulk"},
-        DeviceCase{"bulk_mask_grid_ties_n8_k16", 8, 16, 16, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f,
-                   "registers", "mask", "bulk"},
-        DeviceCase{"bulk_mask_m100_n8_k3_7", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
-                   "bulk"},
-        DeviceCase{"bulk_mask_blobs_n16_k3_7_shared", 16, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "shared",
-                   "mask", "bulk"},
-        DeviceCase{"bulk_mask_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true, 0.f, "registers",
-                   "mask", "bulk"},
-        DeviceCase{"bulk_mask_uniform_n3_k1_4", 3, 1, 4, 30000, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
-                   "mask", "bulk"},
-        DeviceCase{"bulk_packed_uniform_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 0.f, "f16", true, 0.f,
-                   "registers", "packed", "bulk"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

@@ -66,8 +66,7 @@ typedef unsigned long long u64;
 #define TROW (TCOLS + 4)
 #define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * TROW)
 #define IDX_MASK ((1u << IDX_BITS) - 1u)
-// (A bulk copy writes rows as they lie in global memory: no swizzle under fetch=bulk.)
-#define SWIZZLE16 (NDIM == 16 && !FETCH_BULK)
+#define SWIZZLE16 (NDIM == 16)
 #if SUMK <= 32
 typedef unsigned hot_t;
 #define WORDS 1
@@ -142,34 +141,6 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
-
-#if FETCH_BULK
-// fetch=bulk (sm_90): lane 0 copies a whole step with one cp.async.bulk that completes a
-// transaction count on the stage's mbarrier, and the warp waits on the barrier's phase. Per
-// step that is a handful of warp instructions where cp.async costs every lane its chunk
-// addresses (~27 per step at N=8, with the thread index re-read each step).
-__device__ __forceinline__ void mbarrier_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-// Lane `issue` (a predicate, so the warp takes no branch) arms the barrier for `bytes` and
-// starts the copy.
-__device__ __forceinline__ void bulk_copy_step(bool issue, unsigned dst, const float* src, unsigned bar) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n"
-      " @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [%3], %4;\n"
-      " @p cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%1], [%2], %4, [%3];\n}\n" ::"r"(
-          (unsigned)issue),
-      "r"(dst), "l"(src), "r"(bar), "n"(STEP_FLOATS * 4)
-      : "memory");
-}
-__device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      " @!done bra WAIT;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-#endif
 
 // Where (row, dim) of a staged step lives. For N=16 a row is 4 chunks of 16 bytes and two
 // rows fill the 32 banks, so unswizzled the 8 rows of a quarter-warp's LDS.128 (a lane's own
@@ -385,9 +356,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #if CFRAG_SHARED
   __shared__ uint4 s_bfrag[NT * DK * 32];  // lane's {hi0, hi1, lo0, lo1} of tile j, k-step kk
 #endif
-#if FETCH_BULK
-  __shared__ u64 s_stage_full[WARPS * STAGES];  // one mbarrier per ring stage of each warp
-#endif
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -416,22 +384,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // The step being fetched (one grid stride of warps apart); its source address is derived
   // from the index at each copy, which costs one wide multiply-add and no 64-bit loop state.
   int fetch = warp_global;
-  int fetch_slot = 0;
-#if FETCH_BULK
-  const unsigned stage_bars = (unsigned)__cvta_generic_to_shared(s_stage_full + warp * STAGES);
-  if (lane < STAGES) mbarrier_init(stage_bars + 8 * lane, 1);
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  __syncwarp();
-  // Copies step `fetch` into ring slot fetch_slot; past the end nothing is armed (the loop
-  // never waits on that stage again).
-  auto fetch_next = [&]() {
-    bulk_copy_step(lane == 0 && fetch < steps, ring_shared + fetch_slot * (STEP_FLOATS * 4),
-                   points + (long long)fetch * STEP_FLOATS, stage_bars + 8 * fetch_slot);
-    fetch += warps_total;
-    fetch_slot = fetch_slot == STAGES - 1 ? 0 : fetch_slot + 1;
-  };
-#else
   const float* lane_src = points + 4 * lane;
+  int fetch_slot = 0;
   // Copies step `fetch` into ring slot fetch_slot (or commits an empty group past the end).
   auto fetch_next = [&]() {
     const unsigned dst = ring_shared + fetch_slot * (STEP_FLOATS * 4);
@@ -447,7 +401,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     fetch += warps_total;
     fetch_slot = fetch_slot == STAGES - 1 ? 0 : fetch_slot + 1;
   };
-#endif
 
   // The first steps' loads go out before the centroids are read and turned into fragments:
   // they do not depend on them, and each is a DRAM round trip the prologue then hides. With
@@ -551,18 +504,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   for (int s = 0; s < STAGES - 1; ++s) fetch_next();
 #endif
   int ring_slot = 0;
-#if FETCH_BULK
-  unsigned ring_parity = 0u;  // phase of the ring's current lap: every stage is used once per lap
-#endif
   for (int step = warp_global; step < steps; step += warps_total) {
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
-#if FETCH_BULK
-    mbarrier_wait(stage_bars + 8 * ring_slot, ring_parity);
-    __syncwarp();  // the wait is a loop inside the asm: converge before the warp-wide MMAs
-#else
     cp_async_wait<STAGES - 1>();
     __syncwarp();
-#endif
     const float* X = ring + ring_slot * STEP_FLOATS;
     const bool valid = step < steps - 1 || lane < last_step_points;
 
@@ -978,9 +923,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
     __syncwarp();  // every lane is done with this stage before it is refilled
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
-#if FETCH_BULK
-    ring_parity ^= ring_slot == 0 ? 1u : 0u;
-#endif
   }
   cp_async_wait<0>();
 
@@ -1120,13 +1062,13 @@ struct KernelConfig {
   bool scale_points;  // the FP16 update multiplies points by a power of two first
   bool shared_fragments;  // centroid operands re-read from shared memory every step
   bool argmin_mask;       // in-window bit masks instead of index-packed keys
-  bool fetch_bulk;        // one cp.async.bulk per step instead of per-lane cp.async
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    argmin_mask, fetch_bulk, cc_major, cc_minor) <
-           std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
-                    o.shared_fragments, o.argmin_mask, o.fetch_bulk, o.cc_major, o.cc_minor);
+                    argmin_mask, cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages,
+                                                                o.stmatrix, o.update_f16, o.scale_points,
+                                                                o.shared_fragments, o.argmin_mask, o.cc_major,
+                                                                o.cc_minor);
   }
 };
 
@@ -1140,8 +1082,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define MIN_BLOCKS " << config.min_blocks << "\n#define USE_STMATRIX " << (config.stmatrix ? 1 : 0)
           << "\n#define UPDATE_F16 " << (config.update_f16 ? 1 : 0) << "\n#define SCALE_X " << (config.scale_points ? 1 : 0)
           << "\n#define CFRAG_SHARED " << (config.shared_fragments ? 1 : 0)
-          << "\n#define ARGMIN_MASK " << (config.argmin_mask ? 1 : 0)
-          << "\n#define FETCH_BULK " << (config.fetch_bulk ? 1 : 0) << "\n#define IDX_BITS " << bits
+          << "\n#define ARGMIN_MASK " << (config.argmin_mask ? 1 : 0) << "\n#define IDX_BITS " << bits
           // More than 4 packed index bits: their mantissa error would show in the inertia, so
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
@@ -1152,14 +1093,13 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
                         (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
-                        (config.argmin_mask ? " argmin=mask" : "") + (config.fetch_bulk ? " fetch=bulk" : "");
+                        (config.argmin_mask ? " argmin=mask" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
-                     (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
-                     (config.fetch_bulk ? "-bulk" : "");
+                     (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "");
   return request;
 }
 
@@ -1204,7 +1144,6 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           point_scale != 1.f,
           params.value("fragments", std::string("registers")) == "shared",
           params.value("argmin", std::string(problem.k.sum() <= 32 ? "mask" : "packed")) == "mask",
-          params.value("fetch", std::string("cp.async")) == "bulk",
           cc_major,
           cc_minor};
 }
@@ -1332,9 +1271,6 @@ class TensorMultiK : public Variant {
                           "per-point argmin and near-tie test: packed (index in the key's low mantissa bits, window "
                           "count by saturating FFMAs; 4 instructions per key) or mask (plain minimum, then one "
                           "in-window bit per key by a funnel shift of key − edge's sign; 3 per key; ΣK <= 32)"});
-    space.axes.push_back({"fetch", {"cp.async", "bulk"},
-                          "how a step of points reaches the warp's ring: cp.async, 16 bytes per lane, or (sm_90) one "
-                          "cp.async.bulk by lane 0 completing on the stage's mbarrier (no N=16 swizzle)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1350,10 +1286,6 @@ class TensorMultiK : public Variant {
     space.restrictions.push_back({"argmin=mask needs ΣK <= 32 (one 32-bit in-window word per point)",
                                   [sum_k](const Params& p) {
                                     return sum_k <= 32 || p.value("argmin", std::string("packed")) != "mask";
-                                  }});
-    space.restrictions.push_back({"fetch=bulk needs sm_90 (cp.async.bulk and transaction-count mbarriers)",
-                                  [hopper](const Params& p) {
-                                    return hopper || p.value("fetch", std::string("cp.async")) != "bulk";
                                   }});
     space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
                                     return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
@@ -1403,7 +1335,6 @@ class TensorMultiK : public Variant {
             {"update", "f16"},
             {"fragments", shared_fragments ? "shared" : "registers"},
             {"argmin", problem.k.sum() <= 32 ? "mask" : "packed"},
-            {"fetch", "cp.async"},
             {"layout", "aos"}};
   }
 
