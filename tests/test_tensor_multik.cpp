@@ -50,6 +50,16 @@ int ptxas_number(const std::string& log, const char* pattern) {
 int spill_store_bytes(const std::string& log) { return ptxas_number(log, "([0-9]+) bytes spill stores"); }
 int registers_used(const std::string& log) { return ptxas_number(log, "Used ([0-9]+) registers"); }
 
+// The one measured exception to "no spills": N=16 K=3..7 with the mask argmin and shared
+// fragments spills 4 bytes at 128 registers, and still ran 1.5 % faster than a spill-free form
+// of the same kernel (which cost N=8 6 %: session 10, call 5). Anything beyond fails.
+int accepted_spill_bytes(const Problem& problem, const Params& params) {
+  const bool known = problem.n == 16 && problem.k.kmin == 3 && problem.k.kmax == 7 &&
+                     params.value("argmin", std::string()) == "mask" &&
+                     params.value("fragments", std::string()) == "shared";
+  return known ? 4 : 0;
+}
+
 TEST(TensorMultiKCompile, IssueFourShapesCompileForHopperWithoutSpills) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);
@@ -58,7 +68,11 @@ TEST(TensorMultiKCompile, IssueFourShapesCompileForHopperWithoutSpills) {
     ASSERT_FALSE(variant.can_implement(problem, device).has_value());
     const Params params = resolve_params(variant, problem, device, Params::object());
     const std::string log = tensor_multik::compile_report(problem, params, 9, 0);
-    EXPECT_EQ(spill_store_bytes(log), 0) << log;
+    EXPECT_LE(spill_store_bytes(log), accepted_spill_bytes(problem, params)) << log;
+    EXPECT_GE(spill_store_bytes(log), 0) << log;  // the log reported a spill figure at all
+    Params packed = params;
+    packed["argmin"] = "packed";
+    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, packed, 9, 0)), 0);
     std::smatch usage;  // the register count decides occupancy: worth seeing in CI logs
     if (std::regex_search(log, usage, std::regex("Used [0-9]+ registers[^\n]*")))
       std::cout << "[   INFO   ] " << problem.str() << ": " << usage[0] << "\n";
@@ -92,7 +106,9 @@ TEST(TensorMultiKCompile, SharedFragmentsFitN16IntoBlocksOf512WithoutSpills) {
     overrides["min_blocks"] = 1;
     overrides["stages"] = 3;
     const Params params = resolve_params(variant, problem, device, overrides);
-    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f)), 0);
+    const int spilled = spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f));
+    EXPECT_GE(spilled, 0);
+    EXPECT_LE(spilled, accepted_spill_bytes(problem, params));
   }
 }
 
@@ -188,10 +204,14 @@ TEST(TensorMultiKCompile, ScaledFp16UpdateAndTf32UpdateCompileForHopperWithoutSp
     SCOPED_TRACE(problem.str());
     const Params params = resolve_params(variant, problem, device, Params::object());
     EXPECT_EQ(params.at("update"), "f16");
-    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f)), 0);
+    const int scaled = spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f));
+    EXPECT_GE(scaled, 0);
+    EXPECT_LE(scaled, accepted_spill_bytes(problem, params));
     Params tf32 = params;
     tf32["update"] = "tf32";
-    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, tf32, 9, 0)), 0);
+    const int tf32_spilled = spill_store_bytes(tensor_multik::compile_report(problem, tf32, 9, 0));
+    EXPECT_GE(tf32_spilled, 0);
+    EXPECT_LE(tf32_spilled, accepted_spill_bytes(problem, tf32));
   }
 }
 
