@@ -1255,10 +1255,9 @@ class TensorMultiK : public Variant {
     for (int factor : {1, 2, 3, 4, 6, 8}) grids.push_back(int64_t(factor) * sms);
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
     space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block"});
-    // 6 (24 warps of 128-thread blocks at 80 registers) measured 15 % slower at N=8 K=3..7
-    // (session 9), so the space stops at 5: 20 warps at 96 registers, which N=8 with shared
-    // fragments and the mask argmin reaches without spilling.
-    space.axes.push_back({"min_blocks", {1, 2, 3, 4, 5},
+    // 5 and 6 (20 and 24 warps of 128-thread blocks at 96 and 80 registers) measured 7-15 %
+    // slower at N=8 K=3..7 and 11 % at N=4 K=3..5 (session 9), so the space stops at 4.
+    space.axes.push_back({"min_blocks", {1, 2, 3, 4},
                           "launch-bounds minimum of resident blocks per SM: caps registers at 65536/(block·min_blocks)"});
     space.axes.push_back({"stages", {2, 3, 4, 6}, "cp.async ring depth per warp (steps of 32 points in flight + 1)"});
     space.axes.push_back({"transpose", {"stmatrix", "shared-stores"},
