@@ -149,6 +149,51 @@ TEST(TensorMultiKCompile, MaskArgminCompilesWithoutSpills) {
   }
 }
 
+// distance=f16x2 keeps FP16 point fragments alive from the distance product to the update
+// (which reads them transposed) and must fit the same budgets: every width it has a layout for
+// (N <= 4 one MMA, N <= 8 two, N <= 16 three), both argmins, register and shared centroid
+// operands, and scaled points.
+TEST(TensorMultiKCompile, Fp16DistanceCompilesWithoutSpills) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  for (const int cc_major : {9, 8}) {
+    const DeviceInfo device = fake_gpu(cc_major, 0);
+    for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(16, 3, 7), shape(8, 16, 16), shape(3, 1, 4),
+                                   shape(5, 3, 10), shape(12, 3, 5)}) {
+      SCOPED_TRACE(problem.str() + " sm_" + std::to_string(cc_major) + "0");
+      ASSERT_FALSE(variant.can_implement(problem, device).has_value());
+      Params overrides = Params::object();
+      overrides["distance"] = "f16x2";
+      const Params params = resolve_params(variant, problem, device, overrides);
+      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, cc_major, 0)), 0);
+      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, cc_major, 0, 0x1p-3f)), 0);
+    }
+  }
+}
+
+TEST(TensorMultiKSpace, Fp16DistanceIsRefusedWithTheTf32Update) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  const Problem problem = shape(8, 3, 7);
+  Params params = variant.default_params(problem, device);
+  params["distance"] = "f16x2";
+  EXPECT_FALSE(variant.param_space(problem, device).check(params).has_value());
+  params["update"] = "tf32";
+  const auto reason = variant.param_space(problem, device).check(params);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_NE(reason->find("needs update=f16"), std::string::npos) << *reason;
+}
+
+TEST(TensorMultiKSpace, Fp16DistanceIsRefusedAboveSixteenDimensions) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  const Problem wide = shape(20, 4, 6);
+  Params params = variant.default_params(wide, device);
+  params["distance"] = "f16x2";
+  const auto reason = variant.param_space(wide, device).check(params);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_NE(reason->find("N <= 16"), std::string::npos) << *reason;
+}
+
 TEST(TensorMultiKSpace, MaskArgminIsTheDefaultUpToThirtyTwoSlots) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);
@@ -267,6 +312,7 @@ struct DeviceCase {
   float grid = 0.f;  // > 0: values rounded to multiples of it, so many distances tie exactly
   std::string fragments = "registers";  // where the centroid operands live
   std::string argmin = "packed";        // index-packed keys or in-window bit masks
+  std::string distance = "tf32x3";      // the distance product's arithmetic
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -300,6 +346,7 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   overrides["update"] = c.update;
   overrides["fragments"] = c.fragments;
   overrides["argmin"] = c.argmin;
+  overrides["distance"] = c.distance;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -350,6 +397,35 @@ INSTANTIATE_TEST_SUITE_P(
         DeviceCase{"mask_zeros_n8_k3_7", 8, 3, 7, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers", "mask"},
         DeviceCase{"mask_tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true, 0.f, "registers",
                    "mask"},
+        // distance=f16x2: FP16 hi+lo features, one MMA per tile (N <= 4), two (N <= 8), three per
+        // 16 dims wider (N=12 half-fills its step); scaled points (tiny values,
+        // a large offset); exact ties and all-zero data through the fix-up; packed keys (ΣK=52).
+        DeviceCase{"d16_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2"},
+        DeviceCase{"d16_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2"},
+        DeviceCase{"d16_tiny_n8_k3_7", 8, 3, 7, 50000, "uniform", 1e-4f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2"},
+        DeviceCase{"d16_small_n8_k3_7", 8, 3, 7, 50000, "uniform", 0.02f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2"},
+        DeviceCase{"d16_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask", "f16x2"},
+        DeviceCase{"d16_grid_ties_n8_k16", 8, 16, 16, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask", "f16x2"},
+        DeviceCase{"d16_zeros_n8_k3_7", 8, 3, 7, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2"},
+        DeviceCase{"d16_blobs_n16_k3_7_shared", 16, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "shared",
+                   "mask", "f16x2"},
+        DeviceCase{"d16_blobs_n16_k3_7", 16, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2"},
+        DeviceCase{"d16_uniform_n3_k1_4", 3, 1, 4, 30000, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2"},
+        DeviceCase{"d16_uniform_n5_k3_10_packed", 5, 3, 10, 40000, "uniform", 1.f, 0.f, "f16", true, 0.f,
+                   "registers", "packed", "f16x2"},
+        DeviceCase{"d16_blobs_n12_k3_5", 12, 3, 5, 40000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2"},
+        DeviceCase{"d16_uniform_n8_k3_7_m100", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

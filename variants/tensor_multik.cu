@@ -67,6 +67,29 @@ typedef unsigned long long u64;
 #define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * TROW)
 #define IDX_MASK ((1u << IDX_BITS) - 1u)
 #define SWIZZLE16 (NDIM == 16)
+#if DIST_F16
+// distance=f16x2: the distance product's k dimension holds "features", 16 per m16n8k16 step,
+// each the FP16 hi or lo part of one dimension of x (×2^e when SCALE_X):
+//   N ≤ 4: [hi 0-3 | lo 0-3 | hi 0-3 | lo 0-3] against [c_hi | c_hi | c_lo | c_lo]: the whole
+//          (hi+lo)·(hi+lo) product in one MMA;
+//   N ≤ 8: [hi 0-7 | lo 0-7] against [c_hi | c_hi] and [c_lo | c_lo]: two MMAs;
+//   wider: KT steps of hi and KT of lo features: hi·c_hi, lo·c_hi, hi·c_lo, 3·KT MMAs.
+// The update reads the same FP16 registers transposed (movmatrix), so its rows are these
+// features too: FT tiles of 16, and a dimension's sum is its hi plus its lo feature's.
+#if !UPDATE_F16
+#error "distance=f16x2 shares its FP16 point operands with update=f16"
+#endif
+#define KT ((NDIM + 15) / 16)
+#define FT (NDIM <= 8 ? 1 : 2 * KT)
+#define FEATS (16 * FT)
+#define LO_FEATURE(d) (NDIM <= 4 ? 4 + (d) : NDIM <= 8 ? 8 + (d) : 16 * KT + (d))
+#define UPDATE_TILES FT
+// The kernel works in points ×x_scale throughout (distances ×x_scale²), centroids included.
+#define DSCALE SCALE_X
+#else
+#define UPDATE_TILES DK
+#define DSCALE 0
+#endif
 #if SUMK <= 32
 typedef unsigned hot_t;
 #define WORDS 1
@@ -112,6 +135,20 @@ __device__ __forceinline__ void mma_f16(float (&d)[4], const unsigned (&a)[4], u
       "{%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void mma_f16_from(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                             const float4 c) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+}
+// An 8×8 FP16 fragment (lane 4r + c: row r, columns 2c, 2c+1) transposed across the warp.
+__device__ __forceinline__ unsigned transpose8x8(unsigned v) {
+  unsigned r;
+  asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
 }
 
 // Two values as FP16 hi and lo pairs (first value in the low half): hi rounded to nearest,
@@ -187,7 +224,11 @@ __device__ __forceinline__ StageOffsets stage_offsets(int lane) {
 #pragma unroll
   for (int h = 0; h < DK; ++h) {
     o.own[h] = stage_index(lane, 8 * h);
+#if DIST_F16 && NDIM <= 4
+    o.frag[h] = stage_index(g, 2 * (t & 1));  // lanes t and t+2 read the same dims (hi and lo features)
+#else
     o.frag[h] = stage_index(g, 8 * h + 2 * t);
+#endif
     o.update[h] = stage_index(t, 8 * h + g);
   }
   return o;
@@ -353,7 +394,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __shared__ float4 s_norm_quads[NT * 4];
   __shared__ float s_max_norm;
   __shared__ unsigned s_ticket;
-#if CFRAG_SHARED
+#if CFRAG_SHARED && DIST_F16
+  __shared__ uint4 s_bfrag[NT * KT * 32];  // lane's {c_hi0, c_hi1, c_lo0, c_lo1} of tile j, k-step kt
+#elif CFRAG_SHARED
   __shared__ uint4 s_bfrag[NT * DK * 32];  // lane's {hi0, hi1, lo0, lo1} of tile j, k-step kk
 #endif
 
@@ -413,7 +456,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
 
 
+#if DSCALE
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) s_c[j] = centroids[j] * x_scale;
+#else
   for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) s_c[j] = centroids[j];
+#endif
   for (int s = threadIdx.x; s < SUMK; s += BLOCK) block_counts[s] = 0u;
   if (threadIdx.x == 0) s_max_norm = 0.f;
   __syncthreads();
@@ -433,6 +480,26 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // carries slot 8j + 4e + t, so each 4-word chunk of a transposed row holds 4 consecutive
   // slots and a K group is a consecutive run of one lane's registers.
 #define COLUMN_SLOT(n) (4 * ((n) & 1) + ((n) >> 1))
+#if DIST_F16
+  // FP16 pairs: c_hi[j][kt][e] holds −2c of dims (16kt + 8e + 2t, +1) of the lane's slot, split
+  // hi + lo to nearest like the points (N ≤ 8: dims 2t, 2t+1, or 2(t&1), +1 for N ≤ 4; e = 0).
+  const float abs_centroids = ABS_SCALE * 2.f * sqrtf(max_norm);
+  unsigned c_hi[NT][KT][2], c_lo[NT][KT][2];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+#pragma unroll
+    for (int kt = 0; kt < KT; ++kt)
+#pragma unroll
+      for (int e = 0; e < (NDIM <= 8 ? 1 : 2); ++e) {
+        const int slot = 8 * j + COLUMN_SLOT(g);
+        const int dim = NDIM <= 4 ? 2 * (t & 1) : 16 * kt + 8 * e + 2 * t;
+        const float v0 = (slot < SUMK && dim < NDIM) ? -2.f * s_c[slot * NDIM + dim] : 0.f;
+        const float v1 = (slot < SUMK && dim + 1 < NDIM) ? -2.f * s_c[slot * NDIM + dim + 1] : 0.f;
+        split_half2(v0, v1, c_hi[j][kt][e], c_lo[j][kt][e]);
+        if (NDIM <= 8) c_hi[j][kt][1] = c_hi[j][kt][0], c_lo[j][kt][1] = c_lo[j][kt][0];
+      }
+  }
+#else
   unsigned b_hi[NT][DK][2], b_lo[NT][DK][2];
 #pragma unroll
   for (int j = 0; j < NT; ++j) {
@@ -447,6 +514,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         b_lo[j][kk][e] = tf32_rna(v - __uint_as_float(hi));
       }
   }
+#endif
   // The distance tiles' initial accumulators: lane t of tile j starts rows g and g+8 at
   // (‖c‖² of slot 8j+t, of slot 8j+4+t), stored as the quad the MMA reads as its C operand.
   for (int j = threadIdx.x; j < NT * 4; j += BLOCK) {
@@ -455,7 +523,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const float n0 = s0 < SUMK ? s_norm[s0] : 0.f, n1 = s1 < SUMK ? s_norm[s1] : 0.f;
     s_norm_quads[j] = make_float4(n0, n1, n0, n1);
   }
-#if CFRAG_SHARED
+#if CFRAG_SHARED && DIST_F16
+  if (warp == 0) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int kt = 0; kt < KT; ++kt)
+        s_bfrag[(j * KT + kt) * 32 + lane] = make_uint4(c_hi[j][kt][0], c_hi[j][kt][1], c_lo[j][kt][0], c_lo[j][kt][1]);
+  }
+#elif CFRAG_SHARED
   if (warp == 0) {
 #pragma unroll
     for (int j = 0; j < NT; ++j)
@@ -474,6 +550,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #if CFRAG_SHARED
 #define B_HI(bf, j, kk, e) ((e) ? bf.y : bf.x)
 #define B_LO(bf, j, kk, e) ((e) ? bf.w : bf.z)
+#elif DIST_F16
+#define B_HI(bf, j, kk, e) c_hi[j][kk][e]
+#define B_LO(bf, j, kk, e) c_lo[j][kk][e]
 #else
 #define B_HI(bf, j, kk, e) b_hi[j][kk][e]
 #define B_LO(bf, j, kk, e) b_lo[j][kk][e]
@@ -481,10 +560,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   // Update accumulators: acc[q][s] = D[16 × 8] with rows 0-7 the hi and 8-15 the lo parts of
   // dims 8q..8q+7 and the columns of tile s (see flush_counts for which slots).
-  float acc[DK][NT][4];
+  float acc[UPDATE_TILES][NT][4];
   unsigned tile_counts[NT];
 #pragma unroll
-  for (int q = 0; q < DK; ++q)
+  for (int q = 0; q < UPDATE_TILES; ++q)
 #pragma unroll
     for (int s = 0; s < NT; ++s) acc[q][s][0] = acc[q][s][1] = acc[q][s][2] = acc[q][s][3] = 0.f;
 #pragma unroll
@@ -517,12 +596,69 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       float x_own[NDIM];
       load_own_point(X, offsets.own, x_own);
 #pragma unroll
-      for (int d = 0; d < NDIM; ++d) xx = fmaf(x_own[d], x_own[d], xx);
+      for (int d = 0; d < NDIM; ++d) {
+#if DSCALE
+        x_own[d] *= x_scale;
+#endif
+        xx = fmaf(x_own[d], x_own[d], xx);
+      }
     }
     const float scale = xx + 2.f * max_norm;
+#if DIST_F16
+    // FP16's subnormal floor adds an absolute error, ABS_SCALE·(‖x‖ + 2·max‖c‖) of the window.
+    float x_norm;
+    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(x_norm) : "f"(xx));
+    const float tie_bound = fmaf(TIE_SCALE, scale, fmaf(ABS_SCALE, x_norm, abs_centroids));
+    const float guard_bound = GUARD_OVER_TIE * tie_bound;
+#else
     const float tie_bound = TIE_SCALE * scale;
     const float guard_bound = GUARD * scale;
+#endif
 
+#if DIST_F16
+    // A fragments of the distance product (rows = points 16i+g and 16i+g+8, k = features), kept
+    // for the update, which reads them transposed.
+    unsigned af[2][FT][4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+#if NDIM <= 8
+      const int dim = NDIM <= 4 ? 2 * (t & 1) : 2 * t;
+      float2 r0 = load_pair(X + offsets.frag[0], 16 * i, dim), r1 = load_pair(X + offsets.frag[0], 16 * i + 8, dim);
+#if DSCALE
+      r0.x *= x_scale, r0.y *= x_scale, r1.x *= x_scale, r1.y *= x_scale;
+#endif
+      unsigned hi0, lo0, hi1, lo1;
+      split_half2(r0.x, r0.y, hi0, lo0);
+      split_half2(r1.x, r1.y, hi1, lo1);
+#if NDIM <= 4
+      const bool lo_lane = t >= 2;  // features 2t, 2t+1 are lo parts for t = 2, 3
+      af[i][0][0] = af[i][0][2] = lo_lane ? lo0 : hi0;
+      af[i][0][1] = af[i][0][3] = lo_lane ? lo1 : hi1;
+#else
+      af[i][0][0] = hi0, af[i][0][1] = hi1, af[i][0][2] = lo0, af[i][0][3] = lo1;
+#endif
+#else
+#pragma unroll
+      for (int kt = 0; kt < KT; ++kt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int h = 2 * kt + e;  // 8-dim block: dims 8h + 2t, +1
+          unsigned hi0 = 0u, lo0 = 0u, hi1 = 0u, lo1 = 0u;
+          if (h < DK) {
+            float2 r0 = load_pair(X + offsets.frag[h], 16 * i, 8 * h + 2 * t);
+            float2 r1 = load_pair(X + offsets.frag[h], 16 * i + 8, 8 * h + 2 * t);
+#if DSCALE
+            r0.x *= x_scale, r0.y *= x_scale, r1.x *= x_scale, r1.y *= x_scale;
+#endif
+            split_half2(r0.x, r0.y, hi0, lo0);
+            split_half2(r1.x, r1.y, hi1, lo1);
+          }
+          af[i][kt][2 * e] = hi0, af[i][kt][2 * e + 1] = hi1;
+          af[i][KT + kt][2 * e] = lo0, af[i][KT + kt][2 * e + 1] = lo1;
+        }
+#endif
+    }
+#else
     // A fragments of the distance product: rows = points 16i+g and 16i+g+8.
     unsigned a_hi[2][DK][4], a_lo[2][DK][4];
 #pragma unroll
@@ -537,6 +673,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         split_nearest(r0.y, a_hi[i][kk][2], a_lo[i][kk][2]);
         split_nearest(r1.y, a_hi[i][kk][3], a_lo[i][kk][3]);
       }
+#endif
 
     // Per K group: the winner goes straight into the one-hot word and the inertia term; groups
     // that need exact FP32 (a near tie, or a point so near its centroid that the expansion's
@@ -566,6 +703,65 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       // keep the tensor pipe busy where one chain at a time would wait on each result. Wider
       // points go tile by tile (two chains), which keeps 32 fewer registers live.
       const int tiles = (NT - 4 * cb) < 4 ? (NT - 4 * cb) : 4;  // a constant once unrolled
+#if DIST_F16
+      // The small products first (x·c_lo), then x_hi·c_hi, as the TF32 path orders them.
+      if (NDIM <= 8) {
+        float d[2][4][4];
+#if CFRAG_SHARED
+        uint4 bf[4];
+#pragma unroll
+        for (int jj = 0; jj < tiles; ++jj) bf[jj] = s_bfrag[(4 * cb + jj) * 32 + lane];
+#endif
+#pragma unroll
+        for (int jj = 0; jj < tiles; ++jj) {
+          const int j = 4 * cb + jj;
+          const float4 norms = s_norm_quads[4 * j + t];
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            if (NDIM <= 4)
+              mma_f16_from(d[i][jj], af[i][0], B_HI(bf[jj], j, 0, 0), B_LO(bf[jj], j, 0, 0), norms);
+            else
+              mma_f16_from(d[i][jj], af[i][0], B_LO(bf[jj], j, 0, 0), B_LO(bf[jj], j, 0, 1), norms);
+          }
+        }
+        if (NDIM > 4) {
+#pragma unroll
+          for (int jj = 0; jj < tiles; ++jj)
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+              mma_f16(d[i][jj], af[i][0], B_HI(bf[jj], 4 * cb + jj, 0, 0), B_HI(bf[jj], 4 * cb + jj, 0, 1));
+        }
+#pragma unroll
+        for (int jj = 0; jj < tiles; ++jj)
+#pragma unroll
+          for (int i = 0; i < 2; ++i)
+            store_fragment(tbuf, stsm_base, stsm_half_base, i, jj, HALF_TILE(4 * cb + jj), d[i][jj], lane);
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < tiles; ++jj) {
+          const int j = 4 * cb + jj;
+          const float4 norms = s_norm_quads[4 * j + t];
+          float d[2][4];
+#if CFRAG_SHARED
+          uint4 bf[KT];
+#pragma unroll
+          for (int kt = 0; kt < KT; ++kt) bf[kt] = s_bfrag[(j * KT + kt) * 32 + lane];
+#endif
+#pragma unroll
+          for (int i = 0; i < 2; ++i) mma_f16_from(d[i], af[i][0], B_LO(bf[0], j, 0, 0), B_LO(bf[0], j, 0, 1), norms);
+#pragma unroll
+          for (int kt = 0; kt < KT; ++kt)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              if (kt > 0) mma_f16(d[i], af[i][kt], B_LO(bf[kt], j, kt, 0), B_LO(bf[kt], j, kt, 1));
+              mma_f16(d[i], af[i][KT + kt], B_HI(bf[kt], j, kt, 0), B_HI(bf[kt], j, kt, 1));
+              mma_f16(d[i], af[i][kt], B_HI(bf[kt], j, kt, 0), B_HI(bf[kt], j, kt, 1));
+            }
+#pragma unroll
+          for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, stsm_half_base, i, jj, HALF_TILE(j), d[i], lane);
+        }
+      }
+#else
       if (DK == 1) {
         float d[2][4][4];
 #if CFRAG_SHARED
@@ -620,6 +816,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           for (int i = 0; i < 2; ++i) store_fragment(tbuf, stsm_base, stsm_half_base, i, jj, HALF_TILE(j), d[i], lane);
         }
       }
+#endif
       __syncwarp();
       // This lane's point: slots 32cb + 4h + u sit in chunk h, word u.
       float v[8][4];
@@ -750,6 +947,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
       float x_exact[NDIM];
       load_own_point(X, offsets.own, x_exact);
+#if DSCALE
+#pragma unroll
+      for (int d = 0; d < NDIM; ++d) x_exact[d] *= x_scale;
+#endif
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
         const unsigned bit = 1u << (k - KMIN);
@@ -833,11 +1034,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // Pair words: lane p (p & 4 == 0) interleaves its one-hot bytes with those of point p+4,
     // so one shuffle brings a receiver both points' bytes and one AND (after a byte shift
     // for tiles 2 and 3 of a word) leaves bit g of each in its own half: an FP16 operand.
+#if DIST_F16
+    // The transposed point operands put points 2t, 2t+1 at k = 2t, 2t+1: pairs are adjacent lanes.
+#define PARTNER_LANE 1
+#define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + 2 * t)
+#else
+#define PARTNER_LANE 4
+#define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + t)
+#endif
     unsigned pair_even[WORDS], pair_odd[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
       const unsigned own = (unsigned)(hot >> (32 * w));
-      const unsigned partner = __shfl_xor_sync(FULL_MASK, own, 4);
+      const unsigned partner = __shfl_xor_sync(FULL_MASK, own, PARTNER_LANE);
       // Selector nibble n (from the low end) names result byte n; bytes 0-3 are own, 4-7 partner.
       pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
       pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
@@ -848,7 +1057,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       unsigned b[NT][2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int src = 16 * kg + 8 * h + t;
+        const int src = PAIR_SOURCE(kg, h);
 #pragma unroll
         for (int w = 0; w < WORDS; ++w) {
           const unsigned even = __shfl_sync(FULL_MASK, pair_even[w], src);
@@ -865,6 +1074,23 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
 #pragma unroll
       for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
+#if DIST_F16
+      // Features × points of this half-step: the distance fragments of m-tile kg, transposed.
+#pragma unroll
+      for (int ft = 0; ft < FT; ++ft) {
+        unsigned a[4];
+        a[0] = transpose8x8(af[kg][ft][0]);  // features 0-7 (of the tile), points 0-7
+        a[2] = transpose8x8(af[kg][ft][1]);  // features 0-7, points 8-15
+        if (NDIM <= 4) {
+          a[1] = a[3] = 0u;  // features 8-15 repeat 0-7
+        } else {
+          a[1] = transpose8x8(af[kg][ft][2]);  // features 8-15, points 0-7
+          a[3] = transpose8x8(af[kg][ft][3]);
+        }
+#pragma unroll
+        for (int s = 0; s < NT; ++s) mma_f16(acc[ft][s], a, b[s][0], b[s][1]);
+      }
+#else
 #pragma unroll
       for (int q = 0; q < DK; ++q) {
         const int dim = 8 * q + g;
@@ -882,6 +1108,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int s = 0; s < NT; ++s) mma_f16(acc[q][s], a, b[s][0], b[s][1]);
       }
+#endif
     }
 #else
     // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
@@ -941,6 +1168,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   for (int k = threadIdx.x; k < KCOUNT; k += BLOCK) {
     double value = 0.0;
     for (int w = 0; w < WARPS; ++w) value += s_inertia[w * KCOUNT + k];
+#if DSCALE
+    value *= 1.0 / ((double)x_scale * (double)x_scale);  // distances were ×x_scale² (a power of two)
+#endif
     if (value != 0.0) atomicAdd(inertia_scratch + k, value);
   }
   // Each warp's sums go to its own (now idle) ring as plain stores: every (slot, dim) is one
@@ -954,6 +1184,33 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
   const float unscale0 = 1.f, unscale1 = 1.f;
 #endif
+#if DIST_F16
+  // Rows are features: each (slot, feature) to the ring, and a dimension sums its hi and lo.
+  static_assert(SUMK * FEATS <= WARP_FLOATS, "a warp's ring holds its slots × features");
+#pragma unroll
+  for (int ft = 0; ft < FT; ++ft)
+#pragma unroll
+    for (int s = 0; s < NT; ++s) {
+      const int slot0 = TILE_SLOT(s, 2 * t), slot1 = TILE_SLOT(s, 2 * t + 1), feature = 16 * ft + g;
+      if (slot0 < SUMK) {
+        ring[slot0 * FEATS + feature] = acc[ft][s][0] * unscale0;
+        ring[slot0 * FEATS + feature + 8] = acc[ft][s][2] * unscale0;
+      }
+      if (slot1 < SUMK) {
+        ring[slot1 * FEATS + feature] = acc[ft][s][1] * unscale1;
+        ring[slot1 * FEATS + feature + 8] = acc[ft][s][3] * unscale1;
+      }
+    }
+  __syncthreads();
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) {
+    const int slot = j / NDIM, dim = j - slot * NDIM;
+    const int hi = slot * FEATS + dim, lo = slot * FEATS + LO_FEATURE(dim);
+    float value = 0.f;
+#pragma unroll 4
+    for (int w = 0; w < WARPS; ++w) value += warp_areas[w * WARP_FLOATS + hi] + warp_areas[w * WARP_FLOATS + lo];
+    if (value != 0.f) atomicAdd(sums + j, (double)value);
+  }
+#else
 #pragma unroll
   for (int q = 0; q < DK; ++q) {
     const int dim = 8 * q + g;
@@ -973,6 +1230,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int w = 0; w < WARPS; ++w) value += warp_areas[w * WARP_FLOATS + j];
     if (value != 0.f) atomicAdd(sums + j, (double)value);
   }
+#endif
   for (int s = threadIdx.x; s < SUMK; s += BLOCK)
     if (block_counts[s]) atomicAdd(counts_scratch + s, (u64)block_counts[s]);
 
@@ -1036,12 +1294,24 @@ int k_steps(int n) { return (n + 7) / 8; }
 //   ‖c‖² as an FP32 FMA chain: N·2^-24 relative;
 //   argmin=packed only: the packed index in the mantissa, 2^(bits-23) of |d'| ≤ scale.
 // Twice that bounds the mis-ordering of two centroids; 1.25 covers second-order terms.
-double tie_scale(int n, int kmax, bool packed_keys) {
+// distance=f16x2 (FP16 hi + lo of x and of −2c, both to nearest): each value keeps 2^-22 of
+// itself, so the products err by ≤ 3·2^-22 of 2Σ|x_d c_d| (the dropped lo·lo included); each
+// m16n8k16 sums 16 products and its accumulator, ≤ 18·2^-23 of the scale; one MMA per tile for
+// N ≤ 4, two for N ≤ 8, 3·ceil(N/16) wider. FP16's subnormal floor (2^-25 per value) is an
+// absolute error instead, which abs_window_scale bounds.
+int f16_distance_mmas(int n) { return n <= 4 ? 1 : n <= 8 ? 2 : 3 * ((n + 15) / 16); }
+
+double tie_scale(int n, int kmax, bool packed_keys, bool f16_distance) {
   const double u22 = std::ldexp(1.0, -22);
-  const double per_centroid = (4.0 + 16.0 * k_steps(n) + n / 4.0) * u22 +
+  const double products = f16_distance ? 3.0 + 9.0 * f16_distance_mmas(n) : 4.0 + 16.0 * k_steps(n);
+  const double per_centroid = (products + n / 4.0) * u22 +
                               (packed_keys ? std::ldexp(1.0, packed_index_bits(kmax) - 23) : 0.0);
   return 2.0 * per_centroid * 1.25;
 }
+
+// The subnormal floor: Σ_d (|x_d|·2^-25 + |2c_d|·2^-25) ≤ 2^-25·√N·(‖x‖ + 2‖c‖) per centroid;
+// twice that (two centroids), 1.25 as above and 1 % for the kernel's approximate square roots.
+double abs_window_scale(int n) { return 2.0 * 1.25 * 1.01 * std::ldexp(1.0, -25) * std::sqrt(double(n)); }
 
 // Dynamic shared memory of one block, in bytes: exact centroids, norms, and per warp a ring
 // of `stages` 32-point steps plus the 32-row transpose buffer.
@@ -1063,20 +1333,20 @@ struct KernelConfig {
   bool scale_points;  // the FP16 update multiplies points by a power of two first
   bool shared_fragments;  // centroid operands re-read from shared memory every step
   bool argmin_mask;       // in-window bit masks instead of index-packed keys
+  bool f16_distance;      // distance product in FP16 hi + lo (m16n8k16), operands shared with the update
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    argmin_mask, cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages,
-                                                                o.stmatrix, o.update_f16, o.scale_points,
-                                                                o.shared_fragments, o.argmin_mask, o.cc_major,
-                                                                o.cc_minor);
+                    argmin_mask, f16_distance, cc_major, cc_minor) <
+           std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
+                    o.shared_fragments, o.argmin_mask, o.f16_distance, o.cc_major, o.cc_minor);
   }
 };
 
 gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
   const int sum_k = (config.kmin + config.kmax) * (config.kmax - config.kmin + 1) / 2;
   const int bits = packed_index_bits(config.kmax);
-  const double window = tie_scale(config.n, config.kmax, !config.argmin_mask);
+  const double window = tie_scale(config.n, config.kmax, !config.argmin_mask, config.f16_distance);
   std::ostringstream defines;
   defines << "#define NDIM " << config.n << "\n#define KMIN " << config.kmin << "\n#define KMAX " << config.kmax
           << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define STAGES " << config.stages
@@ -1084,23 +1354,27 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define UPDATE_F16 " << (config.update_f16 ? 1 : 0) << "\n#define SCALE_X " << (config.scale_points ? 1 : 0)
           << "\n#define CFRAG_SHARED " << (config.shared_fragments ? 1 : 0)
           << "\n#define ARGMIN_MASK " << (config.argmin_mask ? 1 : 0) << "\n#define IDX_BITS " << bits
+          << "\n#define DIST_F16 " << (config.f16_distance ? 1 : 0)
           // More than 4 packed index bits: their mantissa error would show in the inertia, so
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
-          << "\n#define TIE_SCALE " << window << "f\n#define GUARD " << kGuardOverTieScale * window << "f\n";
+          << "\n#define TIE_SCALE " << window << "f\n#define GUARD " << kGuardOverTieScale * window
+          << "f\n#define GUARD_OVER_TIE " << kGuardOverTieScale << "f\n#define ABS_SCALE "
+          << abs_window_scale(config.n) << "f\n";
   gpu::RuntimeCompileRequest request{defines.str() + kTensorMultiKSource, "tensor_multik.cu", config.cc_major, config.cc_minor};
   request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
                         std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
                         (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
-                        (config.argmin_mask ? " argmin=mask" : "");
+                        (config.argmin_mask ? " argmin=mask" : "") + (config.f16_distance ? " distance=f16x2" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
-                     (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "");
+                     (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
+                     (config.f16_distance ? "-d16" : "");
   return request;
 }
 
@@ -1145,6 +1419,7 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           point_scale != 1.f,
           params.value("fragments", std::string("registers")) == "shared",
           params.value("argmin", std::string(problem.k.sum() <= 32 ? "mask" : "packed")) == "mask",
+          params.value("distance", std::string("tf32x3")) == "f16x2",
           cc_major,
           cc_minor};
 }
@@ -1272,6 +1547,10 @@ class TensorMultiK : public Variant {
                           "per-point argmin and near-tie test: packed (index in the key's low mantissa bits, window "
                           "count by saturating FFMAs; 4 instructions per key) or mask (plain minimum, then one "
                           "in-window bit per key by a funnel shift of key − edge's sign; 3 per key; ΣK <= 32)"});
+    space.axes.push_back({"distance", {"tf32x3", "f16x2"},
+                          "distance product: tf32x3 (m16n8k8, x and c split hi+lo in TF32, 3 MMAs per 8 dims) or "
+                          "f16x2 (m16n8k16, hi+lo in FP16 as features of k: 1 MMA per tile for N <= 4, 2 for N <= 8; "
+                          "the update reads the same registers transposed by movmatrix)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1287,6 +1566,17 @@ class TensorMultiK : public Variant {
     space.restrictions.push_back({"argmin=mask needs ΣK <= 32 (one 32-bit in-window word per point)",
                                   [sum_k](const Params& p) {
                                     return sum_k <= 32 || p.value("argmin", std::string("packed")) != "mask";
+                                  }});
+    space.restrictions.push_back({"distance=f16x2 needs update=f16 (they share the FP16 point operands)",
+                                  [](const Params& p) {
+                                    return p.value("distance", std::string("tf32x3")) != "f16x2" ||
+                                           p.at("update").get<std::string>() == "f16";
+                                  }});
+    // Wider points keep 4+ feature tiles of fragments alive through the argmin: N=20 and N=32
+    // spill 28-32 bytes at 128 registers (NVRTC, sm_90).
+    space.restrictions.push_back({"distance=f16x2 needs N <= 16 (its point fragments live until the update)",
+                                  [n](const Params& p) {
+                                    return n <= 16 || p.value("distance", std::string("tf32x3")) != "f16x2";
                                   }});
     space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
                                     return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
@@ -1336,6 +1626,7 @@ class TensorMultiK : public Variant {
             {"update", "f16"},
             {"fragments", shared_fragments ? "shared" : "registers"},
             {"argmin", problem.k.sum() <= 32 ? "mask" : "packed"},
+            {"distance", "tf32x3"},
             {"layout", "aos"}};
   }
 
