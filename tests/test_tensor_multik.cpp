@@ -50,14 +50,20 @@ int ptxas_number(const std::string& log, const char* pattern) {
 int spill_store_bytes(const std::string& log) { return ptxas_number(log, "([0-9]+) bytes spill stores"); }
 int registers_used(const std::string& log) { return ptxas_number(log, "Used ([0-9]+) registers"); }
 
-// The one measured exception to "no spills": N=16 K=3..7 with the mask argmin and shared
-// fragments spills 4 bytes at 128 registers, and still ran 1.5 % faster than a spill-free form
-// of the same kernel (which cost N=8 6 %: session 10, call 5). Anything beyond fails.
+// The exceptions to "no spills", all N=16 K=3..7 with shared fragments at 128 registers:
+//   tf32x3 distances with the mask argmin spill 4 bytes, and still ran 1.5 % faster than a
+//   spill-free form of the same kernel (which cost N=8 6 %: session 10, call 5);
+//   f16x2 distances (the default there) with the packed argmin spill 12 bytes: their FP16
+//   point fragments live through the argmin. Not a default; the mask argmin is spill-free.
+// Anything beyond fails.
 int accepted_spill_bytes(const Problem& problem, const Params& params) {
-  const bool known = problem.n == 16 && problem.k.kmin == 3 && problem.k.kmax == 7 &&
-                     params.value("argmin", std::string()) == "mask" &&
-                     params.value("fragments", std::string()) == "shared";
-  return known ? 4 : 0;
+  if (problem.n != 16 || problem.k.kmin != 3 || problem.k.kmax != 7 ||
+      params.value("fragments", std::string()) != "shared")
+    return 0;
+  const std::string argmin = params.value("argmin", std::string()), distance = params.value("distance", std::string());
+  if (distance == "tf32x3" && argmin == "mask") return 4;
+  if (distance == "f16x2" && argmin == "packed") return 12;
+  return 0;
 }
 
 TEST(TensorMultiKCompile, IssueFourShapesCompileForHopperWithinTheirMeasuredSpill) {
@@ -72,7 +78,9 @@ TEST(TensorMultiKCompile, IssueFourShapesCompileForHopperWithinTheirMeasuredSpil
     EXPECT_GE(spill_store_bytes(log), 0) << log;  // the log reported a spill figure at all
     Params packed = params;
     packed["argmin"] = "packed";
-    EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, packed, 9, 0)), 0);
+    const int packed_spill = spill_store_bytes(tensor_multik::compile_report(problem, packed, 9, 0));
+    EXPECT_GE(packed_spill, 0);
+    EXPECT_LE(packed_spill, accepted_spill_bytes(problem, packed));
     std::smatch usage;  // the register count decides occupancy: worth seeing in CI logs
     if (std::regex_search(log, usage, std::regex("Used [0-9]+ registers[^\n]*")))
       std::cout << "[   INFO   ] " << problem.str() << ": " << usage[0] << "\n";
@@ -255,6 +263,7 @@ TEST(TensorMultiKCompile, ScaledFp16UpdateAndTf32UpdateCompileForHopperWithoutSp
     EXPECT_LE(scaled, accepted_spill_bytes(problem, params));
     Params tf32 = params;
     tf32["update"] = "tf32";
+    tf32["distance"] = "tf32x3";  // the FP16 distance shares the FP16 update's operands
     const int tf32_spilled = spill_store_bytes(tensor_multik::compile_report(problem, tf32, 9, 0));
     EXPECT_GE(tf32_spilled, 0);
     EXPECT_LE(tf32_spilled, accepted_spill_bytes(problem, tf32));

@@ -72,7 +72,9 @@ typedef unsigned long long u64;
 // each the FP16 hi or lo part of one dimension of x (×2^e when SCALE_X):
 //   N ≤ 4: [hi 0-3 | lo 0-3 | hi 0-3 | lo 0-3] against [c_hi | c_hi | c_lo | c_lo]: the whole
 //          (hi+lo)·(hi+lo) product in one MMA;
-//   N ≤ 8: [hi 0-7 | lo 0-7] against [c_hi | c_hi] and [c_lo | c_lo]: two MMAs;
+//   N ≤ 8: [hi 0-7 | lo 0-7] against [c_lo | c_hi] and [c_hi | c_lo]: two MMAs (a B pair of
+//          two different registers: [c_hi | c_hi] made ptxas copy one into a pair before
+//          every MMA, 16 moves a step);
 //   wider: KT steps of hi and KT of lo features: hi·c_hi, lo·c_hi, hi·c_lo, 3·KT MMAs.
 // The update reads the same FP16 registers transposed (movmatrix), so its rows are these
 // features too: FT tiles of 16, and a dimension's sum is its hi plus its lo feature's.
@@ -112,6 +114,26 @@ __device__ __forceinline__ void mma_tf32_from(float (&d)[4], const unsigned (&a)
       "{%10,%11,%12,%13};\n"
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+}
+
+// The same value, out of a shuffle: ptxas can neither recompute it nor merge it with its source,
+// so it keeps a register of its own for the whole kernel. A second copy of a value that an MMA
+// needs in another register pair, or an address ptxas would otherwise rebuild from the thread
+// index every step, costs one shuffle per kernel instead of moves per step.
+__device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL_MASK, v, threadIdx.x & 31); }
+// Addresses are pinned only up to N=8: N=16 has no registers to spare at 128 (it would spill).
+#define PIN_ADDRESS(v) (NDIM <= 8 ? pinned(v) : (unsigned)(v))
+
+// Shared loads at a 32-bit shared address (a pinned one stays a register plus an immediate).
+__device__ __forceinline__ float4 lds128(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ float2 lds64(unsigned addr) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+  return v;
 }
 
 __device__ __forceinline__ unsigned tf32_rna(float v) {
@@ -405,7 +427,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   float* ring = warp_areas + warp * WARP_FLOATS;
   float* tbuf = ring + STAGES * STEP_FLOATS;
-  const unsigned stsm_base = stmatrix_base(tbuf, lane), stsm_half_base = stmatrix_half_base(tbuf, lane);
+  const unsigned stsm_base = PIN_ADDRESS(stmatrix_base(tbuf, lane)),
+                 stsm_half_base = PIN_ADDRESS(stmatrix_half_base(tbuf, lane));
+  // This lane's transposed row, and its quad of the tiles' ‖c‖² (+64 bytes per tile).
+  const unsigned row_shared = PIN_ADDRESS((unsigned)__cvta_generic_to_shared(tbuf + lane * TROW));
+  const unsigned norms_shared = PIN_ADDRESS((unsigned)__cvta_generic_to_shared(&s_norm_quads[t]));
   const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
 #if SWIZZLE16
   // Chunk lane + 32u lies 8u rows (512u bytes) below chunk lane, under the same swizzle: one
@@ -482,7 +508,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #define COLUMN_SLOT(n) (4 * ((n) & 1) + ((n) >> 1))
 #if DIST_F16
   // FP16 pairs: c_hi[j][kt][e] holds −2c of dims (16kt + 8e + 2t, +1) of the lane's slot, split
-  // hi + lo to nearest like the points (N ≤ 8: dims 2t, 2t+1, or 2(t&1), +1 for N ≤ 4; e = 0).
+  // hi + lo to nearest like the points (N ≤ 4: dims 2(t&1), +1, e = 0 only). N ≤ 8 keeps the B
+  // pairs of its two MMAs instead: c_hi = {hi, lo}, c_lo = {lo, hi} of dims 2t, 2t+1.
   const float abs_centroids = ABS_SCALE * 2.f * sqrtf(max_norm);
   unsigned c_hi[NT][KT][2], c_lo[NT][KT][2];
 #pragma unroll
@@ -496,7 +523,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         const float v0 = (slot < SUMK && dim < NDIM) ? -2.f * s_c[slot * NDIM + dim] : 0.f;
         const float v1 = (slot < SUMK && dim + 1 < NDIM) ? -2.f * s_c[slot * NDIM + dim + 1] : 0.f;
         split_half2(v0, v1, c_hi[j][kt][e], c_lo[j][kt][e]);
-        if (NDIM <= 8) c_hi[j][kt][1] = c_hi[j][kt][0], c_lo[j][kt][1] = c_lo[j][kt][0];
+        if (NDIM > 4 && NDIM <= 8) {
+          c_hi[j][kt][1] = pinned(c_lo[j][kt][0]);
+          c_lo[j][kt][1] = pinned(c_hi[j][kt][0]);
+        }
       }
   }
 #else
@@ -582,6 +612,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) fetch_next();
 #endif
+  // The update's FP16 one-hot bit (bit g of each half) and the first lane of its point pairs.
+  const unsigned half_bits = PIN_ADDRESS(0x00010001u << g);
+  const int pair_lane = (int)PIN_ADDRESS(DIST_F16 ? 2 * t : t);
+#define PINNED_RING (DIST_F16 && (NDIM == 4 || NDIM == 8))
+#if PINNED_RING
+  // A lane's fragment pair and own point in ring slot 0; a step adds its slot's bytes.
+  const unsigned frag_shared = pinned(ring_shared + 4 * offsets.frag[0]);
+  const unsigned own_shared = pinned(ring_shared + 4 * offsets.own[0]);
+#endif
   int ring_slot = 0;
   for (int step = warp_global; step < steps; step += warps_total) {
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
@@ -594,7 +633,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     float xx = 0.f;
     {
       float x_own[NDIM];
+#if PINNED_RING
+      const unsigned slot_bytes = ring_slot * (STEP_FLOATS * 4);
+#pragma unroll
+      for (int c = 0; c < NDIM / 4; ++c) {
+        const float4 v = lds128(own_shared + slot_bytes + 16 * c);
+        x_own[4 * c] = v.x, x_own[4 * c + 1] = v.y, x_own[4 * c + 2] = v.z, x_own[4 * c + 3] = v.w;
+      }
+#else
       load_own_point(X, offsets.own, x_own);
+#endif
 #pragma unroll
       for (int d = 0; d < NDIM; ++d) {
 #if DSCALE
@@ -622,8 +670,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
 #if NDIM <= 8
+#if PINNED_RING
+      const unsigned frag_step = frag_shared + ring_slot * (STEP_FLOATS * 4);
+      float2 r0 = lds64(frag_step + 4 * (16 * i) * NDIM), r1 = lds64(frag_step + 4 * (16 * i + 8) * NDIM);
+#else
       const int dim = NDIM <= 4 ? 2 * (t & 1) : 2 * t;
       float2 r0 = load_pair(X + offsets.frag[0], 16 * i, dim), r1 = load_pair(X + offsets.frag[0], 16 * i + 8, dim);
+#endif
 #if DSCALE
       r0.x *= x_scale, r0.y *= x_scale, r1.x *= x_scale, r1.y *= x_scale;
 #endif
@@ -715,7 +768,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
           const int j = 4 * cb + jj;
-          const float4 norms = s_norm_quads[4 * j + t];
+          const float4 norms = lds128(norms_shared + 64 * j);
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             if (NDIM <= 4)
@@ -740,7 +793,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
           const int j = 4 * cb + jj;
-          const float4 norms = s_norm_quads[4 * j + t];
+          const float4 norms = lds128(norms_shared + 64 * j);
           float d[2][4];
 #if CFRAG_SHARED
           uint4 bf[KT];
@@ -771,7 +824,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
-          const float4 norms = s_norm_quads[4 * (4 * cb + jj) + t];
+          const float4 norms = lds128(norms_shared + 64 * (4 * cb + jj));
 #pragma unroll
           for (int i = 0; i < 2; ++i)
             mma_tf32_from(d[i][jj], a_hi[i][0], B_LO(bf[jj], 4 * cb + jj, 0, 0), B_LO(bf[jj], 4 * cb + jj, 0, 1), norms);
@@ -795,7 +848,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
           const int j = 4 * cb + jj;
-          const float4 norms = s_norm_quads[4 * j + t];
+          const float4 norms = lds128(norms_shared + 64 * j);
           float d[2][4];
 #if CFRAG_SHARED
           uint4 bf[DK];
@@ -823,7 +876,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
       for (int h = 0; h < 8; ++h)
         if (32 * cb + 4 * h < SUMK) {
-          const float4 chunk = *reinterpret_cast<const float4*>(tbuf + lane * TROW + 4 * h);
+          const float4 chunk = lds128(row_shared + 16 * h);
           v[h][0] = chunk.x, v[h][1] = chunk.y, v[h][2] = chunk.z, v[h][3] = chunk.w;
         }
       __syncwarp();  // tbuf is rewritten by the next block or step
@@ -1037,11 +1090,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #if DIST_F16
     // The transposed point operands put points 2t, 2t+1 at k = 2t, 2t+1: pairs are adjacent lanes.
 #define PARTNER_LANE 1
-#define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + 2 * t)
 #else
 #define PARTNER_LANE 4
-#define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + t)
 #endif
+#define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + pair_lane)
     unsigned pair_even[WORDS], pair_odd[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
@@ -1051,7 +1103,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
       pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
     }
-    const unsigned half_bits = 0x00010001u << g;
+    // (half_bits and pair_lane are pinned before the loop.)
 #pragma unroll
     for (int kg = 0; kg < 2; ++kg) {
       unsigned b[NT][2];
@@ -1406,6 +1458,11 @@ float point_scale_for_update(const Dataset& data) {
   return std::ldexp(1.f, std::min(126, 13 - std::ilogb(largest)));
 }
 
+// distance=f16x2 is the default wherever it applies: N ≤ 16 with the FP16 update.
+bool f16_distance_applies(int n, const Params& params) {
+  return n <= 16 && params.value("update", std::string("f16")) == "f16";
+}
+
 KernelConfig config_for(const Problem& problem, const Params& params, int cc_major, int cc_minor,
                         float point_scale = 1.f) {
   return {problem.n,
@@ -1419,7 +1476,7 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           point_scale != 1.f,
           params.value("fragments", std::string("registers")) == "shared",
           params.value("argmin", std::string(problem.k.sum() <= 32 ? "mask" : "packed")) == "mask",
-          params.value("distance", std::string("tf32x3")) == "f16x2",
+          params.value("distance", std::string(f16_distance_applies(problem.n, params) ? "f16x2" : "tf32x3")) == "f16x2",
           cc_major,
           cc_minor};
 }
@@ -1626,7 +1683,7 @@ class TensorMultiK : public Variant {
             {"update", "f16"},
             {"fragments", shared_fragments ? "shared" : "registers"},
             {"argmin", problem.k.sum() <= 32 ? "mask" : "packed"},
-            {"distance", "tf32x3"},
+            {"distance", problem.n <= 16 ? "f16x2" : "tf32x3"},
             {"layout", "aos"}};
   }
 
