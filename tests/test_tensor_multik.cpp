@@ -176,6 +176,15 @@ TEST(TensorMultiKCompile, Fp16DistanceCompilesWithoutSpills) {
       EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, cc_major, 0, 0x1p-3f)), 0);
     }
   }
+  // The tuned H200 block of N=8 K=16 caps it at 64 registers (512 × 2).
+  const Problem k16 = shape(8, 16, 16);
+  Params overrides = Params::object();
+  overrides["distance"] = "f16x2";
+  overrides["block"] = 512;
+  overrides["min_blocks"] = 2;
+  overrides["stages"] = 2;
+  const Params tuned = resolve_params(variant, k16, fake_gpu(9, 0), overrides);
+  EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(k16, tuned, 9, 0)), 0);
 }
 
 TEST(TensorMultiKSpace, Fp16DistanceIsRefusedWithTheTf32Update) {

@@ -121,8 +121,16 @@ __device__ __forceinline__ void mma_tf32_from(float (&d)[4], const unsigned (&a)
 // needs in another register pair, or an address ptxas would otherwise rebuild from the thread
 // index every step, costs one shuffle per kernel instead of moves per step.
 __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL_MASK, v, threadIdx.x & 31); }
-// Addresses are pinned only up to N=8: N=16 has no registers to spare at 128 (it would spill).
-#define PIN_ADDRESS(v) (NDIM <= 8 ? pinned(v) : (unsigned)(v))
+// Pinned only up to N=8 and where launch bounds leave more than 64 registers: N=16 at 128, and
+// N=8 K=16 at 64 (512 × 2), spill with the pinned values (NVRTC, sm_90).
+#define PIN_IF_ROOM_ENABLED (NDIM <= 8 && BLOCK * MIN_BLOCKS < 1024)
+#define PIN_IF_ROOM(v) (PIN_IF_ROOM_ENABLED ? pinned(v) : (unsigned)(v))
+__device__ __forceinline__ const float* pinned_pointer(const float* p) {
+  if (!PIN_IF_ROOM_ENABLED) return p;
+  const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
+  return reinterpret_cast<const float*>((unsigned long long)pinned((unsigned)bits) |
+                                        ((unsigned long long)pinned((unsigned)(bits >> 32)) << 32));
+}
 
 // Shared loads at a 32-bit shared address (a pinned one stays a register plus an immediate).
 __device__ __forceinline__ float4 lds128(unsigned addr) {
@@ -427,11 +435,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   float* ring = warp_areas + warp * WARP_FLOATS;
   float* tbuf = ring + STAGES * STEP_FLOATS;
-  const unsigned stsm_base = PIN_ADDRESS(stmatrix_base(tbuf, lane)),
-                 stsm_half_base = PIN_ADDRESS(stmatrix_half_base(tbuf, lane));
+  const unsigned stsm_base = PIN_IF_ROOM(stmatrix_base(tbuf, lane)),
+                 stsm_half_base = PIN_IF_ROOM(stmatrix_half_base(tbuf, lane));
   // This lane's transposed row, and its quad of the tiles' ‖c‖² (+64 bytes per tile).
-  const unsigned row_shared = PIN_ADDRESS((unsigned)__cvta_generic_to_shared(tbuf + lane * TROW));
-  const unsigned norms_shared = PIN_ADDRESS((unsigned)__cvta_generic_to_shared(&s_norm_quads[t]));
+  const unsigned row_shared = PIN_IF_ROOM((unsigned)__cvta_generic_to_shared(tbuf + lane * TROW));
+  const unsigned norms_shared = PIN_IF_ROOM((unsigned)__cvta_generic_to_shared(&s_norm_quads[t]));
   const unsigned ring_shared = (unsigned)__cvta_generic_to_shared(ring);
 #if SWIZZLE16
   // Chunk lane + 32u lies 8u rows (512u bytes) below chunk lane, under the same swizzle: one
@@ -453,18 +461,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // The step being fetched (one grid stride of warps apart); its source address is derived
   // from the index at each copy, which costs one wide multiply-add and no 64-bit loop state.
   int fetch = warp_global;
-  const float* lane_src = points + 4 * lane;
+  const float* lane_src = pinned_pointer(points + 4 * lane);
+  // Chunk u of a lane lies 512u bytes below chunk 0, swizzled or not.
+  const unsigned lane_dst = PIN_IF_ROOM(ring_shared + CHUNK_OFF(0));
   int fetch_slot = 0;
   // Copies step `fetch` into ring slot fetch_slot (or commits an empty group past the end).
   auto fetch_next = [&]() {
-    const unsigned dst = ring_shared + fetch_slot * (STEP_FLOATS * 4);
+    const unsigned dst = lane_dst + fetch_slot * (STEP_FLOATS * 4);
     // The device copy is padded with zero rows to whole steps (kAosPointPadding), so the
     // last step is copied like any other; its rows past M are never counted as points.
     if (fetch < steps) {
 #pragma unroll
       for (int u = 0; u < CHUNKS_PER_LANE; ++u)
         if (lane + 32 * u < 8 * NDIM)
-          cp_async16(dst + CHUNK_OFF(u), lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
+          cp_async16(dst + 512 * u, lane_src + (long long)fetch * STEP_FLOATS + 128 * u);
     }
     cp_async_commit();
     fetch += warps_total;
@@ -524,8 +534,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         const float v1 = (slot < SUMK && dim + 1 < NDIM) ? -2.f * s_c[slot * NDIM + dim + 1] : 0.f;
         split_half2(v0, v1, c_hi[j][kt][e], c_lo[j][kt][e]);
         if (NDIM > 4 && NDIM <= 8) {
-          c_hi[j][kt][1] = pinned(c_lo[j][kt][0]);
-          c_lo[j][kt][1] = pinned(c_hi[j][kt][0]);
+          c_hi[j][kt][1] = PIN_IF_ROOM(c_lo[j][kt][0]);
+          c_lo[j][kt][1] = PIN_IF_ROOM(c_hi[j][kt][0]);
         }
       }
   }
@@ -613,13 +623,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   for (int s = 0; s < STAGES - 1; ++s) fetch_next();
 #endif
   // The update's FP16 one-hot bit (bit g of each half) and the first lane of its point pairs.
-  const unsigned half_bits = PIN_ADDRESS(0x00010001u << g);
-  const int pair_lane = (int)PIN_ADDRESS(DIST_F16 ? 2 * t : t);
+  const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
+  const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
 #define PINNED_RING (DIST_F16 && (NDIM == 4 || NDIM == 8))
 #if PINNED_RING
   // A lane's fragment pair and own point in ring slot 0; a step adds its slot's bytes.
-  const unsigned frag_shared = pinned(ring_shared + 4 * offsets.frag[0]);
-  const unsigned own_shared = pinned(ring_shared + 4 * offsets.own[0]);
+  const unsigned frag_shared = PIN_IF_ROOM(ring_shared + 4 * offsets.frag[0]);
+  const unsigned own_shared = PIN_IF_ROOM(ring_shared + 4 * offsets.own[0]);
 #endif
   int ring_slot = 0;
   for (int step = warp_global; step < steps; step += warps_total) {
