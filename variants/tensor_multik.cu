@@ -5,9 +5,11 @@
 // the Table-1 case (reports/NOTES-perf.md, v4). Here one warp step of 32 points does:
 //   stream   points reach shared memory through a per-warp ring of cp.async stages, so each
 //            warp keeps STAGES-1 steps of loads in flight without spending registers on them;
-//   distance D[32 points × ΣK slots] = ‖c‖² + X·(−2C)ᵀ with mma.m16n8k8 TF32 in the 3xTF32
-//            scheme (x_hi·c_lo + x_lo·c_hi + x_hi·c_hi; FP32-class accuracy), the centroid
-//            fragments held in registers for the whole kernel;
+//   distance D[32 points × ΣK slots] = ‖c‖² + X·(−2C)ᵀ, the centroid fragments held in registers
+//            for the whole kernel. distance=f16x2 (the default up to N = 16): mma.m16n8k16 FP16
+//            whose k holds the hi and lo parts of each coordinate as separate features (one MMA
+//            per tile at N ≤ 4, two at N ≤ 8, three at N ≤ 16; FP32-class accuracy, see DIST_F16);
+//            distance=tf32x3: mma.m16n8k8 TF32, x_hi·c_lo + x_lo·c_hi + x_hi·c_hi;
 //   argmin   the fragments are transposed through shared memory (stmatrix on sm_90) so each
 //            lane owns one point's row of ΣK distances, and the argmin is a straight line per
 //            lane, no shuffles. argmin=mask (the default up to ΣK = 32): each group's plain
@@ -23,7 +25,8 @@
 //            the centroids within two windows of its best (read back from the transposed row);
 //   update   one-hot(labels)ᵀ·X on tensor cores, accumulators in MMA fragments for the whole
 //            kernel. Default (update=f16): m16n8k16 FP16, X split hi+lo in FP16 after a
-//            power-of-two scale, and each one-hot operand one AND of a shuffled word whose
+//            power-of-two scale (with distance=f16x2, the distance's own operands transposed by
+//            movmatrix), and each one-hot operand one AND of a shuffled word whose
 //            bytes two points' one-hot bits share, the bit itself being an FP16 subnormal;
 //            the counts are sums of the same registers. update=tf32 keeps the m16n8k8 TF32
 //            product (32 one-hot operands per step built bit by bit);
@@ -1566,8 +1569,8 @@ class TensorMultiK : public Variant {
  public:
   std::string name() const override { return "tensor-multik"; }
   std::string description() const override {
-    return "seed 000 MultiK with 3xTF32 tensor-core distances, per-lane argmin after an stmatrix transpose, "
-           "FP16 one-hot tensor-core update, cp.async point ring; one launch per iteration";
+    return "seed 000 MultiK with tensor-core distances (FP16 hi+lo features, or 3xTF32), per-lane argmin after an "
+           "stmatrix transpose, FP16 one-hot tensor-core update, cp.async point ring; one launch per iteration";
   }
   bool runs_on_gpu() const override { return true; }
 
