@@ -73,8 +73,9 @@ typedef unsigned long long u64;
 #if DIST_F16
 // distance=f16x2: the distance product's k dimension holds "features", 16 per m16n8k16 step,
 // each the FP16 hi or lo part of one dimension of x (×2^e when SCALE_X):
-//   N ≤ 4: [hi 0-3 | lo 0-3 | hi 0-3 | lo 0-3] against [c_hi | c_hi | c_lo | c_lo]: the whole
-//          (hi+lo)·(hi+lo) product in one MMA;
+//   N ≤ 4: [hi 0-3 | lo 0-3 | lo 0-3 | hi 0-3] against [c_hi | c_hi | c_lo | c_lo]: the whole
+//          (hi+lo)·(hi+lo) product in one MMA; the update's rows 8-15 then repeat 0-7 (as
+//          [lo | hi]), so its sums count every part twice and are halved at the end;
 //   N ≤ 8: [hi 0-7 | lo 0-7] against [c_lo | c_hi] and [c_hi | c_lo]: two MMAs (a B pair of
 //          two different registers: [c_hi | c_hi] made ptxas copy one into a pair before
 //          every MMA, 16 moves a step);
@@ -318,7 +319,10 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 }
 // A distance tile whose columns hold fewer than 5 real slots (the last tile of a ΣK with
 // ΣK mod 8 in 1..4): its words D[.][2t+1] (slots 4..7) are never read back.
-#define HALF_TILE(j) ((j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
+// distance=f16x2 stores such tiles whole: the x2 form needs its two words in a register pair of
+// their own, which cost 4 moves a step (N=4 and N=8, session 11), and the padding columns are
+// never read.
+#define HALF_TILE(j) (!DIST_F16 && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
@@ -697,9 +701,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       split_half2(r0.x, r0.y, hi0, lo0);
       split_half2(r1.x, r1.y, hi1, lo1);
 #if NDIM <= 4
-      const bool lo_lane = t >= 2;  // features 2t, 2t+1 are lo parts for t = 2, 3
-      af[i][0][0] = af[i][0][2] = lo_lane ? lo0 : hi0;
-      af[i][0][1] = af[i][0][3] = lo_lane ? lo1 : hi1;
+      // Features 0-7 are [hi | lo], 8-15 [lo | hi]: lanes t = 2, 3 hold lo parts first. The second
+      // half differs from the first, so no register is needed twice in one operand (which cost
+      // 8 moves a step), and against [c_hi | c_lo] it still completes the product.
+      const bool lo_lane = t >= 2;
+      af[i][0][0] = lo_lane ? lo0 : hi0, af[i][0][2] = lo_lane ? hi0 : lo0;
+      af[i][0][1] = lo_lane ? lo1 : hi1, af[i][0][3] = lo_lane ? hi1 : lo1;
 #else
       af[i][0][0] = hi0, af[i][0][1] = hi1, af[i][0][2] = lo0, af[i][0][3] = lo1;
 #endif
@@ -928,9 +935,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           const float below = v[s >> 2][s & 3] - edges[k - KMIN];
           chains[s >> 3] = __funnelshift_l(__float_as_uint(below), chains[s >> 3], 1);  // (chain << 1) | sign
         }
-      hot = chains[NT - 1];
+      // Each chain holds at most 8 bits, so the adds never carry: one IMAD or LEA per chain where
+      // shift-and-or took two.
+      hot = chains[0];
 #pragma unroll
-      for (int j = NT - 2; j >= 0; --j) hot = (hot << 8) | chains[j];
+      for (int j = 1; j < NT; ++j) hot += chains[j] << (8 * j);
 #else
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
@@ -1146,12 +1155,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         unsigned a[4];
         a[0] = transpose8x8(af[kg][ft][0]);  // features 0-7 (of the tile), points 0-7
         a[2] = transpose8x8(af[kg][ft][1]);  // features 0-7, points 8-15
-        if (NDIM <= 4) {
-          a[1] = a[3] = 0u;  // features 8-15 repeat 0-7
-        } else {
-          a[1] = transpose8x8(af[kg][ft][2]);  // features 8-15, points 0-7
-          a[3] = transpose8x8(af[kg][ft][3]);
-        }
+        a[1] = transpose8x8(af[kg][ft][2]);  // features 8-15, points 0-7
+        a[3] = transpose8x8(af[kg][ft][3]);
 #pragma unroll
         for (int s = 0; s < NT; ++s) mma_f16(acc[ft][s], a, b[s][0], b[s][1]);
       }
@@ -1272,7 +1277,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const int hi = slot * FEATS + dim, lo = slot * FEATS + LO_FEATURE(dim);
     float value = 0.f;
 #pragma unroll 4
-    for (int w = 0; w < WARPS; ++w) value += warp_areas[w * WARP_FLOATS + hi] + warp_areas[w * WARP_FLOATS + lo];
+    for (int w = 0; w < WARPS; ++w) {
+      const float* area = warp_areas + w * WARP_FLOATS;
+      value += area[hi] + area[lo];
+#if NDIM <= 4
+      value += area[hi + 12] + area[lo + 4];  // rows 8-15: [lo | hi] again
+#endif
+    }
+#if NDIM <= 4
+    value *= 0.5f;  // every part was counted twice (exact: a power of two)
+#endif
     if (value != 0.f) atomicAdd(sums + j, (double)value);
   }
 #else
