@@ -319,10 +319,9 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 }
 // A distance tile whose columns hold fewer than 5 real slots (the last tile of a ΣK with
 // ΣK mod 8 in 1..4): its words D[.][2t+1] (slots 4..7) are never read back.
-// distance=f16x2 stores such tiles whole: the x2 form needs its two words in a register pair of
-// their own, which cost 4 moves a step (N=4 and N=8, session 11), and the padding columns are
-// never read.
-#define HALF_TILE(j) (!DIST_F16 && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
+// (Storing such tiles whole saves the x2 form's 4 register moves a step, but measured 2 % slower
+// at N=8 and 3 % at N=4 together with the N <= 4 operand change: session 11, call 8.)
+#define HALF_TILE(j) ((j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
