@@ -73,9 +73,8 @@ typedef unsigned long long u64;
 #if DIST_F16
 // distance=f16x2: the distance product's k dimension holds "features", 16 per m16n8k16 step,
 // each the FP16 hi or lo part of one dimension of x (×2^e when SCALE_X):
-//   N ≤ 4: [hi 0-3 | lo 0-3 | lo 0-3 | hi 0-3] against [c_hi | c_hi | c_lo | c_lo]: the whole
-//          (hi+lo)·(hi+lo) product in one MMA; the update's rows 8-15 then repeat 0-7 (as
-//          [lo | hi]), so its sums count every part twice and are halved at the end;
+//   N ≤ 4: [hi 0-3 | lo 0-3 | hi 0-3 | lo 0-3] against [c_hi | c_hi | c_lo | c_lo]: the whole
+//          (hi+lo)·(hi+lo) product in one MMA;
 //   N ≤ 8: [hi 0-7 | lo 0-7] against [c_lo | c_hi] and [c_hi | c_lo]: two MMAs (a B pair of
 //          two different registers: [c_hi | c_hi] made ptxas copy one into a pair before
 //          every MMA, 16 moves a step);
@@ -320,7 +319,7 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 // A distance tile whose columns hold fewer than 5 real slots (the last tile of a ΣK with
 // ΣK mod 8 in 1..4): its words D[.][2t+1] (slots 4..7) are never read back.
 // (Storing such tiles whole saves the x2 form's 4 register moves a step, but measured 2 % slower
-// at N=8 and 3 % at N=4 together with the N <= 4 operand change: session 11, call 8.)
+// at N=8: session 11, call 8.)
 #define HALF_TILE(j) ((j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
@@ -700,12 +699,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       split_half2(r0.x, r0.y, hi0, lo0);
       split_half2(r1.x, r1.y, hi1, lo1);
 #if NDIM <= 4
-      // Features 0-7 are [hi | lo], 8-15 [lo | hi]: lanes t = 2, 3 hold lo parts first. The second
-      // half differs from the first, so no register is needed twice in one operand (which cost
-      // 8 moves a step), and against [c_hi | c_lo] it still completes the product.
-      const bool lo_lane = t >= 2;
-      af[i][0][0] = lo_lane ? lo0 : hi0, af[i][0][2] = lo_lane ? hi0 : lo0;
-      af[i][0][1] = lo_lane ? lo1 : hi1, af[i][0][3] = lo_lane ? hi1 : lo1;
+      // (Features 8-15 as [lo | hi] instead, so that no register appears twice in the operand, with
+      // the update then counting every part twice: 8 fewer moves a step, and 0.8 % slower at N=4,
+      // session 11 call 9.)
+      const bool lo_lane = t >= 2;  // features 2t, 2t+1 are lo parts for t = 2, 3
+      af[i][0][0] = af[i][0][2] = lo_lane ? lo0 : hi0;
+      af[i][0][1] = af[i][0][3] = lo_lane ? lo1 : hi1;
 #else
       af[i][0][0] = hi0, af[i][0][1] = hi1, af[i][0][2] = lo0, af[i][0][3] = lo1;
 #endif
@@ -1154,8 +1153,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         unsigned a[4];
         a[0] = transpose8x8(af[kg][ft][0]);  // features 0-7 (of the tile), points 0-7
         a[2] = transpose8x8(af[kg][ft][1]);  // features 0-7, points 8-15
-        a[1] = transpose8x8(af[kg][ft][2]);  // features 8-15, points 0-7
-        a[3] = transpose8x8(af[kg][ft][3]);
+        if (NDIM <= 4) {
+          a[1] = a[3] = 0u;  // features 8-15 repeat 0-7
+        } else {
+          a[1] = transpose8x8(af[kg][ft][2]);  // features 8-15, points 0-7
+          a[3] = transpose8x8(af[kg][ft][3]);
+        }
 #pragma unroll
         for (int s = 0; s < NT; ++s) mma_f16(acc[ft][s], a, b[s][0], b[s][1]);
       }
@@ -1276,16 +1279,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const int hi = slot * FEATS + dim, lo = slot * FEATS + LO_FEATURE(dim);
     float value = 0.f;
 #pragma unroll 4
-    for (int w = 0; w < WARPS; ++w) {
-      const float* area = warp_areas + w * WARP_FLOATS;
-      value += area[hi] + area[lo];
-#if NDIM <= 4
-      value += area[hi + 12] + area[lo + 4];  // rows 8-15: [lo | hi] again
-#endif
-    }
-#if NDIM <= 4
-    value *= 0.5f;  // every part was counted twice (exact: a power of two)
-#endif
+    for (int w = 0; w < WARPS; ++w) value += warp_areas[w * WARP_FLOATS + hi] + warp_areas[w * WARP_FLOATS + lo];
     if (value != 0.f) atomicAdd(sums + j, (double)value);
   }
 #else
