@@ -5,6 +5,7 @@
 // clustered, offset, sparse and odd-width data its window and scans exist for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "datasets/dataset.hpp"
@@ -78,15 +80,35 @@ TEST(Tf32WindowSpace, RefusesDataBeyondTheRangeOfItsFp32Keys) {
 }
 
 TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
-  // N=32, K=1024: a 128 KiB table leaves room for one block, so it gets 16 warps.
-  const Problem large = shape(1 << 21, 32, 1024, 1024);
+  // N=32, K=2048: the FP16 table alone is 128 KiB, room for one block, so it gets 16 warps.
+  const Problem large = shape(1 << 21, 32, 2048, 2048);
   const Params large_defaults = window_variant().default_params(large, h100_like());
   EXPECT_EQ(large_defaults.at("block"), 512);
+  EXPECT_EQ(large_defaults.at("keys"), "f16-two-pass");
   EXPECT_FALSE(window_variant().param_space(large, h100_like()).check(large_defaults).has_value());
+  // N=32, K=1024: 64 KiB of FP16 table, two blocks of 256 per SM.
+  const Problem issue_case = shape(1 << 21, 32, 1024, 1024);
+  EXPECT_EQ(window_variant().default_params(issue_case, h100_like()).at("block"), 256);
   const Problem small = shape(1 << 21, 8, 256, 256);
   const Params small_defaults = window_variant().default_params(small, h100_like());
   EXPECT_EQ(small_defaults.at("block"), 256);
   EXPECT_FALSE(window_variant().param_space(small, h100_like()).check(small_defaults).has_value());
+}
+
+TEST(Tf32WindowSpace, TheTf32TableIsRefusedWhereOnlyTheFp16OneFits) {
+  // N=32, K=1536: 192 KiB of TF32 table plus scratch, 96 KiB in FP16; the H100 allows 227 KiB.
+  const Problem problem = shape(1 << 21, 32, 1536, 1536);
+  const ParamSpace space = window_variant().param_space(problem, h100_like());
+  Params tf32 = window_variant().default_params(problem, h100_like());
+  tf32["keys"] = "tf32-top3";
+  tf32["block"] = 512;
+  EXPECT_TRUE(space.check(tf32).has_value());
+  tf32["block"] = 128;
+  EXPECT_FALSE(space.check(tf32).has_value());
+  Params f16 = tf32;
+  f16["keys"] = "f16-two-pass";
+  f16["block"] = 512;
+  EXPECT_FALSE(space.check(f16).has_value());
 }
 
 // The kernel's key for one centroid, emulated: translated inputs rounded to TF32, products
@@ -208,6 +230,114 @@ TEST(BiasedKeyWindow, WidensWithTheIndexBitsPackedIntoKeys) {
   EXPECT_GT(narrow, 0.f);
 }
 
+// f16-two-pass's key, emulated: translated inputs scaled below 2^14, rounded to FP16 (with
+// subnormals), products summed per m16n8k16 step of 16 dimensions and added to the FP32
+// accumulator that starts at ‖c‖².
+float emulated_f16_key(const std::vector<float>& x, const std::vector<float>& c, float norm) {
+  float acc = norm;
+  for (size_t d0 = 0; d0 < x.size(); d0 += 16) {
+    double step = 0;
+    for (size_t d = d0; d < d0 + 16 && d < x.size(); ++d)
+      step += double(gemm::fp16_round(x[d])) * double(gemm::fp16_round(-2.f * c[d]));
+    acc += float(step);
+  }
+  return acc;
+}
+
+// Uniform data in an offset box; `faint` dimensions are scaled by 1e-9, so after the
+// scaling their FP16 values are subnormal and the window's absolute term has to cover them.
+WindowTrials run_f16_trials(int n, int k, int faint, int points, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(2.f, 3.f);
+  std::vector<std::vector<float>> data(static_cast<size_t>(points), std::vector<float>(static_cast<size_t>(n)));
+  for (auto& row : data)
+    for (int d = 0; d < n; ++d) row[size_t(d)] = uniform(rng) * (d < faint ? 1e-9f : 1.f);
+  std::vector<double> mean(static_cast<size_t>(n), 0.0);
+  for (const auto& row : data)
+    for (int d = 0; d < n; ++d) mean[size_t(d)] += row[size_t(d)];
+  std::vector<float> center(static_cast<size_t>(n));
+  for (int d = 0; d < n; ++d) center[size_t(d)] = float(mean[size_t(d)] / points);
+  double largest = 0;
+  for (const auto& row : data) {
+    double sq = 0;
+    for (int d = 0; d < n; ++d) sq += double(row[size_t(d)] - center[size_t(d)]) * (row[size_t(d)] - center[size_t(d)]);
+    largest = std::max(largest, sq);
+  }
+  int exponent = 0;
+  std::frexp(largest, &exponent);
+  const float scale = std::ldexp(1.f, 14 - ((exponent + 1) >> 1));
+  auto scaled = [&](const std::vector<float>& v) {
+    std::vector<float> out(v.size());
+    for (size_t d = 0; d < v.size(); ++d) out[d] = (v[d] - center[d]) * scale;
+    return out;
+  };
+  std::vector<std::vector<float>> centroids, scaled_centroids;
+  std::vector<float> norms;
+  float largest_cnorm2 = 0;
+  for (int j = 0; j < k; ++j) {
+    centroids.push_back(data[size_t(j) * 7 % size_t(points)]);
+    scaled_centroids.push_back(scaled(centroids.back()));
+    double sq = 0;
+    for (float v : scaled_centroids.back()) sq += double(v) * v;
+    norms.push_back(float(sq));
+    largest_cnorm2 = std::max(largest_cnorm2, norms.back());
+  }
+  const gemm::Fp16KeyModel model = gemm::fp16_key_model((n + 15) / 16 * 16);
+  WindowTrials trials;
+  for (const auto& row : data) {
+    const std::vector<float> x = scaled(row);
+    float xn2 = 0;
+    for (float v : x) xn2 = std::fma(v, v, xn2);
+    std::vector<float> keys(static_cast<size_t>(k));
+    std::vector<double> exact(static_cast<size_t>(k));
+    int winner = 0;
+    for (int j = 0; j < k; ++j) {
+      keys[size_t(j)] = emulated_f16_key(x, scaled_centroids[size_t(j)], norms[size_t(j)]);
+      double dist = 0;
+      for (int d = 0; d < n; ++d) {
+        const double e = double(row[size_t(d)]) - centroids[size_t(j)][size_t(d)];
+        dist += e * e;
+      }
+      exact[size_t(j)] = dist;
+      if (keys[size_t(j)] < keys[size_t(winner)]) winner = j;
+    }
+    const float threshold =
+        keys[size_t(winner)] + gemm::fp16_key_window(xn2, keys[size_t(winner)], largest_cnorm2, model);
+    int inside = 0;
+    for (int j = 0; j < k; ++j) {
+      inside += keys[size_t(j)] <= threshold;
+      if (exact[size_t(j)] <= exact[size_t(winner)] && !(keys[size_t(j)] <= threshold)) ++trials.uncovered;
+    }
+    ++trials.points;
+    trials.ambiguous += inside > 1;
+    trials.keys_inside += inside;
+  }
+  trials.keys_inside /= trials.points;
+  return trials;
+}
+
+TEST(Fp16KeyWindow, HoldsEveryCentroidAtLeastAsNearAsTheSmallestKey) {
+  for (const auto& [n, k, faint] : {std::tuple{32, 1024, 0}, std::tuple{8, 256, 0}, std::tuple{3, 64, 0},
+                                    std::tuple{32, 256, 24}, std::tuple{16, 128, 6}}) {
+    const WindowTrials trials = run_f16_trials(n, k, faint, 1500, 91u + n + faint);
+    SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k) + " faint dims " + std::to_string(faint));
+    EXPECT_EQ(trials.uncovered, 0);
+    EXPECT_GT(trials.ambiguous, 0);
+    EXPECT_LT(trials.ambiguous, trials.points / 2);
+    EXPECT_LT(trials.keys_inside, 2.0);
+  }
+}
+
+TEST(Fp16KeyWindow, RoundsLikeBinary16) {
+  EXPECT_EQ(gemm::fp16_round(1.f + 0x1p-11f), 1.f);                // a tie goes to even
+  EXPECT_EQ(gemm::fp16_round(1.f + 3 * 0x1p-11f), 1.f + 0x1p-9f);  // ... in both directions
+  EXPECT_EQ(gemm::fp16_round(0x1p-25f), 0.f);                      // half the smallest subnormal, even
+  EXPECT_EQ(gemm::fp16_round(0x1.8p-25f), 0x1p-24f);
+  EXPECT_EQ(gemm::fp16_round(-3 * 0x1p-24f), -3 * 0x1p-24f);      // subnormals are kept
+  EXPECT_EQ(gemm::fp16_round(65504.f), 65504.f);
+  EXPECT_TRUE(std::isinf(gemm::fp16_round(65520.f)));
+}
+
 // --- on the GPU ----------------------------------------------------------------------
 
 struct GpuCase {
@@ -216,6 +346,8 @@ struct GpuCase {
   int k;
   bool labels;
   float offset;  // added to every value: data far from the origin, where |x||c| ≫ distances
+  float scale = 1.f;  // then every value multiplied: FP16's range is 2^-24..65504
+  float grid = 0.f;   // then, if > 0, rounded to multiples of it: exact ties everywhere
 };
 
 // ctest lists parameterised cases with their parameter; the name says it all.
@@ -231,15 +363,26 @@ class Tf32WindowOnDevice : public ::testing::TestWithParam<GpuCase> {
 TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
   const GpuCase c = GetParam();
   Dataset data = generate(c.spec);
-  for (float& v : data.values) v += c.offset;
+  for (float& v : data.values) {
+    v = (v + c.offset) * c.scale;
+    if (c.grid > 0.f) v = std::round(v / c.grid) * c.grid;
+  }
   const Problem problem = shape(data.m, data.n, c.k, c.k);
   const DeviceInfo device = query_device(0);
   if (auto reason = window_variant().can_implement(problem, device))
     GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
-  const Params params = resolve_params(window_variant(), problem, device, Params::object());
-  auto run = window_variant().prepare(problem, data, params, device);
-  testing_support::expect_steps_match_reference(
-      *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
+  for (const char* keys : {"f16-two-pass", "tf32-top3"}) {
+    SCOPED_TRACE(std::string("keys=") + keys);
+    Params params = resolve_params(window_variant(), problem, device, Params::object());
+    params["keys"] = keys;
+    if (auto why = window_variant().param_space(problem, device).check(params)) {
+      params["block"] = 128;  // the TF32 table may leave room only for the smallest block
+      ASSERT_FALSE(window_variant().param_space(problem, device).check(params).has_value()) << *why;
+    }
+    auto run = window_variant().prepare(problem, data, params, device);
+    testing_support::expect_steps_match_reference(
+        *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
+  }
 }
 
 GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, int centers, double zeros, uint64_t seed) {
@@ -263,7 +406,14 @@ INSTANTIATE_TEST_SUITE_P(
                       GpuCase{"uniform_n48_k128", spec_of("uniform", 30000, 48, 8, 0, 10), 128, true, 0.f},
                       GpuCase{"uniform_n30_k500", spec_of("uniform", 40000, 30, 8, 0, 11), 500, true, 0.f},
                       GpuCase{"uniform_n5_k2000", spec_of("uniform", 40000, 5, 8, 0, 12), 2000, true, 0.f},
-                      GpuCase{"uniform_n8_k64_m100", spec_of("uniform", 100, 8, 8, 0, 13), 64, true, 0.f}),
+                      GpuCase{"uniform_n8_k64_m100", spec_of("uniform", 100, 8, 8, 0, 13), 64, true, 0.f},
+                      // Values on a grid of halves: many exactly equidistant centroids, so
+                      // lanes with two and with three or more in-window keys.
+                      GpuCase{"grid_n8_k256_ties", spec_of("uniform", 40000, 8, 8, 0, 14), 256, true, 0.f, 1.f, 0.5f},
+                      GpuCase{"tiny_uniform_n32_k128", spec_of("uniform", 30000, 32, 8, 0, 15), 128, true, 0.f, 1e-30f},
+                      GpuCase{"huge_blobs_n20_k96", spec_of("blobs", 30000, 20, 50, 0, 16), 96, true, 0.f, 1e12f},
+                      GpuCase{"uniform_n32_k1000_partial_step", spec_of("uniform", 50017, 32, 8, 0, 17), 1000, true,
+                              0.f}),
     [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
 
 }  // namespace

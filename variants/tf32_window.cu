@@ -26,6 +26,7 @@
 //   finalize() divides.
 //
 // Needs sm_80+ (TF32 mma, cvt.rna.tf32); the kernel body is compiled out below that.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -81,8 +82,10 @@ int64_t smem_limit(const DeviceInfo& device) {
 struct WindowArgs {
   const float* points;     // m × n, AoS
   const float* centroids;  // k × n, exact (the state's packed centroids)
-  const float* image;      // kpad × npad, −2·tf32(c − μ) in fragment order
-  const float* biased_norms;  // kpad: ‖c − μ‖² + bias, 1e30 for padding
+  const void* image;       // tf32-top3: kpad × npad floats −2·tf32(c − μ); f16-two-pass: halves
+                           // −2·fp16((c − μ)·scale); both in fragment order
+  const float* biased_norms;  // kpad, 1e30 for padding: ‖c − μ‖² + bias (tf32-top3), or
+                              // ‖(c − μ)·scale‖² (f16-two-pass, no bias)
   const float* center;     // μ, n floats
   int64_t m;
   int n, k, kpad, npad;
@@ -95,6 +98,11 @@ struct WindowArgs {
   int32_t* labels;
   unsigned long long* stats;  // null, or {rows, rows with several candidates, rows needing a column scan}
   unsigned long long* next_step;  // zero at launch; warps take 32-point steps from it
+  // f16-two-pass only
+  int f16_steps;              // m16n8k16 steps of 16 dims
+  const float* f16_scalars;   // {scale, largest scaled ‖c‖²}, written by build_f16_window_image
+  gemm::Fp16KeyModel f16_model;
+  float count_weight;         // W: a power of two ≥ the kpad/4 keys of a lane and row, times 4
 };
 
 // Fragment order (g = lane/4, t = lane%4). For n ≤ 8 (one k-step) lane (g,t) of n-tile nt
@@ -209,6 +217,102 @@ __device__ __forceinline__ void transpose_sum_level(float (&partial)[32], int la
 
 #endif
 
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+// Per warp: 32 labels, 32 scan masks, 32 ambiguity flags, a work list of up to 8 in-window
+// keys for each of 32 rows, and 32 packed exact minima.
+struct WarpScratch {
+  int* label;               // the sweep's label, replaced by the exact one where ambiguous
+  unsigned* scan;           // quad lanes whose columns to scan
+  int* ambiguous;           // row needs exact arbitration
+  int* work;                // (row << 16) | centroid, ≤ 256
+  unsigned long long* exact;  // per row: the smallest pack_exact(distance, index)
+};
+
+__device__ __forceinline__ WarpScratch warp_scratch(int* scratch_base, int warp) {
+  int* base = scratch_base + warp * kWarpScratchWords;
+  return {base, reinterpret_cast<unsigned*>(base + 32), base + 64, base + 96,
+          reinterpret_cast<unsigned long long*>(base + 352)};  // 8-byte aligned
+}
+
+// What both sweeps share once every row has its label or its candidates: exact distances
+// for the work list, column scans where a lane may hide more candidates than it reported,
+// then the counts, the FP64 update and the exact inertia of the step's points.
+template <int NPAD>
+__device__ __forceinline__ void settle_and_update(const WindowArgs& a, const WarpScratch& s, int listed, int64_t base,
+                                                  int rows, int ntiles, unsigned* counts_s,
+                                                  float (&update_values)[32], double& inertia) {
+  const int lane = threadIdx.x & 31;
+  __syncwarp();
+
+  // The work list in one round: each lane takes an (row, centroid) item and keeps the
+  // row's smallest (distance, index) with a shared-memory atomicMin.
+  for (int item = lane; item < listed; item += 32) {
+    const int row = s.work[item] >> 16, j = s.work[item] & 0xffff;
+    const float d2 = exact_distance<NPAD>(a.points + (base + row) * a.n, a.centroids + int64_t(j) * a.n, a.n);
+    atomicMin(&s.exact[row], pack_exact(d2, j));
+  }
+  // Columns of lanes that may hold more in-window keys than they reported (rare): the warp
+  // splits them.
+  unsigned scans = __ballot_sync(0xffffffffu, lane < rows && s.scan[lane] != 0);
+  while (scans) {
+    const int row = __ffs(scans) - 1;
+    scans &= scans - 1;
+    const float* x = a.points + (base + row) * a.n;
+    const unsigned columns = s.scan[row];
+    unsigned long long best = ~0ull;
+    for (int col = 0; col < 4; ++col) {
+      if (!((columns >> col) & 1u)) continue;
+      for (int i = lane; i < 2 * ntiles; i += 32) {
+        const int j = (i >> 1) * 8 + 2 * col + (i & 1);
+        if (j < a.k)
+          best = min(best, pack_exact(exact_distance<NPAD>(x, a.centroids + int64_t(j) * a.n, a.n), j));
+      }
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) best = min(best, __shfl_xor_sync(0xffffffffu, best, offset));
+    if (lane == 0) atomicMin(&s.exact[row], best);
+  }
+  __syncwarp();
+  if (lane < rows && s.ambiguous[lane]) s.label[lane] = int(s.exact[lane] & 0xffffffffu);
+  __syncwarp();
+
+  if (lane < rows) {
+    const int label = s.label[lane];
+    atomicAdd(&counts_s[label], 1u);
+    if (a.labels) a.labels[base + lane] = label;
+  }
+  // Update and inertia, 32 dimensions at a time: lane d adds dimension d of every point
+  // (one coalesced FP64 RED per point) and keeps (x_d − c_d)² per point; a transposing
+  // butterfly (31 shuffles) then leaves point r's exact squared distance in lane r.
+  float partial[32];
+#pragma unroll
+  for (int row = 0; row < 32; ++row) partial[row] = 0.f;
+  for (int d0 = 0; d0 < a.n; d0 += 32) {
+    const int d = d0 + lane;
+    float centroid_values[32];
+#pragma unroll
+    for (int row = 0; row < 32; ++row) {
+      if (d0 > 0) update_values[row] = row < rows && d < a.n ? __ldg(a.points + (base + row) * a.n + d) : 0.f;
+      centroid_values[row] =
+          row < rows && d < a.n ? __ldg(a.centroids + int64_t(s.label[row]) * a.n + d) : 0.f;
+    }
+#pragma unroll
+    for (int row = 0; row < 32; ++row) {
+      const float e = update_values[row] - centroid_values[row];
+      partial[row] = fmaf(e, e, partial[row]);
+      if (row < rows && d < a.n) atomicAdd(&a.sums[int64_t(s.label[row]) * a.n + d], double(update_values[row]));
+    }
+  }
+  transpose_sum_level<16>(partial, lane);
+  transpose_sum_level<8>(partial, lane);
+  transpose_sum_level<4>(partial, lane);
+  transpose_sum_level<2>(partial, lane);
+  transpose_sum_level<1>(partial, lane);
+  if (lane < rows) inertia += double(partial[0]);
+  __syncwarp();
+}
+#endif
+
 template <int S>  // k-steps of 8 dims
 __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -220,11 +324,12 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
   float4* norm_quads_s = reinterpret_cast<float4*>(norms_s + a.kpad);
   unsigned* counts_s = reinterpret_cast<unsigned*>(norm_quads_s + a.kpad / 2);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  int* label_s = reinterpret_cast<int*>(counts_s + a.kpad) + warp * kWarpScratchWords;
-  unsigned* scan_s = reinterpret_cast<unsigned*>(label_s + 32);   // quad lanes whose columns to scan
-  int* ambiguous_s = label_s + 64;                                   // row needs exact arbitration
-  int* work_s = label_s + 96;                                        // (row << 16) | centroid, ≤ 256
-  unsigned long long* exact_s = reinterpret_cast<unsigned long long*>(label_s + 352);  // 8-byte aligned
+  const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
+  int* label_s = scratch.label;
+  unsigned* scan_s = scratch.scan;
+  int* ambiguous_s = scratch.ambiguous;
+  int* work_s = scratch.work;
+  unsigned long long* exact_s = scratch.exact;
 
   {
     const int64_t table4 = int64_t(a.kpad) * a.npad / 4;
@@ -397,73 +502,339 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
         }
       }
     }
-    __syncwarp();
+    settle_and_update<8 * S>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
+    step = next;
+  }
 
-    // The work list in one round: each lane takes an (row, centroid) item and keeps the
-    // row's smallest (distance, index) with a shared-memory atomicMin.
-    for (int item = lane; item < listed; item += 32) {
-      const int row = work_s[item] >> 16, j = work_s[item] & 0xffff;
-      const float d2 = exact_distance<8 * S>(a.points + (base + row) * a.n, a.centroids + int64_t(j) * a.n, a.n);
-      atomicMin(&exact_s[row], pack_exact(d2, j));
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
+  if (lane == 0 && inertia != 0.0) atomicAdd(a.inertia, inertia);
+  __syncthreads();
+  for (int i = threadIdx.x; i < a.k; i += blockDim.x)
+    if (counts_s[i]) atomicAdd(&a.counts[i], static_cast<unsigned long long>(counts_s[i]));
+#else
+  __trap();  // unreachable: can_implement refuses devices below sm_80
+#endif
+}
+
+// --- keys=f16-two-pass ------------------------------------------------------------------
+// The top-3 insertion above costs six ALU-pipe instructions per key, and the ALU pipe bound
+// the TF32 sweep. This sweep runs the MMAs twice instead (FP16 m16n8k16, one MMA per 16
+// dims, so two passes issue as many MMAs as one TF32 pass):
+// - pass A keeps each row's plain smallest key: one FMNMX per key;
+// - from it and the window, a threshold T per row; pass B recomputes the same keys and,
+//   on the FMA pipe, turns each into r = [key < T] with one saturated FFMA, then adds
+//   r·(W + i) and r·i² (i the key's index among the lane's columns, W a power of two ≥ 4·that
+//   count). floor(S1/W) counts the lane's in-window keys, and one or two of them are decoded
+//   exactly from S1 − count·W = Σi and S2 = Σi². A lane with three or more is scanned.
+// FP16 holds TF32's 11-bit significand, so the window (gemm::fp16_key_window) is the TF32
+// one plus a subnormal term; inputs are translated by μ and scaled by a power of two so
+// every |value| < 2^14 (and −2c < 2^15) stays finite.
+constexpr int kMaxF16Steps = 4;  // m16n8k16 steps: N ≤ 64
+int f16_steps(int n) { return (n + 15) / 16; }
+// The image, the C quads {‖c_2t‖², ‖c_2t+1‖², same}, per n-tile the weights
+// {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}, counts, per-warp scratch.
+int64_t f16_smem_bytes(int64_t kpad, int steps, int block) {
+  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kpad * 4 + int64_t(block / 32) * kWarpScratchWords * 4;
+}
+// Half index of c[j][d] in fragment order: per (n-tile, lane) the lane's four dims of every
+// step, contiguous, so a lane reads its B fragments of one n-tile with one or two LDS.128.
+MK_HOST_DEVICE inline int64_t f16_image_offset(int j, int d, int steps) {
+  const int nt = j / 8, g = j % 8, step = d / 16, t = (d % 16) / 4;
+  return ((int64_t(nt) * 32 + g * 4 + t) * steps + step) * 4 + d % 4;
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+// Largest |value| after scaling: below 2^14, with the most of FP16's range above subnormals.
+__device__ __forceinline__ float f16_scale_for(float largest_norm2) {
+  if (!(largest_norm2 > 0.f)) return 1.f;
+  int exponent = 0;
+  frexpf(largest_norm2, &exponent);  // largest_norm2 < 2^exponent, so every |value| < 2^ceil(exponent/2)
+  return ldexpf(1.f, 14 - ((exponent + 1) >> 1));
+}
+
+// One block: the scale needs every centroid's ‖c − μ‖² before any value is rounded.
+// scalars = {scale, largest scaled ‖c‖²}.
+__global__ void build_f16_window_image(WindowArgs a, float largest_point_norm2, __half* image, float* norms,
+                                       float* scalars) {
+  __shared__ unsigned largest_bits;  // non-negative floats order like their bits
+  if (threadIdx.x == 0) largest_bits = __float_as_uint(largest_point_norm2);
+  __syncthreads();
+  for (int j = threadIdx.x; j < a.k; j += blockDim.x) {
+    float sq = 0.f;
+    for (int d = 0; d < a.n; ++d) {
+      const float centred = a.centroids[int64_t(j) * a.n + d] - a.center[d];
+      sq = fmaf(centred, centred, sq);
     }
-    // Columns of lanes whose third key was inside the window (rare): the warp splits them.
-    unsigned scans = __ballot_sync(0xffffffffu, lane < rows && scan_s[lane] != 0);
-    while (scans) {
-      const int row = __ffs(scans) - 1;
-      scans &= scans - 1;
-      const float* x = a.points + (base + row) * a.n;
-      const unsigned columns = scan_s[row];
-      unsigned long long best = ~0ull;
-      for (int col = 0; col < 4; ++col) {
-        if (!((columns >> col) & 1u)) continue;
-        for (int i = lane; i < 2 * ntiles; i += 32) {
-          const int j = (i >> 1) * 8 + 2 * col + (i & 1);
-          if (j < a.k)
-            best = min(best, pack_exact(exact_distance<8 * S>(x, a.centroids + int64_t(j) * a.n, a.n), j));
+    atomicMax(&largest_bits, __float_as_uint(sq * 1.0001f));  // FP32 sum: widen a little
+  }
+  __syncthreads();
+  const float scale = f16_scale_for(__uint_as_float(largest_bits));
+  __syncthreads();
+  if (threadIdx.x == 0) largest_bits = 0u;
+  __syncthreads();
+  const int npad = 16 * a.f16_steps;
+  for (int j = threadIdx.x; j < a.kpad; j += blockDim.x) {
+    double norm = 0;
+    for (int d = 0; d < npad; ++d) {
+      float value = 0.f;
+      if (j < a.k && d < a.n) {
+        value = (a.centroids[int64_t(j) * a.n + d] - a.center[d]) * scale;
+        norm += double(value) * value;
+      }
+      image[f16_image_offset(j, d, a.f16_steps)] = __float2half_rn(-2.f * value);
+    }
+    // Padding sorts above every real key (|keys| < 3·2^28 in scaled units) and is never
+    // inside a window.
+    norms[j] = j < a.k ? float(norm) : 1e30f;
+    if (j < a.k) atomicMax(&largest_bits, __float_as_uint(float(norm)));
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    scalars[0] = scale;
+    scalars[1] = __uint_as_float(largest_bits);
+  }
+}
+
+__device__ __forceinline__ uint32_t pack_half2(float low, float high) {
+  const __half2 pair = __floats2half2_rn(low, high);  // low lands in the lower 16 bits
+  return *reinterpret_cast<const uint32_t*>(&pair);
+}
+
+// D = A·B + C for one m16n8k16 FP16 tile with FP32 accumulation.
+__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, float c0,
+                                        float c1, float c2, float c3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
+#else
+  __trap();  // unreachable: can_implement refuses devices below sm_80
+#endif
+}
+
+template <int H>
+__device__ __forceinline__ void load_f16_fragments(const uint32_t* tile, uint32_t (&b)[H][2]) {
+  if constexpr (H % 2 == 0) {
+#pragma unroll
+    for (int q = 0; q < H / 2; ++q) {
+      const uint4 v = reinterpret_cast<const uint4*>(tile)[q];
+      b[2 * q][0] = v.x, b[2 * q][1] = v.y, b[2 * q + 1][0] = v.z, b[2 * q + 1][1] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < H; ++q) {
+      const uint2 v = reinterpret_cast<const uint2*>(tile)[q];
+      b[q][0] = v.x, b[q][1] = v.y;
+    }
+  }
+}
+
+template <int H>
+__device__ __forceinline__ void f16_tile_keys(float (&d)[4], const uint32_t (&frag)[H][4], const uint32_t (&b)[H][2],
+                                              const float4& cn) {
+  mma_f16(d, frag[0], b[0][0], b[0][1], cn.x, cn.y, cn.z, cn.w);
+#pragma unroll
+  for (int s = 1; s < H; ++s) mma_f16(d, frag[s], b[s][0], b[s][1], d[0], d[1], d[2], d[3]);
+}
+
+// Column of the lane's i-th key: n-tile i/2, parity i%2.
+__device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 + 2 * t + (i & 1); }
+#endif
+
+template <int H>  // m16n8k16 steps of 16 dims
+__global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  extern __shared__ float4 smem4[];
+  const int ntiles = a.kpad / 8;
+  uint32_t* image_s = reinterpret_cast<uint32_t*>(smem4);
+  float4* norm_quads_s = reinterpret_cast<float4*>(image_s + int64_t(a.kpad) * H * 8);
+  float4* weights_s = norm_quads_s + a.kpad / 2;
+  unsigned* counts_s = reinterpret_cast<unsigned*>(weights_s + ntiles);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
+
+  const float weight = a.count_weight;
+  {
+    const int64_t image4 = int64_t(a.kpad) * H * 2;
+    const uint4* src = reinterpret_cast<const uint4*>(a.image);
+    for (int64_t i = threadIdx.x; i < image4; i += blockDim.x) reinterpret_cast<uint4*>(image_s)[i] = src[i];
+    for (int i = threadIdx.x; i < a.kpad / 2; i += blockDim.x) {
+      const float2 pair = reinterpret_cast<const float2*>(a.biased_norms)[i];
+      norm_quads_s[i] = make_float4(pair.x, pair.y, pair.x, pair.y);
+    }
+    for (int nt = threadIdx.x; nt < ntiles; nt += blockDim.x) {
+      const float i0 = float(2 * nt), i1 = i0 + 1.f;
+      weights_s[nt] = make_float4(weight + i0, weight + i1, i0 * i0, i1 * i1);
+    }
+    for (int i = threadIdx.x; i < a.kpad; i += blockDim.x) counts_s[i] = 0;
+  }
+  __syncthreads();
+
+  const float scale = a.f16_scalars[0], largest_cnorm2 = a.f16_scalars[1];
+  const float inverse_weight = 1.f / weight;  // a power of two: exact
+  const bool vector_rows = (a.n % 4) == 0;
+  const int64_t steps = (a.m + 31) / 32;
+  const uint32_t* lane_image = image_s + lane * H * 2;
+  double inertia = 0.0;
+
+  auto take_step = [&]() {
+    unsigned long long taken = 0;
+    if (lane == 0) taken = atomicAdd(a.next_step, 1ull);
+    return static_cast<int64_t>(__shfl_sync(0xffffffffu, taken, 0));
+  };
+  for (int64_t step = take_step(); step < steps;) {
+    const int64_t next = take_step();
+    const int64_t base = step * 32;
+    // Rows r = 0..3 of this lane: tile r/2, row g (+8 for odd r). Lane t holds dims
+    // 16s + 4t .. +3 of step s: k = 2t, 2t+1 (registers 0/1) and 2t+8, 2t+9 (2/3).
+    uint32_t frag[2][H][4];
+    float xn2[4];
+    bool valid[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int64_t p = base + (r >> 1) * 16 + (r & 1) * 8 + g;
+      valid[r] = p < a.m;
+      const float* row = a.points + p * a.n;
+      float sq = 0.f;
+#pragma unroll
+      for (int s = 0; s < H; ++s) {
+        const int d0 = 16 * s + 4 * t;
+        float v[4];
+        if (valid[r] && vector_rows && d0 + 4 <= a.n) {
+          const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
+          v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) v[e] = valid[r] && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float centred = (valid[r] && d0 + e < a.n) ? (v[e] - __ldg(a.center + d0 + e)) * scale : 0.f;
+          sq = fmaf(centred, centred, sq);
+          v[e] = centred;
+        }
+        frag[r >> 1][s][r & 1] = pack_half2(v[0], v[1]);
+        frag[r >> 1][s][(r & 1) + 2] = pack_half2(v[2], v[3]);
+      }
+      sq += __shfl_xor_sync(0xffffffffu, sq, 1);
+      sq += __shfl_xor_sync(0xffffffffu, sq, 2);
+      xn2[r] = sq;
+    }
+
+    // Pass A: each row's smallest key.
+    float lowest[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) lowest[r] = INFINITY;
+    for (int nt = 0; nt < ntiles; ++nt) {
+      uint32_t b[H][2];
+      load_f16_fragments<H>(lane_image + nt * 32 * H * 2, b);
+      const float4 cn = norm_quads_s[nt * 4 + t];
+#pragma unroll
+      for (int tile_m = 0; tile_m < 2; ++tile_m) {
+        float d[4];
+        f16_tile_keys<H>(d, frag[tile_m], b, cn);
+        lowest[2 * tile_m] = fminf(lowest[2 * tile_m], fminf(d[0], d[1]));
+        lowest[2 * tile_m + 1] = fminf(lowest[2 * tile_m + 1], fminf(d[2], d[3]));
+      }
+    }
+
+    // r = sat(T·s − key·s) with s = 4/ulp(T) is exactly [key < T]: a key within a factor
+    // of two of T differs from it by at least ulp(T)/2, any other by more than |T|/2.
+    // T is rounded up and kept ≥ 2^-100 (so s stays finite); raising T only widens the window.
+    float ramp_slope[4], ramp_top[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      float low = lowest[r];
+      low = fminf(low, __shfl_xor_sync(0xffffffffu, low, 1));
+      low = fminf(low, __shfl_xor_sync(0xffffffffu, low, 2));
+      float top = __fadd_ru(low, gemm::fp16_key_window(xn2[r], low, largest_cnorm2, a.f16_model));
+      if (!(fabsf(top) >= 0x1p-100f)) top = 0x1p-100f;
+      const float slope = __uint_as_float((279u - ((__float_as_uint(top) >> 23) & 0xffu)) << 23);
+      ramp_slope[r] = -slope;
+      ramp_top[r] = top * slope;
+    }
+
+    // Pass B: the same keys, counted and identified against T.
+    float sums[4], squares[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) sums[r] = squares[r] = 0.f;
+    for (int nt = 0; nt < ntiles; ++nt) {
+      uint32_t b[H][2];
+      load_f16_fragments<H>(lane_image + nt * 32 * H * 2, b);
+      const float4 cn = norm_quads_s[nt * 4 + t];
+      const float4 w = weights_s[nt];
+#pragma unroll
+      for (int tile_m = 0; tile_m < 2; ++tile_m) {
+        float d[4];
+        f16_tile_keys<H>(d, frag[tile_m], b, cn);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = 2 * tile_m + (q >> 1);
+          const float inside = __saturatef(fmaf(d[q], ramp_slope[r], ramp_top[r]));
+          sums[r] = fmaf(inside, (q & 1) ? w.y : w.x, sums[r]);
+          squares[r] = fmaf(inside, (q & 1) ? w.w : w.z, squares[r]);
         }
       }
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) best = min(best, __shfl_xor_sync(0xffffffffu, best, offset));
-      if (lane == 0) atomicMin(&exact_s[row], best);
     }
-    __syncwarp();
-    if (lane < rows && ambiguous_s[lane]) label_s[lane] = int(exact_s[lane] & 0xffffffffu);
-    __syncwarp();
 
-    if (lane < rows) {
-      const int label = label_s[lane];
-      atomicAdd(&counts_s[label], 1u);
-      if (a.labels) a.labels[base + lane] = label;
-    }
-    // Update and inertia, 32 dimensions at a time: lane d adds dimension d of every point
-    // (one coalesced FP64 RED per point) and keeps (x_d − c_d)² per point; a transposing
-    // butterfly (31 shuffles) then leaves point r's exact squared distance in lane r.
-    float partial[32];
+    const int rows = a.m - base < 32 ? int(a.m - base) : 32;
+    float update_values[32];
 #pragma unroll
-    for (int row = 0; row < 32; ++row) partial[row] = 0.f;
-    for (int d0 = 0; d0 < a.n; d0 += 32) {
-      const int d = d0 + lane;
-      float centroid_values[32];
+    for (int row = 0; row < 32; ++row)
+      update_values[row] = row < rows && lane < a.n ? __ldg(a.points + (base + row) * a.n + lane) : 0.f;
+
+    // Per row: one in-window key in the quad settles it. Otherwise every decoded key goes on
+    // the work list, and lanes with three or more (or, never expected, a quad with none)
+    // are scanned.
+    int listed = 0;
+    const unsigned below = (1u << lane) - 1u;
 #pragma unroll
-      for (int row = 0; row < 32; ++row) {
-        if (d0 > 0) update_values[row] = row < rows && d < a.n ? __ldg(a.points + (base + row) * a.n + d) : 0.f;
-        centroid_values[row] =
-            row < rows && d < a.n ? __ldg(a.centroids + int64_t(label_s[row]) * a.n + d) : 0.f;
+    for (int r = 0; r < 4; ++r) {
+      const float count_f = floorf(sums[r] * inverse_weight);
+      const int count = valid[r] ? int(fminf(count_f, 3.f)) : 0;
+      const int index_sum = int(sums[r] - count_f * weight);  // exact while count ≤ 2
+      int first = index_sum, second = 0;
+      if (count == 2) {
+        const int spread = __float2int_rn(sqrtf(float(2 * int(squares[r]) - index_sum * index_sum)));
+        first = (index_sum - spread) >> 1;
+        second = (index_sum + spread) >> 1;
       }
-#pragma unroll
-      for (int row = 0; row < 32; ++row) {
-        const float e = update_values[row] - centroid_values[row];
-        partial[row] = fmaf(e, e, partial[row]);
-        if (row < rows && d < a.n) atomicAdd(&a.sums[int64_t(label_s[row]) * a.n + d], double(update_values[row]));
+      int quad_count = count + __shfl_xor_sync(0xffffffffu, count, 1);
+      quad_count += __shfl_xor_sync(0xffffffffu, quad_count, 2);
+      int settled = count == 1 ? lane_column(first, t) : 0;
+      settled += __shfl_xor_sync(0xffffffffu, settled, 1);
+      settled += __shfl_xor_sync(0xffffffffu, settled, 2);
+      const bool ambiguous = valid[r] && quad_count != 1;
+      const int items = ambiguous && count <= 2 ? count : 0;
+      const unsigned ones = __ballot_sync(0xffffffffu, items == 1);
+      const unsigned twos = __ballot_sync(0xffffffffu, items == 2);
+      const unsigned hidden = __ballot_sync(0xffffffffu, ambiguous && (count >= 3 || quad_count == 0));
+      const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
+      const int slot = listed + __popc(ones & below) + 2 * __popc(twos & below);
+      if (items >= 1) scratch.work[slot] = (local_row << 16) | lane_column(first, t);
+      if (items == 2) scratch.work[slot + 1] = (local_row << 16) | lane_column(second, t);
+      listed += __popc(ones) + 2 * __popc(twos);
+      if (t == 0) {
+        scratch.label[local_row] = settled;
+        scratch.scan[local_row] = (hidden >> (g * 4)) & 0xfu;
+        scratch.exact[local_row] = ~0ull;
+        scratch.ambiguous[local_row] = ambiguous;
+      }
+      if (a.stats) {
+        const unsigned row_owners = __ballot_sync(0xffffffffu, valid[r] && t == 0);
+        const unsigned ambiguous_rows = __ballot_sync(0xffffffffu, ambiguous && t == 0);
+        if (lane == 0) {
+          unsigned scans = 0;
+          for (int quad = 0; quad < 8; ++quad) scans += ((hidden >> (4 * quad)) & 0xfu) != 0;
+          atomicAdd(&a.stats[0], static_cast<unsigned long long>(__popc(row_owners)));
+          atomicAdd(&a.stats[1], static_cast<unsigned long long>(__popc(ambiguous_rows)));
+          atomicAdd(&a.stats[2], static_cast<unsigned long long>(scans));
+        }
       }
     }
-    transpose_sum_level<16>(partial, lane);
-    transpose_sum_level<8>(partial, lane);
-    transpose_sum_level<4>(partial, lane);
-    transpose_sum_level<2>(partial, lane);
-    transpose_sum_level<1>(partial, lane);
-    if (lane < rows) inertia += double(partial[0]);
-    __syncwarp();
+    settle_and_update<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
     step = next;
   }
 
@@ -480,7 +851,24 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
 
 using KernelFn = void (*)(WindowArgs);
 
-KernelFn kernel_for(int steps) {
+// keys=tf32-top3 or f16-two-pass (the axis below).
+bool uses_two_pass(const Params& params) { return params.at("keys").get<std::string>() == "f16-two-pass"; }
+
+int64_t smem_for(bool two_pass, int64_t kpad, int n, int block) {
+  return two_pass ? f16_smem_bytes(kpad, f16_steps(n), block) : smem_bytes(kpad, padded_dims(n), block);
+}
+
+KernelFn kernel_for(int n, bool two_pass) {
+  if (two_pass) {
+    switch (f16_steps(n)) {
+      case 1: return f16_window_kernel<1>;
+      case 2: return f16_window_kernel<2>;
+      case 3: return f16_window_kernel<3>;
+      case 4: return f16_window_kernel<4>;
+    }
+    throw UnsupportedError("tf32-window: no f16-two-pass kernel for N=" + std::to_string(n));
+  }
+  const int steps = k_steps(n);
   switch (steps) {
     case 1: return tf32_window_kernel<1>;
     case 2: return tf32_window_kernel<2>;
@@ -497,6 +885,7 @@ KernelFn kernel_for(int steps) {
 struct Translation {
   std::vector<float> center;
   float bias = 0.f;
+  float largest = 0.f;  // max ‖x − μ‖²: with the centroids', it sets f16-two-pass's scale
 };
 
 Translation translation_for(const Dataset& data) {
@@ -528,6 +917,7 @@ Translation translation_for(const Dataset& data) {
     throw UnsupportedError(text);
   }
   translation.bias = float(1.125 * largest) + FLT_MIN;
+  translation.largest = float(largest * 1.0001);  // FP64 sum of FP32 differences, rounded: widen a little
   return translation;
 }
 
@@ -539,17 +929,21 @@ class Tf32WindowRun : public gpu::GpuRun {
         npad_(padded_dims(problem.n)),
         kpad_(int(padded_centroids(problem.k.kmax))),
         block_(params.at("block").get<int>()),
-        kernel_(kernel_for(k_steps(problem.n))) {
+        two_pass_(uses_two_pass(params)),
+        kernel_(kernel_for(problem.n, two_pass_)) {
     const int n = problem.n;
     const std::vector<float>& center = translation.center;
     bias_ = translation.bias;
+    largest_ = translation.largest;
     center_.allocate(size_t(n), "tf32-window center");
-    image_.allocate(size_t(kpad_) * npad_, "tf32-window centroid image");
+    // f16-two-pass: kpad·16·steps halves, as floats.
+    image_.allocate(two_pass_ ? size_t(kpad_) * 8 * f16_steps(n) : size_t(kpad_) * npad_, "tf32-window centroid image");
+    if (two_pass_) f16_scalars_.allocate(2, "tf32-window f16 scale");
     norms_.allocate(size_t(kpad_), "tf32-window centroid norms");
     gpu::check(cudaMemcpyAsync(center_.get(), center.data(), center.size() * sizeof(float), cudaMemcpyHostToDevice,
                                state_.stream()),
                "tf32-window center upload");
-    smem_ = size_t(smem_bytes(kpad_, npad_, block_));
+    smem_ = size_t(smem_for(two_pass_, kpad_, n, block_));
     gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)),
                "tf32-window shared memory limit");
@@ -566,6 +960,7 @@ class Tf32WindowRun : public gpu::GpuRun {
     const int64_t persistent = int64_t(resident) * std::max(1, device.sm_count);
     grid_ = std::max<int64_t>(1, std::min(requested == 0 ? persistent : requested, useful));
     model_ = gemm::biased_key_model(npad_, index_bits(kpad_));
+    f16_model_ = gemm::fp16_key_model(16 * f16_steps(n));
     if (std::getenv("MKBENCH_WINDOW_STATS")) {
       stats_.allocate(3, "tf32-window stats");
       gpu::check(cudaMemsetAsync(stats_.get(), 0, stats_.bytes(), state_.stream()), "zero stats");
@@ -613,9 +1008,19 @@ class Tf32WindowRun : public gpu::GpuRun {
     args.labels = acc.labels;
     args.stats = stats_.get();
     args.next_step = next_step_.get();
+    args.f16_steps = f16_steps(problem.n);
+    args.f16_scalars = f16_scalars_.get();
+    args.f16_model = f16_model_;
+    args.count_weight = float(1 << index_bits(kpad_));
     gpu::check(cudaMemsetAsync(next_step_.get(), 0, next_step_.bytes(), stream), "tf32-window step counter");
-    build_window_image<<<(kpad_ + 127) / 128, 128, 0, stream>>>(args, image_.get(), norms_.get());
-    gpu::check_launch("build_window_image");
+    if (two_pass_) {
+      build_f16_window_image<<<1, 1024, 0, stream>>>(args, largest_, reinterpret_cast<__half*>(image_.get()),
+                                                     norms_.get(), f16_scalars_.get());
+      gpu::check_launch("build_f16_window_image");
+    } else {
+      build_window_image<<<(kpad_ + 127) / 128, 128, 0, stream>>>(args, image_.get(), norms_.get());
+      gpu::check_launch("build_window_image");
+    }
     kernel_<<<unsigned(grid_), unsigned(block_), smem_, stream>>>(args);
     gpu::check_launch("tf32_window_kernel");
     state_.finalize();
@@ -623,12 +1028,14 @@ class Tf32WindowRun : public gpu::GpuRun {
 
  private:
   int npad_, kpad_, block_;
+  bool two_pass_;
   KernelFn kernel_;
   int64_t grid_ = 1;
   size_t smem_ = 0;
-  float bias_ = 0.f;
+  float bias_ = 0.f, largest_ = 0.f;
   gemm::BiasedKeyModel model_{};
-  gpu::DeviceBuffer<float> center_, image_, norms_;
+  gemm::Fp16KeyModel f16_model_{};
+  gpu::DeviceBuffer<float> center_, image_, norms_, f16_scalars_;
   gpu::DeviceBuffer<unsigned long long> stats_;
   gpu::DeviceBuffer<unsigned long long> next_step_{1, "tf32-window step counter"};
 };
@@ -637,9 +1044,9 @@ class Tf32Window : public Variant {
  public:
   std::string name() const override { return "tf32-window"; }
   std::string description() const override {
-    return "one large K (>= 64): 1xTF32 tensor-core distances against a shared-memory centroid table, three "
-           "best keys per lane, exact FP32 arbitration of the near-tie window (FP32-faithful labels), FP64 atomic "
-           "update";
+    return "one large K (>= 64): single-pass tensor-core distances (FP16 in two sweeps: plain minimum, then "
+           "in-window keys counted and identified; or TF32 with three best keys per lane) against a shared-memory "
+           "centroid table, exact FP32 arbitration of the near-tie window (FP32-faithful labels), FP64 atomic update";
   }
   bool runs_on_gpu() const override { return true; }
 
@@ -658,7 +1065,7 @@ class Tf32Window : public Variant {
     if (index_bits(kpad) > kMaxIndexBits)
       return "K=" + std::to_string(problem.k.kmax) + " needs more than " + std::to_string(kMaxIndexBits) +
              " index bits in a key; use gemm-tf32x3";
-    const int64_t need = smem_bytes(kpad, padded_dims(problem.n), 128);
+    const int64_t need = smem_for(true, kpad, problem.n, 128);  // the smaller table
     if (need > smem_limit(device))
       return "the centroid table needs " + std::to_string(need) + " bytes of shared memory, device allows " +
              std::to_string(smem_limit(device)) + "; use gemm-tf32x3";
@@ -672,12 +1079,16 @@ class Tf32Window : public Variant {
     for (int factor : {1, 2, 4}) grids.push_back(int64_t(factor) * sms);
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
     space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block (32 points per warp and step)"});
+    space.axes.push_back({"keys",
+                          {"f16-two-pass", "tf32-top3"},
+                          "f16-two-pass: FP16 MMAs twice (minimum, then in-window keys counted on the FMA pipe); "
+                          "tf32-top3: TF32 MMAs once, three smallest keys per lane"});
     const int64_t kpad = padded_centroids(problem.k.kmax);
-    const int npad = padded_dims(problem.n);
+    const int n = problem.n;
     const int64_t limit = smem_limit(device);
     space.restrictions.push_back({"shared memory: centroid table + per-warp scratch fit the per-block limit",
-                                  [kpad, npad, limit](const Params& p) {
-                                    return smem_bytes(kpad, npad, p.at("block").get<int>()) <= limit;
+                                  [kpad, n, limit](const Params& p) {
+                                    return smem_for(uses_two_pass(p), kpad, n, p.at("block").get<int>()) <= limit;
                                   }});
     const int64_t steps = (problem.m + 31) / 32;
     space.restrictions.push_back({"no idle blocks: (grid-1)·block/32 warps < steps of 32 points", [steps](const Params& p) {
@@ -692,10 +1103,9 @@ class Tf32Window : public Variant {
   // for several blocks of 256.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int64_t kpad = padded_centroids(problem.k.kmax);
-    const int npad = padded_dims(problem.n);
     const int64_t per_sm = device.smem_per_sm > 0 ? device.smem_per_sm : smem_limit(device);
-    const int block = 2 * smem_bytes(kpad, npad, 256) <= per_sm ? 256 : 512;
-    return {{"grid", 0}, {"block", block}};
+    const int block = 2 * smem_for(true, kpad, problem.n, 256) <= per_sm ? 256 : 512;
+    return {{"grid", 0}, {"block", block}, {"keys", "f16-two-pass"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

@@ -30,6 +30,7 @@
 //   3xTF32 (a ≈ a_hi + a_lo, product ≈ a_hi b_hi + a_hi b_lo + a_lo b_hi): the dropped a_lo b_lo
 //     and the rounding of a_lo, b_lo leave ≤ 3.01·2^-22 per product; partial products of
 //     11-bit significands are exact; 3n accumulated terms give 3n·2^-22.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -158,6 +159,54 @@ MK_HOST_DEVICE inline float biased_key_window(float xn2, float best_key, float b
   // Both keys compared (the winner's and a candidate's, at most best_key + 2δ) lost index bits.
   const float packing = model.pack_rel * 2.f * (fabsf(best_key) + 2.f * delta);
   return kWindowSafety * (2.f * delta + packing) + FLT_MIN;
+}
+
+// tf32-window's FP16 two-pass sweep ranks centroids by key_j = ‖c_j‖² + Σ_d fp16(x_d)·fp16(−2c_j,d),
+// in translated coordinates scaled by a power of two so every input lies below 2^14 in
+// magnitude. FP16 keeps the 11-bit significand of TF32, so the relative terms are the TF32
+// kernel's; its subnormals add an absolute rounding of at most 2^-25 per input (half the
+// spacing 2^-24), which over N products reaches 2^-25·√N·(‖x‖ + 2‖c‖) in a key. No bias and
+// no index bits: the sweep compares plain float keys.
+struct Fp16KeyModel {
+  float dot_rel = 0;         // ε_dot of one FP16 product sum
+  float norm_rel = 0;        // relative error of the stored ‖c‖²
+  float accumulate_rel = 0;  // per unit of |C| + the running sums, over all MMAs
+  float abs_rel = 0;         // the subnormal term, per unit of ‖x‖ + 2‖c‖
+};
+
+inline Fp16KeyModel fp16_key_model(int padded_dims) {
+  Fp16KeyModel model;
+  // Inputs rounded to nearest with 11-bit significands: the TF32 kernel's ε_dot.
+  model.dot_rel = float(dot_relative_error(DotArithmetic::Tf32, padded_dims));
+  model.norm_rel = float(kUnitRoundoff);
+  // An m16n8k16 step truncates once, like a TF32 k-step; counting one per 8 dimensions, as
+  // biased_key_model does, over-covers the half as many steps.
+  model.accumulate_rel = float((padded_dims / 8 + 2) * 0x1p-22);
+  model.abs_rel = float(1.01 * 0x1p-25 * std::sqrt(double(padded_dims)));
+  return model;
+}
+
+// Every centroid that could be truly nearer than the sweep's smallest key has a key at most
+// best_key + this width. The sweep does not know the winner's index, so ‖c_b‖ is bounded by
+// the largest stored ‖c‖² (max_cnorm2): a wider D_b, never a narrower window.
+MK_HOST_DEVICE inline float fp16_key_window(float xn2, float best_key, float max_cnorm2, Fp16KeyModel model) {
+  const WindowTerms t = window_terms(xn2, best_key, max_cnorm2, model.dot_rel, model.norm_rel);
+  const float delta = t.norm_rel * t.r * t.r + 2.f * t.dot_rel * t.a * t.r +
+                      model.accumulate_rel * (t.r * t.r + 2.f * t.a * t.r) + model.abs_rel * (t.a + 2.f * t.r);
+  return kWindowSafety * 2.f * delta + FLT_MIN;
+}
+
+// Round to binary16 (nearest, ties to even, subnormals kept, overflow to ±Inf) and back:
+// what __float2half_rn gives the kernel, written portably for the host tests.
+inline float fp16_round(float value) {
+  if (!std::isfinite(value)) return value;
+  const float magnitude = std::fabs(value);
+  if (magnitude >= 65520.f) return std::copysign(INFINITY, value);
+  if (magnitude == 0.f) return value;
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
+  const float spacing = std::ldexp(1.f, std::max(exponent - 11, -24));
+  return std::copysign(std::nearbyint(magnitude / spacing) * spacing, value);
 }
 
 // Round to TF32 (10 explicit mantissa bits), nearest with ties away from zero: the
