@@ -79,6 +79,22 @@ TEST(Tf32WindowSpace, RefusesDataBeyondTheRangeOfItsFp32Keys) {
   }
 }
 
+// The other end: squared spreads below 1e-30 would underflow the exact FP32 distances.
+TEST(Tf32WindowSpace, RefusesDataTooSmallForFp32SquaredDistances) {
+  GeneratorSpec spec;
+  spec.m = 2000;
+  spec.n = 8;
+  Dataset data = generate(spec);
+  for (float& v : data.values) v *= 1e-20f;
+  const Problem problem = shape(data.m, data.n, 64, 64);
+  try {
+    window_variant().prepare(problem, data, window_variant().default_params(problem, h100_like()), h100_like());
+    FAIL() << "data with |x - mean|^2 near 1e-40 was accepted";
+  } catch (const UnsupportedError& error) {
+    EXPECT_TRUE(contains(error.what(), "1e-30")) << error.what();
+  }
+}
+
 TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   // N=32, K=2048: the FP16 table alone is 128 KiB, room for one block, so it gets 16 warps.
   const Problem large = shape(1 << 21, 32, 2048, 2048);
@@ -410,7 +426,7 @@ INSTANTIATE_TEST_SUITE_P(
                       // Values on a grid of halves: many exactly equidistant centroids, so
                       // lanes with two and with three or more in-window keys.
                       GpuCase{"grid_n8_k256_ties", spec_of("uniform", 40000, 8, 8, 0, 14), 256, true, 0.f, 1.f, 0.5f},
-                      GpuCase{"tiny_uniform_n32_k128", spec_of("uniform", 30000, 32, 8, 0, 15), 128, true, 0.f, 1e-30f},
+                      GpuCase{"tiny_uniform_n32_k128", spec_of("uniform", 30000, 32, 8, 0, 15), 128, true, 0.f, 1e-12f},
                       GpuCase{"huge_blobs_n20_k96", spec_of("blobs", 30000, 20, 50, 0, 16), 96, true, 0.f, 1e12f},
                       GpuCase{"uniform_n32_k1000_partial_step", spec_of("uniform", 50017, 32, 8, 0, 17), 1000, true,
                               0.f}),

@@ -234,6 +234,22 @@ __device__ __forceinline__ WarpScratch warp_scratch(int* scratch_base, int warp)
           reinterpret_cast<unsigned long long*>(base + 352)};  // 8-byte aligned
 }
 
+// Dimension d of the step's 32 points (0 past the data), one coalesced load per point. A
+// whole step addresses them with 32-bit offsets from one pointer and no per-point predicate
+// (the general form cost ~12 instructions per load).
+__device__ __forceinline__ void load_step_dimension(const WindowArgs& a, int64_t base, int rows, int d,
+                                                    float (&values)[32]) {
+  if (rows == 32 && d < a.n) {
+    const float* column = a.points + base * a.n + d;
+#pragma unroll
+    for (int row = 0; row < 32; ++row) values[row] = __ldg(column + row * a.n);
+  } else {
+#pragma unroll
+    for (int row = 0; row < 32; ++row)
+      values[row] = row < rows && d < a.n ? __ldg(a.points + (base + row) * a.n + d) : 0.f;
+  }
+}
+
 // What both sweeps share once every row has its label or its candidates: exact distances
 // for the work list, column scans where a lane may hide more candidates than it reported,
 // then the counts, the FP64 update and the exact inertia of the step's points.
@@ -289,18 +305,45 @@ __device__ __forceinline__ void settle_and_update(const WindowArgs& a, const War
   for (int row = 0; row < 32; ++row) partial[row] = 0.f;
   for (int d0 = 0; d0 < a.n; d0 += 32) {
     const int d = d0 + lane;
-    float centroid_values[32];
+    if (d0 > 0) load_step_dimension(a, base, rows, d, update_values);
+    // Eight points at a time: their centroid loads share one round trip, and only eight
+    // labels' offsets are live next to the 64 values (32 at once spilled).
+    if (rows == 32 && d < a.n) {
+      // A whole step: 32-bit element offsets (K·N < 2^31) and no per-point branches.
 #pragma unroll
-    for (int row = 0; row < 32; ++row) {
-      if (d0 > 0) update_values[row] = row < rows && d < a.n ? __ldg(a.points + (base + row) * a.n + d) : 0.f;
-      centroid_values[row] =
-          row < rows && d < a.n ? __ldg(a.centroids + int64_t(s.label[row]) * a.n + d) : 0.f;
-    }
+      for (int group = 0; group < 32; group += 8) {
+        int offset[8];
+        float centroid_values[8];
 #pragma unroll
-    for (int row = 0; row < 32; ++row) {
-      const float e = update_values[row] - centroid_values[row];
-      partial[row] = fmaf(e, e, partial[row]);
-      if (row < rows && d < a.n) atomicAdd(&a.sums[int64_t(s.label[row]) * a.n + d], double(update_values[row]));
+        for (int i = 0; i < 8; ++i) {
+          offset[i] = s.label[group + i] * a.n + d;
+          centroid_values[i] = __ldg(a.centroids + offset[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const float e = update_values[group + i] - centroid_values[i];
+          partial[group + i] = fmaf(e, e, partial[group + i]);
+          atomicAdd(a.sums + offset[i], double(update_values[group + i]));
+        }
+      }
+    } else {
+#pragma unroll
+      for (int group = 0; group < 32; group += 8) {
+        float centroid_values[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const int row = group + i;
+          centroid_values[i] =
+              row < rows && d < a.n ? __ldg(a.centroids + int64_t(s.label[row]) * a.n + d) : 0.f;
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const int row = group + i;
+          const float e = update_values[row] - centroid_values[i];
+          partial[row] = fmaf(e, e, partial[row]);
+          if (row < rows && d < a.n) atomicAdd(&a.sums[int64_t(s.label[row]) * a.n + d], double(update_values[row]));
+        }
+      }
     }
   }
   transpose_sum_level<16>(partial, lane);
@@ -449,9 +492,7 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
     // holds other candidates needs an exact distance before the update.
     const int rows = a.m - base < 32 ? int(a.m - base) : 32;
     float update_values[32];
-#pragma unroll
-    for (int row = 0; row < 32; ++row)
-      update_values[row] = row < rows && lane < a.n ? __ldg(a.points + (base + row) * a.n + lane) : 0.f;
+    load_step_dimension(a, base, rows, lane, update_values);
 
     // Per row: the quad's best key and the window around it. A row whose window holds only
     // the winner is settled by the keys alone. Otherwise every in-window key (a lane's
@@ -533,9 +574,10 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
 constexpr int kMaxF16Steps = 4;  // m16n8k16 steps: N ≤ 64
 int f16_steps(int n) { return (n + 15) / 16; }
 // The image, the C quads {‖c_2t‖², ‖c_2t+1‖², same}, per n-tile the weights
-// {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}, counts, per-warp scratch.
+// {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}, μ, counts, per-warp scratch.
 int64_t f16_smem_bytes(int64_t kpad, int steps, int block) {
-  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kpad * 4 + int64_t(block / 32) * kWarpScratchWords * 4;
+  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kMaxDims * 4 + kpad * 4 +
+         int64_t(block / 32) * kWarpScratchWords * 4;
 }
 // Half index of c[j][d] in fragment order: per (n-tile, lane) the lane's four dims of every
 // step, contiguous, so a lane reads its B fragments of one n-tile with one or two LDS.128.
@@ -651,7 +693,8 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
   uint32_t* image_s = reinterpret_cast<uint32_t*>(smem4);
   float4* norm_quads_s = reinterpret_cast<float4*>(image_s + int64_t(a.kpad) * H * 8);
   float4* weights_s = norm_quads_s + a.kpad / 2;
-  unsigned* counts_s = reinterpret_cast<unsigned*>(weights_s + ntiles);
+  float4* center_s = weights_s + ntiles;  // μ, zero past N
+  unsigned* counts_s = reinterpret_cast<unsigned*>(center_s + kMaxDims / 4);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
 
@@ -669,6 +712,8 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       weights_s[nt] = make_float4(weight + i0, weight + i1, i0 * i0, i1 * i1);
     }
     for (int i = threadIdx.x; i < a.kpad; i += blockDim.x) counts_s[i] = 0;
+    for (int d = threadIdx.x; d < kMaxDims; d += blockDim.x)
+      reinterpret_cast<float*>(center_s)[d] = d < a.n ? a.center[d] : 0.f;
   }
   __syncthreads();
 
@@ -692,9 +737,15 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     uint32_t frag[2][H][4];
     float xn2[4];
     bool valid[4];
+    // A whole step of full-width rows loads each lane's four dims with one unpredicated
+    // LDG.128 at a 32-bit offset and μ from shared memory (the general form below cost
+    // ~60 instructions per row and step).
+    const bool full_step = base + 32 <= a.m && a.n == 16 * H;
+    const float* step_points = a.points + base * a.n;
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int64_t p = base + (r >> 1) * 16 + (r & 1) * 8 + g;
+      const int local = (r >> 1) * 16 + (r & 1) * 8 + g;
+      const int64_t p = base + local;
       valid[r] = p < a.m;
       const float* row = a.points + p * a.n;
       float sq = 0.f;
@@ -702,19 +753,25 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       for (int s = 0; s < H; ++s) {
         const int d0 = 16 * s + 4 * t;
         float v[4];
-        if (valid[r] && vector_rows && d0 + 4 <= a.n) {
-          const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
-          v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        if (full_step) {
+          const float4 q = __ldg(reinterpret_cast<const float4*>(step_points + (local * a.n + d0)));
+          const float4 mu = center_s[4 * s + t];
+          v[0] = (q.x - mu.x) * scale, v[1] = (q.y - mu.y) * scale;
+          v[2] = (q.z - mu.z) * scale, v[3] = (q.w - mu.w) * scale;
         } else {
+          if (valid[r] && vector_rows && d0 + 4 <= a.n) {
+            const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+          } else {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) v[e] = valid[r] && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+            for (int e = 0; e < 4; ++e) v[e] = valid[r] && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+          }
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            v[e] = (valid[r] && d0 + e < a.n) ? (v[e] - reinterpret_cast<const float*>(center_s)[d0 + e]) * scale : 0.f;
         }
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float centred = (valid[r] && d0 + e < a.n) ? (v[e] - __ldg(a.center + d0 + e)) * scale : 0.f;
-          sq = fmaf(centred, centred, sq);
-          v[e] = centred;
-        }
+        for (int e = 0; e < 4; ++e) sq = fmaf(v[e], v[e], sq);
         frag[r >> 1][s][r & 1] = pack_half2(v[0], v[1]);
         frag[r >> 1][s][(r & 1) + 2] = pack_half2(v[2], v[3]);
       }
@@ -781,9 +838,7 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
 
     const int rows = a.m - base < 32 ? int(a.m - base) : 32;
     float update_values[32];
-#pragma unroll
-    for (int row = 0; row < 32; ++row)
-      update_values[row] = row < rows && lane < a.n ? __ldg(a.points + (base + row) * a.n + lane) : 0.f;
+    load_step_dimension(a, base, rows, lane, update_values);
 
     // Per row: one in-window key in the quad settles it. Otherwise every decoded key goes on
     // the work list, and lanes with three or more (or, never expected, a quad with none)
@@ -913,6 +968,17 @@ Translation translation_for(const Dataset& data) {
     std::snprintf(text, sizeof text,
                   "tf32-window: the data reach |x - mean|^2 = %.3g, beyond the 1e28 its FP32 keys hold; use "
                   "gemm-tf32x3",
+                  largest);
+    throw UnsupportedError(text);
+  }
+  // Below this the exact arbiter's FP32 squared distances fall into subnormals and then to
+  // zero: every centroid would tie. (All-equal data, largest = 0, ties exactly and is fine.)
+  constexpr double kSmallestNorm2 = 1e-30;
+  if (largest > 0.0 && largest < kSmallestNorm2) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "tf32-window: the data span only |x - mean|^2 = %.3g, below the 1e-30 where FP32 squared "
+                  "distances keep their precision; rescale the data",
                   largest);
     throw UnsupportedError(text);
   }
