@@ -575,9 +575,16 @@ constexpr int kMaxF16Steps = 4;  // m16n8k16 steps: N ≤ 64
 int f16_steps(int n) { return (n + 15) / 16; }
 // The image, the C quads {‖c_2t‖², ‖c_2t+1‖², same}, per n-tile the weights
 // {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}, μ, counts, per-warp scratch.
-int64_t f16_smem_bytes(int64_t kpad, int steps, int block) {
-  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kMaxDims * 4 + kpad * 4 +
-         int64_t(block / 32) * kWarpScratchWords * 4;
+// counts=mma adds the FP16 weight table (kMmaStatRows × kpad/4 halves, 16-byte rounded) and per
+// warp 32 rows × 16 FP32 sums.
+constexpr int kMmaStatRows = 5;        // W + i, i_hi², i_hi·i_lo, i_lo², zeros
+constexpr int kMmaStatsWordsPerWarp = 32 * 16;
+constexpr int64_t kMmaMaxLaneKeys = 512;  // W + i ≤ 2048 and i_hi < 16 keep every weight an exact FP16 integer
+MK_HOST_DEVICE inline int64_t mma_stats_table_bytes(int64_t kpad) { return (kMmaStatRows * kpad / 4 * 2 + 15) / 16 * 16; }
+int64_t f16_smem_bytes(int64_t kpad, int steps, int block, bool mma_counts) {
+  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kMaxDims * 4 +
+         (mma_counts ? mma_stats_table_bytes(kpad) : 0) + kpad * 4 +
+         int64_t(block / 32) * (kWarpScratchWords + (mma_counts ? kMmaStatsWordsPerWarp : 0)) * 4;
 }
 // Half index of c[j][d] in fragment order: per (n-tile, lane) the lane's four dims of every
 // step, contiguous, so a lane reads its B fragments of one n-tile with one or two LDS.128.
@@ -685,7 +692,25 @@ __device__ __forceinline__ void f16_tile_keys(float (&d)[4], const uint32_t (&fr
 __device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 + 2 * t + (i & 1); }
 #endif
 
-template <int H>  // m16n8k16 steps of 16 dims
+// D += A·B for the counts=mma sums: A the FP16 in-window flags, B the weight table.
+__device__ __forceinline__ void mma_f16_accumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  __trap();  // unreachable: can_implement refuses devices below sm_80
+#endif
+}
+
+// counts: ffma sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with the
+// ramp). mma packs the flags of two n-tiles into an FP16 A fragment (the D layout of two
+// m16n8 tiles is the A layout of one m16n8k16) and multiplies it by a weight table whose
+// column 4o + s holds statistic s of owner lane o's keys, zero for other owners: two MMAs
+// per m-tile and pair of n-tiles give every lane's W·count + Σi, Σi_hi², Σi_hi·i_lo and
+// Σi_lo² (i = 32·i_hi + i_lo), exact FP32 sums of exact FP16 integers.
+template <int H, bool MmaCounts>  // m16n8k16 steps of 16 dims
 __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ float4 smem4[];
@@ -694,9 +719,14 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
   float4* norm_quads_s = reinterpret_cast<float4*>(image_s + int64_t(a.kpad) * H * 8);
   float4* weights_s = norm_quads_s + a.kpad / 2;
   float4* center_s = weights_s + ntiles;  // μ, zero past N
-  unsigned* counts_s = reinterpret_cast<unsigned*>(center_s + kMaxDims / 4);
+  __half* stat_table_s = reinterpret_cast<__half*>(center_s + kMaxDims / 4);
+  const int lane_keys = a.kpad / 4;  // L: keys of one lane and row, i = 2·nt + parity
+  unsigned* counts_s = reinterpret_cast<unsigned*>(reinterpret_cast<char*>(stat_table_s) +
+                                                   (MmaCounts ? mma_stats_table_bytes(a.kpad) : 0));
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
+  float* stats_s = reinterpret_cast<float*>(counts_s + a.kpad) + (blockDim.x / 32) * kWarpScratchWords +
+                   warp * kMmaStatsWordsPerWarp;  // counts=mma: [row][4·owner + statistic]
 
   const float weight = a.count_weight;
   {
@@ -714,6 +744,14 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     for (int i = threadIdx.x; i < a.kpad; i += blockDim.x) counts_s[i] = 0;
     for (int d = threadIdx.x; d < kMaxDims; d += blockDim.x)
       reinterpret_cast<float*>(center_s)[d] = d < a.n ? a.center[d] : 0.f;
+    if (MmaCounts) {
+      for (int e = threadIdx.x; e < kMmaStatRows * lane_keys; e += blockDim.x) {
+        const int stat = e / lane_keys, i = e % lane_keys, high = i >> 5, low = i & 31;
+        const int value = stat == 0 ? int(weight) + i : stat == 1 ? high * high : stat == 2 ? high * low
+                                                      : stat == 3 ? low * low : 0;
+        stat_table_s[e] = __int2half_rn(value);
+      }
+    }
   }
   __syncthreads();
 
@@ -817,6 +855,62 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     float sums[4], squares[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) sums[r] = squares[r] = 0.f;
+    if constexpr (MmaCounts) {
+      // Lane (g, t) supplies B rows k = 2t, 2t+1 (n-tile 2p) and 2t+8, 2t+9 (2p+1), all keys of
+      // owner t, for columns c = 8m + g: statistic g%4 where owner 2m + g/4 is t, else zeros.
+      const __half* stat_rows[2];
+#pragma unroll
+      for (int m = 0; m < 2; ++m)
+        stat_rows[m] = stat_table_s + (2 * m + (g >> 2) == t ? (g & 3) : kMmaStatRows - 1) * lane_keys;
+      float acc[2][2][4];
+#pragma unroll
+      for (int tile_m = 0; tile_m < 2; ++tile_m)
+#pragma unroll
+        for (int m = 0; m < 2; ++m)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[tile_m][m][q] = 0.f;
+      for (int nt = 0; nt < ntiles; nt += 2) {
+        uint32_t b_even[H][2], b_odd[H][2];
+        load_f16_fragments<H>(lane_image + nt * 32 * H * 2, b_even);
+        load_f16_fragments<H>(lane_image + (nt + 1) * 32 * H * 2, b_odd);
+        const float4 cn_even = norm_quads_s[nt * 4 + t], cn_odd = norm_quads_s[(nt + 1) * 4 + t];
+        uint2 weights[2];
+#pragma unroll
+        for (int m = 0; m < 2; ++m) weights[m] = *reinterpret_cast<const uint2*>(stat_rows[m] + 2 * nt);
+#pragma unroll
+        for (int tile_m = 0; tile_m < 2; ++tile_m) {
+          float d_even[4], d_odd[4];
+          f16_tile_keys<H>(d_even, frag[tile_m], b_even, cn_even);
+          f16_tile_keys<H>(d_odd, frag[tile_m], b_odd, cn_odd);
+          const int r0 = 2 * tile_m, r1 = r0 + 1;
+          auto inside = [&](float key, int r) { return __saturatef(fmaf(key, ramp_slope[r], ramp_top[r])); };
+          const uint32_t flags[4] = {pack_half2(inside(d_even[0], r0), inside(d_even[1], r0)),
+                                     pack_half2(inside(d_even[2], r1), inside(d_even[3], r1)),
+                                     pack_half2(inside(d_odd[0], r0), inside(d_odd[1], r0)),
+                                     pack_half2(inside(d_odd[2], r1), inside(d_odd[3], r1))};
+#pragma unroll
+          for (int m = 0; m < 2; ++m) mma_f16_accumulate(acc[tile_m][m], flags, weights[m].x, weights[m].y);
+        }
+      }
+      // Column c = 8m + 2t (+1) of rows g and g+8 to [row][c]; each lane then reads its own
+      // owner's four columns.
+      __syncwarp();
+#pragma unroll
+      for (int tile_m = 0; tile_m < 2; ++tile_m)
+#pragma unroll
+        for (int m = 0; m < 2; ++m) {
+          float* top = stats_s + (16 * tile_m + g) * 16 + 8 * m + 2 * t;
+          *reinterpret_cast<float2*>(top) = make_float2(acc[tile_m][m][0], acc[tile_m][m][1]);
+          *reinterpret_cast<float2*>(top + 8 * 16) = make_float2(acc[tile_m][m][2], acc[tile_m][m][3]);
+        }
+      __syncwarp();
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const float4 v = *reinterpret_cast<const float4*>(stats_s + ((r >> 1) * 16 + (r & 1) * 8 + g) * 16 + 4 * t);
+        sums[r] = v.x;
+        squares[r] = 1024.f * v.y + 64.f * v.z + v.w;  // Σi², exact while it matters (count ≤ 2)
+      }
+    } else
     for (int nt = 0; nt < ntiles; ++nt) {
       uint32_t b[H][2];
       load_f16_fragments<H>(lane_image + nt * 32 * H * 2, b);
@@ -906,22 +1000,33 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
 
 using KernelFn = void (*)(WindowArgs);
 
-// keys=tf32-top3 or f16-two-pass (the axis below).
-bool uses_two_pass(const Params& params) { return params.at("keys").get<std::string>() == "f16-two-pass"; }
+// keys (the axis below): f16-two-pass (counts on the tensor cores), f16-two-pass-ffma
+// (counts on the FMA pipe) or tf32-top3.
+bool uses_two_pass(const Params& params) { return params.at("keys").get<std::string>().rfind("f16", 0) == 0; }
+bool uses_mma_counts(const Params& params) { return params.at("keys").get<std::string>() == "f16-two-pass"; }
+// Above N=32 the two n-tiles of B fragments a pair needs spilled 576-608 bytes.
+bool mma_counts_fit(int64_t kpad, int n) { return kpad / 4 <= kMmaMaxLaneKeys && n <= 32; }
 
-int64_t smem_for(bool two_pass, int64_t kpad, int n, int block) {
-  return two_pass ? f16_smem_bytes(kpad, f16_steps(n), block) : smem_bytes(kpad, padded_dims(n), block);
+int64_t smem_for(const Params& params, int64_t kpad, int n, int block) {
+  return uses_two_pass(params) ? f16_smem_bytes(kpad, f16_steps(n), block, uses_mma_counts(params))
+                               : smem_bytes(kpad, padded_dims(n), block);
 }
 
-KernelFn kernel_for(int n, bool two_pass) {
-  if (two_pass) {
-    switch (f16_steps(n)) {
-      case 1: return f16_window_kernel<1>;
-      case 2: return f16_window_kernel<2>;
-      case 3: return f16_window_kernel<3>;
-      case 4: return f16_window_kernel<4>;
-    }
-    throw UnsupportedError("tf32-window: no f16-two-pass kernel for N=" + std::to_string(n));
+template <bool MmaCounts>
+KernelFn f16_kernel_for(int n) {
+  switch (f16_steps(n)) {
+    case 1: return f16_window_kernel<1, MmaCounts>;
+    case 2: return f16_window_kernel<2, MmaCounts>;
+    case 3: return f16_window_kernel<3, MmaCounts>;
+    case 4: return f16_window_kernel<4, MmaCounts>;
+  }
+  return nullptr;
+}
+
+KernelFn kernel_for(int n, const Params& params) {
+  if (uses_two_pass(params)) {
+    if (KernelFn kernel = uses_mma_counts(params) ? f16_kernel_for<true>(n) : f16_kernel_for<false>(n)) return kernel;
+    throw UnsupportedError("tf32-window: no FP16 kernel for N=" + std::to_string(n));
   }
   const int steps = k_steps(n);
   switch (steps) {
@@ -996,7 +1101,8 @@ class Tf32WindowRun : public gpu::GpuRun {
         kpad_(int(padded_centroids(problem.k.kmax))),
         block_(params.at("block").get<int>()),
         two_pass_(uses_two_pass(params)),
-        kernel_(kernel_for(problem.n, two_pass_)) {
+        mma_counts_(uses_mma_counts(params)),
+        kernel_(kernel_for(problem.n, params)) {
     const int n = problem.n;
     const std::vector<float>& center = translation.center;
     bias_ = translation.bias;
@@ -1009,7 +1115,7 @@ class Tf32WindowRun : public gpu::GpuRun {
     gpu::check(cudaMemcpyAsync(center_.get(), center.data(), center.size() * sizeof(float), cudaMemcpyHostToDevice,
                                state_.stream()),
                "tf32-window center upload");
-    smem_ = size_t(smem_for(two_pass_, kpad_, n, block_));
+    smem_ = size_t(smem_for(params, kpad_, n, block_));
     gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)),
                "tf32-window shared memory limit");
@@ -1077,7 +1183,9 @@ class Tf32WindowRun : public gpu::GpuRun {
     args.f16_steps = f16_steps(problem.n);
     args.f16_scalars = f16_scalars_.get();
     args.f16_model = f16_model_;
-    args.count_weight = float(1 << index_bits(kpad_));
+    // W ≥ 4·L for the FFMA counts (room for Σi of three keys), ≥ 2·L for the MMA counts
+    // (count ≤ 2 decoded, ≥ 3 detected) so that W + i stays an exact FP16 integer.
+    args.count_weight = float(1 << index_bits(mma_counts_ ? kpad_ / 2 : kpad_));
     gpu::check(cudaMemsetAsync(next_step_.get(), 0, next_step_.bytes(), stream), "tf32-window step counter");
     if (two_pass_) {
       build_f16_window_image<<<1, 1024, 0, stream>>>(args, largest_, reinterpret_cast<__half*>(image_.get()),
@@ -1094,7 +1202,7 @@ class Tf32WindowRun : public gpu::GpuRun {
 
  private:
   int npad_, kpad_, block_;
-  bool two_pass_;
+  bool two_pass_, mma_counts_;
   KernelFn kernel_;
   int64_t grid_ = 1;
   size_t smem_ = 0;
@@ -1131,7 +1239,7 @@ class Tf32Window : public Variant {
     if (index_bits(kpad) > kMaxIndexBits)
       return "K=" + std::to_string(problem.k.kmax) + " needs more than " + std::to_string(kMaxIndexBits) +
              " index bits in a key; use gemm-tf32x3";
-    const int64_t need = smem_for(true, kpad, problem.n, 128);  // the smaller table
+    const int64_t need = smem_for(Params{{"keys", "f16-two-pass-ffma"}}, kpad, problem.n, 128);  // the smallest
     if (need > smem_limit(device))
       return "the centroid table needs " + std::to_string(need) + " bytes of shared memory, device allows " +
              std::to_string(smem_limit(device)) + "; use gemm-tf32x3";
@@ -1146,16 +1254,20 @@ class Tf32Window : public Variant {
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
     space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block (32 points per warp and step)"});
     space.axes.push_back({"keys",
-                          {"f16-two-pass", "tf32-top3"},
-                          "f16-two-pass: FP16 MMAs twice (minimum, then in-window keys counted on the FMA pipe); "
+                          {"f16-two-pass", "f16-two-pass-ffma", "tf32-top3"},
+                          "f16-two-pass: FP16 MMAs twice (minimum, then in-window keys counted and identified by "
+                          "MMAs of their flags against a weight table); -ffma: the counts on the FMA pipe; "
                           "tf32-top3: TF32 MMAs once, three smallest keys per lane"});
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int n = problem.n;
     const int64_t limit = smem_limit(device);
     space.restrictions.push_back({"shared memory: centroid table + per-warp scratch fit the per-block limit",
                                   [kpad, n, limit](const Params& p) {
-                                    return smem_for(uses_two_pass(p), kpad, n, p.at("block").get<int>()) <= limit;
+                                    return smem_for(p, kpad, n, p.at("block").get<int>()) <= limit;
                                   }});
+    space.restrictions.push_back(
+        {"keys=f16-two-pass: K <= 2048 (its weights stay exact FP16 integers) and N <= 32 (wider rows spill)",
+         [kpad, n](const Params& p) { return !uses_mma_counts(p) || mma_counts_fit(kpad, n); }});
     const int64_t steps = (problem.m + 31) / 32;
     space.restrictions.push_back({"no idle blocks: (grid-1)·block/32 warps < steps of 32 points", [steps](const Params& p) {
                                     const int64_t grid = p.at("grid").get<int64_t>();
@@ -1170,8 +1282,10 @@ class Tf32Window : public Variant {
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int64_t per_sm = device.smem_per_sm > 0 ? device.smem_per_sm : smem_limit(device);
-    const int block = 2 * smem_for(true, kpad, problem.n, 256) <= per_sm ? 256 : 512;
-    return {{"grid", 0}, {"block", block}, {"keys", "f16-two-pass"}};
+    const std::string keys = mma_counts_fit(kpad, problem.n) ? "f16-two-pass" : "f16-two-pass-ffma";
+    const Params chosen{{"keys", keys}};
+    const int block = 2 * smem_for(chosen, kpad, problem.n, 256) <= per_sm ? 256 : 512;
+    return {{"grid", 0}, {"block", block}, {"keys", keys}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
