@@ -101,9 +101,6 @@ TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   const Params large_defaults = window_variant().default_params(large, h100_like());
   EXPECT_EQ(large_defaults.at("block"), 512);
   EXPECT_EQ(large_defaults.at("keys"), "f16-two-pass");
-  // Above N=32 the counts move to the FMA pipe (the MMA form spills there).
-  EXPECT_EQ(window_variant().default_params(shape(1 << 21, 48, 256, 256), h100_like()).at("keys"),
-            "f16-two-pass-ffma");
   EXPECT_FALSE(window_variant().param_space(large, h100_like()).check(large_defaults).has_value());
   // N=32, K=1024: 64 KiB of FP16 table, two blocks of 256 per SM.
   const Problem issue_case = shape(1 << 21, 32, 1024, 1024);
@@ -112,6 +109,18 @@ TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   const Params small_defaults = window_variant().default_params(small, h100_like());
   EXPECT_EQ(small_defaults.at("block"), 256);
   EXPECT_FALSE(window_variant().param_space(small, h100_like()).check(small_defaults).has_value());
+}
+
+TEST(Tf32WindowSpace, MmaCountsAreRefusedAboveThirtyTwoDimensionsOrTwoThousandCentroids) {
+  for (const auto& [n, k, accepted] : {std::tuple{32, 2048, true}, std::tuple{48, 256, false},
+                                       std::tuple{16, 4096, false}}) {
+    const Problem problem = shape(1 << 21, n, k, k);
+    Params params = window_variant().default_params(problem, h100_like());
+    params["keys"] = "f16-two-pass-mma";
+    params["block"] = 128;
+    const auto why = window_variant().param_space(problem, h100_like()).check(params);
+    EXPECT_EQ(!why.has_value(), accepted) << "N=" << n << " K=" << k << (why ? ": " + *why : "");
+  }
 }
 
 TEST(Tf32WindowSpace, TheTf32TableIsRefusedWhereOnlyTheFp16OneFits) {
@@ -125,7 +134,7 @@ TEST(Tf32WindowSpace, TheTf32TableIsRefusedWhereOnlyTheFp16OneFits) {
   tf32["block"] = 128;
   EXPECT_FALSE(space.check(tf32).has_value());
   Params f16 = tf32;
-  f16["keys"] = "f16-two-pass";
+  f16["keys"] = "f16-two-pass-mma";
   f16["block"] = 512;
   EXPECT_FALSE(space.check(f16).has_value());
 }
@@ -390,12 +399,12 @@ TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
   const DeviceInfo device = query_device(0);
   if (auto reason = window_variant().can_implement(problem, device))
     GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
-  for (const char* keys : {"f16-two-pass", "f16-two-pass-ffma", "tf32-top3"}) {
+  for (const char* keys : {"f16-two-pass", "f16-two-pass-mma", "tf32-top3"}) {
     SCOPED_TRACE(std::string("keys=") + keys);
     Params params = resolve_params(window_variant(), problem, device, Params::object());
     params["keys"] = keys;
     if (auto why = window_variant().param_space(problem, device).check(params)) {
-      if (std::string(keys) == "f16-two-pass" && problem.n > 32) continue;  // refused: wider rows spill
+      if (std::string(keys) == "f16-two-pass-mma" && problem.n > 32) continue;  // refused: wider rows spill
       params["block"] = 128;  // the TF32 table may leave room only for the smallest block
       ASSERT_FALSE(window_variant().param_space(problem, device).check(params).has_value()) << *why;
     }
