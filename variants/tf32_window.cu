@@ -167,25 +167,29 @@ __device__ __forceinline__ void keep_three_smallest(uint32_t key, uint32_t& firs
 }
 
 // ‖x − c‖² in FP32 from the untranslated inputs: the arbiter of every candidate. The loads
-// are unrolled over the padded width so one L2 round trip serves the whole row.
-template <int NPAD>
+// are unrolled over CHUNK dims (by default the padded width, so one L2 round trip serves the
+// whole row; a smaller chunk holds fewer registers).
+template <int NPAD, int CHUNK = NPAD>
 __device__ __forceinline__ float exact_distance(const float* __restrict__ x, const float* __restrict__ c, int n) {
   float acc = 0.f;
   if ((n & 3) == 0) {
-    float4 xv[NPAD / 4], cv[NPAD / 4];
 #pragma unroll
-    for (int q = 0; q < NPAD / 4; ++q) {
-      const bool inside = 4 * q < n;
-      xv[q] = inside ? __ldg(reinterpret_cast<const float4*>(x) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
-      cv[q] = inside ? __ldg(reinterpret_cast<const float4*>(c) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
+    for (int q0 = 0; q0 < NPAD / 4; q0 += CHUNK / 4) {
+      float4 xv[CHUNK / 4], cv[CHUNK / 4];
 #pragma unroll
-    for (int q = 0; q < NPAD / 4; ++q) {
-      const float e0 = xv[q].x - cv[q].x, e1 = xv[q].y - cv[q].y, e2 = xv[q].z - cv[q].z, e3 = xv[q].w - cv[q].w;
-      acc = fmaf(e0, e0, acc);
-      acc = fmaf(e1, e1, acc);
-      acc = fmaf(e2, e2, acc);
-      acc = fmaf(e3, e3, acc);
+      for (int q = 0; q < CHUNK / 4; ++q) {
+        const bool inside = 4 * (q0 + q) < n;
+        xv[q] = inside ? __ldg(reinterpret_cast<const float4*>(x) + q0 + q) : make_float4(0.f, 0.f, 0.f, 0.f);
+        cv[q] = inside ? __ldg(reinterpret_cast<const float4*>(c) + q0 + q) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int q = 0; q < CHUNK / 4; ++q) {
+        const float e0 = xv[q].x - cv[q].x, e1 = xv[q].y - cv[q].y, e2 = xv[q].z - cv[q].z, e3 = xv[q].w - cv[q].w;
+        acc = fmaf(e0, e0, acc);
+        acc = fmaf(e1, e1, acc);
+        acc = fmaf(e2, e2, acc);
+        acc = fmaf(e3, e3, acc);
+      }
     }
   } else {
     for (int d = 0; d < n; ++d) {
@@ -234,6 +238,25 @@ __device__ __forceinline__ WarpScratch warp_scratch(int* scratch_base, int warp)
           reinterpret_cast<unsigned long long*>(base + 352)};  // 8-byte aligned
 }
 
+// Steps are handed out by a counter: how many exact scans a step needs varies, and a static
+// split left warps idle at the final barrier. Kernels fetch the next index a step ahead so
+// the atomic's latency hides behind the sweep.
+__device__ __forceinline__ int64_t take_step(const WindowArgs& a, int lane) {
+  unsigned long long taken = 0;
+  if (lane == 0) taken = atomicAdd(a.next_step, 1ull);
+  return static_cast<int64_t>(__shfl_sync(0xffffffffu, taken, 0));
+}
+
+// A block's last act: the warps' inertia and the shared counts to global memory.
+__device__ __forceinline__ void flush_block_totals(const WindowArgs& a, double inertia, const unsigned* counts_s) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
+  if ((threadIdx.x & 31) == 0 && inertia != 0.0) atomicAdd(a.inertia, inertia);
+  __syncthreads();
+  for (int i = threadIdx.x; i < a.k; i += blockDim.x)
+    if (counts_s[i]) atomicAdd(&a.counts[i], static_cast<unsigned long long>(counts_s[i]));
+}
+
 // Dimension d of the step's 32 points (0 past the data), one coalesced load per point. A
 // whole step addresses them with 32-bit offsets from one pointer and no per-point predicate
 // (the general form cost ~12 instructions per load).
@@ -252,11 +275,10 @@ __device__ __forceinline__ void load_step_dimension(const WindowArgs& a, int64_t
 
 // What both sweeps share once every row has its label or its candidates: exact distances
 // for the work list, column scans where a lane may hide more candidates than it reported,
-// then the counts, the FP64 update and the exact inertia of the step's points.
+// then the labels and the counts.
 template <int NPAD>
-__device__ __forceinline__ void settle_and_update(const WindowArgs& a, const WarpScratch& s, int listed, int64_t base,
-                                                  int rows, int ntiles, unsigned* counts_s,
-                                                  float (&update_values)[32], double& inertia) {
+__device__ __forceinline__ void settle_labels(const WindowArgs& a, const WarpScratch& s, int listed, int64_t base,
+                                              int rows, int ntiles, unsigned* counts_s) {
   const int lane = threadIdx.x & 31;
   __syncwarp();
 
@@ -297,6 +319,13 @@ __device__ __forceinline__ void settle_and_update(const WindowArgs& a, const War
     atomicAdd(&counts_s[label], 1u);
     if (a.labels) a.labels[base + lane] = label;
   }
+}
+
+// The FP64 update (lane d adds dimension d of every point: one coalesced RED per point) and
+// the step's exact inertia, from values loaded before the arbitration.
+__device__ __forceinline__ void update_and_inertia(const WindowArgs& a, const WarpScratch& s, int64_t base, int rows,
+                                                   float (&update_values)[32], double& inertia) {
+  const int lane = threadIdx.x & 31;
   // Update and inertia, 32 dimensions at a time: lane d adds dimension d of every point
   // (one coalesced FP64 RED per point) and keeps (x_d − c_d)² per point; a transposing
   // butterfly (31 shuffles) then leaves point r's exact squared distance in lane r.
@@ -354,6 +383,43 @@ __device__ __forceinline__ void settle_and_update(const WindowArgs& a, const War
   if (lane < rows) inertia += double(partial[0]);
   __syncwarp();
 }
+
+template <int NPAD>
+__device__ __forceinline__ void settle_and_update(const WindowArgs& a, const WarpScratch& s, int listed, int64_t base,
+                                                  int rows, int ntiles, unsigned* counts_s,
+                                                  float (&update_values)[32], double& inertia) {
+  settle_labels<NPAD>(a, s, listed, base, rows, ntiles, counts_s);
+  update_and_inertia(a, s, base, rows, update_values, inertia);
+}
+
+// The same for the 24-warp kernels, where registers, not round trips, bound: each lane takes
+// its own point's exact distance row-wise (16 dims at a time), and the update loads eight
+// points' values at a time. No 32-value arrays and no butterfly.
+template <int NPAD>
+__device__ __forceinline__ void update_and_inertia_lean(const WindowArgs& a, const WarpScratch& s, int64_t base,
+                                                        int rows, double& inertia) {
+  const int lane = threadIdx.x & 31;
+  if (lane < rows)
+    inertia += double(exact_distance<NPAD, 16>(a.points + (base + lane) * a.n,
+                                               a.centroids + int64_t(s.label[lane]) * a.n, a.n));
+  for (int d = lane; d < a.n; d += 32) {
+    const float* column = a.points + base * a.n + d;
+    for (int group = 0; group < rows; group += 8) {
+      float values[8];
+      int offset[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int row = group + i;
+        values[i] = row < rows ? __ldg(column + row * a.n) : 0.f;
+        offset[i] = row < rows ? s.label[row] * a.n + d : 0;
+      }
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (group + i < rows) atomicAdd(a.sums + offset[i], double(values[i]));
+    }
+  }
+  __syncwarp();
+}
 #endif
 
 template <int S>  // k-steps of 8 dims
@@ -395,16 +461,8 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
   const int64_t steps = (a.m + 31) / 32;
   double inertia = 0.0;
 
-  // Steps are handed out by a counter: how many exact scans a step needs varies, and a
-  // static split left warps idle at the final barrier. The next index is fetched a step
-  // ahead so the atomic's latency hides behind the sweep.
-  auto take_step = [&]() {
-    unsigned long long taken = 0;
-    if (lane == 0) taken = atomicAdd(a.next_step, 1ull);
-    return static_cast<int64_t>(__shfl_sync(0xffffffffu, taken, 0));
-  };
-  for (int64_t step = take_step(); step < steps;) {
-    const int64_t next = take_step();
+  for (int64_t step = take_step(a, lane); step < steps;) {
+    const int64_t next = take_step(a, lane);
     const int64_t base = step * 32;
     // Rows r = 0..3 of this lane: tile r/2, row g (+8 for odd r).
     uint32_t frag[2][S][4];
@@ -547,12 +605,7 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
     step = next;
   }
 
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
-  if (lane == 0 && inertia != 0.0) atomicAdd(a.inertia, inertia);
-  __syncthreads();
-  for (int i = threadIdx.x; i < a.k; i += blockDim.x)
-    if (counts_s[i]) atomicAdd(&a.counts[i], static_cast<unsigned long long>(counts_s[i]));
+  flush_block_totals(a, inertia, counts_s);
 #else
   __trap();  // unreachable: can_implement refuses devices below sm_80
 #endif
@@ -571,7 +624,6 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
 // FP16 holds TF32's 11-bit significand, so the window (gemm::fp16_key_window) is the TF32
 // one plus a subnormal term; inputs are translated by μ and scaled by a power of two so
 // every |value| < 2^14 (and −2c < 2^15) stays finite.
-constexpr int kMaxF16Steps = 4;  // m16n8k16 steps: N ≤ 64
 int f16_steps(int n) { return (n + 15) / 16; }
 // The image, the C quads {‖c_2t‖², ‖c_2t+1‖², same}, per n-tile the weights
 // {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}, μ, counts, per-warp scratch.
@@ -593,7 +645,6 @@ MK_HOST_DEVICE inline int64_t f16_image_offset(int j, int d, int steps) {
   return ((int64_t(nt) * 32 + g * 4 + t) * steps + step) * 4 + d % 4;
 }
 
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 // Largest |value| after scaling: below 2^14, with the most of FP16's range above subnormals.
 __device__ __forceinline__ float f16_scale_for(float largest_norm2) {
   if (!(largest_norm2 > 0.f)) return 1.f;
@@ -645,6 +696,7 @@ __global__ void build_f16_window_image(WindowArgs a, float largest_point_norm2, 
   }
 }
 
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 __device__ __forceinline__ uint32_t pack_half2(float low, float high) {
   const __half2 pair = __floats2half2_rn(low, high);  // low lands in the lower 16 bits
   return *reinterpret_cast<const uint32_t*>(&pair);
@@ -692,26 +744,16 @@ __device__ __forceinline__ void f16_tile_keys(float (&d)[4], const uint32_t (&fr
 __device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 + 2 * t + (i & 1); }
 #endif
 
-// D += A·B for the counts=mma sums: A the FP16 in-window flags, B the weight table.
-__device__ __forceinline__ void mma_f16_accumulate(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  __trap();  // unreachable: can_implement refuses devices below sm_80
-#endif
-}
-
 // counts: ffma sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with the
 // ramp). mma packs the flags of two n-tiles into an FP16 A fragment (the D layout of two
 // m16n8 tiles is the A layout of one m16n8k16) and multiplies it by a weight table whose
 // column 4o + s holds statistic s of owner lane o's keys, zero for other owners: two MMAs
 // per m-tile and pair of n-tiles give every lane's W·count + Σi, Σi_hi², Σi_hi·i_lo and
 // Σi_lo² (i = 32·i_hi + i_lo), exact FP32 sums of exact FP16 integers.
-template <int H, bool MmaCounts>  // m16n8k16 steps of 16 dims
-__global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
+// Lean: two blocks of 384 threads per SM (24 warps, ≤ 85 registers) with the lean epilogue;
+// otherwise one to two blocks of up to 512 threads with 128 registers.
+template <int H, bool MmaCounts, bool Lean>  // H: m16n8k16 steps of 16 dims
+__global__ void __launch_bounds__(Lean ? 384 : 512, Lean ? 2 : 1) f16_window_kernel(WindowArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ float4 smem4[];
   const int ntiles = a.kpad / 8;
@@ -762,13 +804,8 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
   const uint32_t* lane_image = image_s + lane * H * 2;
   double inertia = 0.0;
 
-  auto take_step = [&]() {
-    unsigned long long taken = 0;
-    if (lane == 0) taken = atomicAdd(a.next_step, 1ull);
-    return static_cast<int64_t>(__shfl_sync(0xffffffffu, taken, 0));
-  };
-  for (int64_t step = take_step(); step < steps;) {
-    const int64_t next = take_step();
+  for (int64_t step = take_step(a, lane); step < steps;) {
+    const int64_t next = take_step(a, lane);
     const int64_t base = step * 32;
     // Rows r = 0..3 of this lane: tile r/2, row g (+8 for odd r). Lane t holds dims
     // 16s + 4t .. +3 of step s: k = 2t, 2t+1 (registers 0/1) and 2t+8, 2t+9 (2/3).
@@ -889,7 +926,9 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
                                      pack_half2(inside(d_odd[0], r0), inside(d_odd[1], r0)),
                                      pack_half2(inside(d_odd[2], r1), inside(d_odd[3], r1))};
 #pragma unroll
-          for (int m = 0; m < 2; ++m) mma_f16_accumulate(acc[tile_m][m], flags, weights[m].x, weights[m].y);
+          for (int m = 0; m < 2; ++m)
+            mma_f16(acc[tile_m][m], flags, weights[m].x, weights[m].y, acc[tile_m][m][0], acc[tile_m][m][1],
+                    acc[tile_m][m][2], acc[tile_m][m][3]);
         }
       }
       // Column c = 8m + 2t (+1) of rows g and g+8 to [row][c]; each lane then reads its own
@@ -931,8 +970,8 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     }
 
     const int rows = a.m - base < 32 ? int(a.m - base) : 32;
-    float update_values[32];
-    load_step_dimension(a, base, rows, lane, update_values);
+    float update_values[Lean ? 1 : 32];
+    if constexpr (!Lean) load_step_dimension(a, base, rows, lane, update_values);
 
     // Per row: one in-window key in the quad settles it. Otherwise every decoded key goes on
     // the work list, and lanes with three or more (or, never expected, a quad with none)
@@ -983,16 +1022,16 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
         }
       }
     }
-    settle_and_update<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
+    if constexpr (Lean) {
+      settle_labels<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s);
+      update_and_inertia_lean<16 * H>(a, scratch, base, rows, inertia);
+    } else {
+      settle_and_update<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
+    }
     step = next;
   }
 
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
-  if (lane == 0 && inertia != 0.0) atomicAdd(a.inertia, inertia);
-  __syncthreads();
-  for (int i = threadIdx.x; i < a.k; i += blockDim.x)
-    if (counts_s[i]) atomicAdd(&a.counts[i], static_cast<unsigned long long>(counts_s[i]));
+  flush_block_totals(a, inertia, counts_s);
 #else
   __trap();  // unreachable: can_implement refuses devices below sm_80
 #endif
@@ -1012,20 +1051,33 @@ int64_t smem_for(const Params& params, int64_t kpad, int n, int block) {
                                : smem_bytes(kpad, padded_dims(n), block);
 }
 
-template <bool MmaCounts>
+// block=384 runs the FMA-pipe counts as two blocks of 24 warps per SM with the lean
+// epilogue (the MMA counts above N=16 need more than its 85 registers).
+bool uses_lean_kernel(const Params& params) {
+  return uses_two_pass(params) && !uses_mma_counts(params) && params.at("block").get<int>() == 384;
+}
+
+template <bool MmaCounts, bool Lean>
 KernelFn f16_kernel_for(int n) {
   switch (f16_steps(n)) {
-    case 1: return f16_window_kernel<1, MmaCounts>;
-    case 2: return f16_window_kernel<2, MmaCounts>;
-    case 3: return f16_window_kernel<3, MmaCounts>;
-    case 4: return f16_window_kernel<4, MmaCounts>;
+    case 1: return f16_window_kernel<1, MmaCounts, Lean>;
+    case 2: return f16_window_kernel<2, MmaCounts, Lean>;
+  }
+  if constexpr (!MmaCounts) {  // the MMA counts stop at N=32 (restriction below)
+    switch (f16_steps(n)) {
+      case 3: return f16_window_kernel<3, MmaCounts, Lean>;
+      case 4: return f16_window_kernel<4, MmaCounts, Lean>;
+    }
   }
   return nullptr;
 }
 
 KernelFn kernel_for(int n, const Params& params) {
   if (uses_two_pass(params)) {
-    if (KernelFn kernel = uses_mma_counts(params) ? f16_kernel_for<true>(n) : f16_kernel_for<false>(n)) return kernel;
+    KernelFn kernel = uses_mma_counts(params)  ? f16_kernel_for<true, false>(n)
+                      : uses_lean_kernel(params) ? f16_kernel_for<false, true>(n)
+                                                 : f16_kernel_for<false, false>(n);
+    if (kernel) return kernel;
     throw UnsupportedError("tf32-window: no FP16 kernel for N=" + std::to_string(n));
   }
   const int steps = k_steps(n);
