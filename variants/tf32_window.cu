@@ -167,29 +167,25 @@ __device__ __forceinline__ void keep_three_smallest(uint32_t key, uint32_t& firs
 }
 
 // ‖x − c‖² in FP32 from the untranslated inputs: the arbiter of every candidate. The loads
-// are unrolled over CHUNK dims (by default the padded width, so one L2 round trip serves the
-// whole row; a smaller chunk holds fewer registers).
-template <int NPAD, int CHUNK = NPAD>
+// are unrolled over the padded width so one L2 round trip serves the whole row.
+template <int NPAD>
 __device__ __forceinline__ float exact_distance(const float* __restrict__ x, const float* __restrict__ c, int n) {
   float acc = 0.f;
   if ((n & 3) == 0) {
+    float4 xv[NPAD / 4], cv[NPAD / 4];
 #pragma unroll
-    for (int q0 = 0; q0 < NPAD / 4; q0 += CHUNK / 4) {
-      float4 xv[CHUNK / 4], cv[CHUNK / 4];
+    for (int q = 0; q < NPAD / 4; ++q) {
+      const bool inside = 4 * q < n;
+      xv[q] = inside ? __ldg(reinterpret_cast<const float4*>(x) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
+      cv[q] = inside ? __ldg(reinterpret_cast<const float4*>(c) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
 #pragma unroll
-      for (int q = 0; q < CHUNK / 4; ++q) {
-        const bool inside = 4 * (q0 + q) < n;
-        xv[q] = inside ? __ldg(reinterpret_cast<const float4*>(x) + q0 + q) : make_float4(0.f, 0.f, 0.f, 0.f);
-        cv[q] = inside ? __ldg(reinterpret_cast<const float4*>(c) + q0 + q) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
-#pragma unroll
-      for (int q = 0; q < CHUNK / 4; ++q) {
-        const float e0 = xv[q].x - cv[q].x, e1 = xv[q].y - cv[q].y, e2 = xv[q].z - cv[q].z, e3 = xv[q].w - cv[q].w;
-        acc = fmaf(e0, e0, acc);
-        acc = fmaf(e1, e1, acc);
-        acc = fmaf(e2, e2, acc);
-        acc = fmaf(e3, e3, acc);
-      }
+    for (int q = 0; q < NPAD / 4; ++q) {
+      const float e0 = xv[q].x - cv[q].x, e1 = xv[q].y - cv[q].y, e2 = xv[q].z - cv[q].z, e3 = xv[q].w - cv[q].w;
+      acc = fmaf(e0, e0, acc);
+      acc = fmaf(e1, e1, acc);
+      acc = fmaf(e2, e2, acc);
+      acc = fmaf(e3, e3, acc);
     }
   } else {
     for (int d = 0; d < n; ++d) {
@@ -392,34 +388,6 @@ __device__ __forceinline__ void settle_and_update(const WindowArgs& a, const War
   update_and_inertia(a, s, base, rows, update_values, inertia);
 }
 
-// The same for the 24-warp kernels, where registers, not round trips, bound: each lane takes
-// its own point's exact distance row-wise (16 dims at a time), and the update loads eight
-// points' values at a time. No 32-value arrays and no butterfly.
-template <int NPAD>
-__device__ __forceinline__ void update_and_inertia_lean(const WindowArgs& a, const WarpScratch& s, int64_t base,
-                                                        int rows, double& inertia) {
-  const int lane = threadIdx.x & 31;
-  if (lane < rows)
-    inertia += double(exact_distance<NPAD, 16>(a.points + (base + lane) * a.n,
-                                               a.centroids + int64_t(s.label[lane]) * a.n, a.n));
-  for (int d = lane; d < a.n; d += 32) {
-    const float* column = a.points + base * a.n + d;
-    for (int group = 0; group < rows; group += 8) {
-      float values[8];
-      int offset[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const int row = group + i;
-        values[i] = row < rows ? __ldg(column + row * a.n) : 0.f;
-        offset[i] = row < rows ? s.label[row] * a.n + d : 0;
-      }
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        if (group + i < rows) atomicAdd(a.sums + offset[i], double(values[i]));
-    }
-  }
-  __syncwarp();
-}
 #endif
 
 template <int S>  // k-steps of 8 dims
@@ -627,7 +595,7 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
 int f16_steps(int n) { return (n + 15) / 16; }
 // The image, the C quads {‖c_2t‖², ‖c_2t+1‖², same}, per n-tile the weights
 // {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}, μ, counts, per-warp scratch.
-// counts=mma adds the FP16 weight table (kMmaStatRows × kpad/4 halves, 16-byte rounded) and per
+// keys=f16-two-pass-mma adds the FP16 weight table (kMmaStatRows × kpad/4 halves, 16-byte rounded) and per
 // warp 32 rows × 16 FP32 sums.
 constexpr int kMmaStatRows = 5;        // W + i, i_hi², i_hi·i_lo, i_lo², zeros
 constexpr int kMmaStatsWordsPerWarp = 32 * 16;
@@ -744,16 +712,14 @@ __device__ __forceinline__ void f16_tile_keys(float (&d)[4], const uint32_t (&fr
 __device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 + 2 * t + (i & 1); }
 #endif
 
-// counts: ffma sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with the
-// ramp). mma packs the flags of two n-tiles into an FP16 A fragment (the D layout of two
+// keys=f16-two-pass sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with
+// the ramp). keys=f16-two-pass-mma packs the flags of two n-tiles into an FP16 A fragment (the D layout of two
 // m16n8 tiles is the A layout of one m16n8k16) and multiplies it by a weight table whose
 // column 4o + s holds statistic s of owner lane o's keys, zero for other owners: two MMAs
 // per m-tile and pair of n-tiles give every lane's W·count + Σi, Σi_hi², Σi_hi·i_lo and
 // Σi_lo² (i = 32·i_hi + i_lo), exact FP32 sums of exact FP16 integers.
-// Lean: two blocks of 384 threads per SM (24 warps, ≤ 85 registers) with the lean epilogue;
-// otherwise one to two blocks of up to 512 threads with 128 registers.
-template <int H, bool MmaCounts, bool Lean>  // H: m16n8k16 steps of 16 dims
-__global__ void __launch_bounds__(Lean ? 384 : 512, Lean ? 2 : 1) f16_window_kernel(WindowArgs a) {
+template <int H, bool MmaCounts>  // H: m16n8k16 steps of 16 dims
+__global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ float4 smem4[];
   const int ntiles = a.kpad / 8;
@@ -768,7 +734,7 @@ __global__ void __launch_bounds__(Lean ? 384 : 512, Lean ? 2 : 1) f16_window_ker
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
   float* stats_s = reinterpret_cast<float*>(counts_s + a.kpad) + (blockDim.x / 32) * kWarpScratchWords +
-                   warp * kMmaStatsWordsPerWarp;  // counts=mma: [row][4·owner + statistic]
+                   warp * kMmaStatsWordsPerWarp;  // MMA counts: [row][4·owner + statistic]
 
   const float weight = a.count_weight;
   {
@@ -970,8 +936,8 @@ __global__ void __launch_bounds__(Lean ? 384 : 512, Lean ? 2 : 1) f16_window_ker
     }
 
     const int rows = a.m - base < 32 ? int(a.m - base) : 32;
-    float update_values[Lean ? 1 : 32];
-    if constexpr (!Lean) load_step_dimension(a, base, rows, lane, update_values);
+    float update_values[32];
+    load_step_dimension(a, base, rows, lane, update_values);
 
     // Per row: one in-window key in the quad settles it. Otherwise every decoded key goes on
     // the work list, and lanes with three or more (or, never expected, a quad with none)
@@ -1022,12 +988,7 @@ __global__ void __launch_bounds__(Lean ? 384 : 512, Lean ? 2 : 1) f16_window_ker
         }
       }
     }
-    if constexpr (Lean) {
-      settle_labels<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s);
-      update_and_inertia_lean<16 * H>(a, scratch, base, rows, inertia);
-    } else {
-      settle_and_update<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
-    }
+    settle_and_update<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
     step = next;
   }
 
@@ -1051,22 +1012,16 @@ int64_t smem_for(const Params& params, int64_t kpad, int n, int block) {
                                : smem_bytes(kpad, padded_dims(n), block);
 }
 
-// block=384 runs the FMA-pipe counts as two blocks of 24 warps per SM with the lean
-// epilogue (the MMA counts above N=16 need more than its 85 registers).
-bool uses_lean_kernel(const Params& params) {
-  return uses_two_pass(params) && !uses_mma_counts(params) && params.at("block").get<int>() == 384;
-}
-
-template <bool MmaCounts, bool Lean>
+template <bool MmaCounts>
 KernelFn f16_kernel_for(int n) {
   switch (f16_steps(n)) {
-    case 1: return f16_window_kernel<1, MmaCounts, Lean>;
-    case 2: return f16_window_kernel<2, MmaCounts, Lean>;
+    case 1: return f16_window_kernel<1, MmaCounts>;
+    case 2: return f16_window_kernel<2, MmaCounts>;
   }
   if constexpr (!MmaCounts) {  // the MMA counts stop at N=32 (restriction below)
     switch (f16_steps(n)) {
-      case 3: return f16_window_kernel<3, MmaCounts, Lean>;
-      case 4: return f16_window_kernel<4, MmaCounts, Lean>;
+      case 3: return f16_window_kernel<3, MmaCounts>;
+      case 4: return f16_window_kernel<4, MmaCounts>;
     }
   }
   return nullptr;
@@ -1074,9 +1029,7 @@ KernelFn f16_kernel_for(int n) {
 
 KernelFn kernel_for(int n, const Params& params) {
   if (uses_two_pass(params)) {
-    KernelFn kernel = uses_mma_counts(params)  ? f16_kernel_for<true, false>(n)
-                      : uses_lean_kernel(params) ? f16_kernel_for<false, true>(n)
-                                                 : f16_kernel_for<false, false>(n);
+    KernelFn kernel = uses_mma_counts(params) ? f16_kernel_for<true>(n) : f16_kernel_for<false>(n);
     if (kernel) return kernel;
     throw UnsupportedError("tf32-window: no FP16 kernel for N=" + std::to_string(n));
   }
