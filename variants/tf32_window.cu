@@ -3,23 +3,26 @@
 // point staging cost ~8x the goal (issue 4's N=32, K=1024 case).
 //
 // Why this shape of kernel:
-// - One TF32 MMA per product, not three. A single TF32 product errs by ~2^-10 of |x||c|,
-//   so each lane keeps its three smallest keys per point, and every centroid inside the
-//   forward-error window (gemm::biased_key_window: near_tie_bound.hpp's derivation plus the
-//   terms this kernel adds) is arbitrated in exact FP32, so labels stay FP32-faithful. The
-//   window scales with |x||c|, so points and centroids are translated by the data mean
-//   first: distances do not change, |x||c| shrinks (4x for uniform [0,1) data), and with it
-//   the share of points that need an exact distance.
+// - One single-precision tensor-core product per key, not three. It errs by ~2^-10 of |x||c|,
+//   so every centroid inside the forward-error window (near_tie_bound.hpp) is arbitrated in
+//   exact FP32, and labels stay FP32-faithful. The window scales with |x||c|, so points and
+//   centroids are translated by the data mean first: distances do not change, |x||c|
+//   shrinks (4x for uniform [0,1) data), and with it the share of points that need an exact
+//   distance.
+// - Two sweeps find the window's keys (axis `keys`):
+//   - f16-two-pass (default): FP16 MMAs twice, a plain minimum, then the in-window keys
+//     counted and identified on the FMA pipe;
+//   - f16-two-pass-mma: the same, with those counts as MMAs;
+//   - tf32-top3: TF32 MMAs once, the three smallest packed keys per lane (six ALU-pipe
+//     instructions per key, which bound it).
+//   Both FP16 forms are described at keys=f16-two-pass below.
 // - The whole centroid table lives in shared memory in MMA-fragment order, so a B fragment
 //   is one conflict-free LDS.128 per lane and reused by both 16-row tiles of a warp; the
 //   point fragments stay in registers for the whole centroid sweep (no point staging).
-// - The MMA's C operand carries ‖c‖² plus a bias that makes every key positive, so the
-//   result of 8 k-dims is already the ranking key: per value one LOP3 packs the centroid
-//   index into the low mantissa bits and five integer min/max keep the three smallest.
-// - A point whose window holds only its winner is settled by the keys. For the others
-//   (~14 % at K=1024) the in-window keys go on a per-warp work list that the lanes clear in
-//   one round; only when a lane's third key is inside too (~0.2 %) could a fourth hide in
-//   its columns, and the warp scans them exactly.
+// - A point whose window holds only its winner is settled by the keys (~86 % at K=1024). The
+//   others' in-window keys go on a per-warp work list that the lanes clear in one round; only
+//   where a lane may hold more candidates than it reported (~0.2 %) does the warp scan its
+//   columns exactly.
 // - The update adds each point to FP64 global sums (one coalesced RED per point and 32
 //   dimensions); the same loads give each point's exact distance to its centroid for the
 //   inertia, summed by a transposing butterfly. Counts go through shared memory;
@@ -102,7 +105,8 @@ struct WindowArgs {
   int f16_steps;              // m16n8k16 steps of 16 dims
   const float* f16_scalars;   // {scale, largest scaled ‖c‖²}, written by build_f16_window_image
   gemm::Fp16KeyModel f16_model;
-  float count_weight;         // W: a power of two ≥ the kpad/4 keys of a lane and row, times 4
+  float count_weight;         // W, a power of two: ≥ 4·L for the FMA counts, ≥ 2·L for the MMA counts
+                              // (L = kpad/4 keys of one lane and row)
 };
 
 // Fragment order (g = lane/4, t = lane%4). For n ≤ 8 (one k-step) lane (g,t) of n-tile nt
