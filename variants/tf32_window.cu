@@ -206,19 +206,6 @@ __device__ __forceinline__ unsigned long long pack_exact(float d2, int j) {
   return (static_cast<unsigned long long>(__float_as_uint(d2)) << 32) | static_cast<unsigned>(j);
 }
 
-// One level of the transposing butterfly: lanes with bit `Level` set keep the upper half of
-// the live rows, add their partner's share of it, and pass on the lower half.
-template <int Level>
-__device__ __forceinline__ void transpose_sum_level(float (&partial)[32], int lane) {
-  const bool upper = (lane & Level) != 0;
-#pragma unroll
-  for (int i = 0; i < Level; ++i) {
-    const float send = upper ? partial[i] : partial[i + Level];
-    const float keep = upper ? partial[i + Level] : partial[i];
-    partial[i] = keep + __shfl_xor_sync(0xffffffffu, send, Level);
-  }
-}
-
 #endif
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -238,13 +225,23 @@ __device__ __forceinline__ WarpScratch warp_scratch(int* scratch_base, int warp)
           reinterpret_cast<unsigned long long*>(base + 352)};  // 8-byte aligned
 }
 
+// Row r = 0..3 of lane group g within a step: m-tile r/2, row g (+8 for odd r), as the
+// MMA's A and D fragments hold them.
+__device__ __forceinline__ int row_in_step(int r, int g) { return (r >> 1) * 16 + (r & 1) * 8 + g; }
+
+__device__ __forceinline__ void prefetch_to_l2(const void* address) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
 // Steps are handed out by a counter: how many exact scans a step needs varies, and a static
-// split left warps idle at the final barrier. Kernels fetch the next index a step ahead so
-// the atomic's latency hides behind the sweep.
-__device__ __forceinline__ int64_t take_step(const WindowArgs& a, int lane) {
-  unsigned long long taken = 0;
-  if (lane == 0) taken = atomicAdd(a.next_step, 1ull);
-  return static_cast<int64_t>(__shfl_sync(0xffffffffu, taken, 0));
+// split left warps idle at the final barrier. Kernels ask for the next step as a step
+// begins and read the answer only once its sweep is done: lane 0 holds the atomic's ticket
+// until then, so its round trip hides behind the sweep.
+__device__ __forceinline__ unsigned long long request_step(const WindowArgs& a, int lane) {
+  return lane == 0 ? atomicAdd(a.next_step, 1ull) : 0ull;
+}
+__device__ __forceinline__ int64_t granted_step(unsigned long long ticket) {
+  return static_cast<int64_t>(__shfl_sync(0xffffffffu, ticket, 0));
 }
 
 // A block's last act: the warps' inertia and the shared counts to global memory.
@@ -322,65 +319,57 @@ __device__ __forceinline__ void settle_labels(const WindowArgs& a, const WarpScr
 }
 
 // The FP64 update (lane d adds dimension d of every point: one coalesced RED per point) and
-// the step's exact inertia, from values loaded before the arbitration.
+// the step's exact inertia, from values loaded before the arbitration. The inertia is a
+// total, so lane d sums (x_d − c_d)² over the step's points: an FP32 sum of 32 squares, as a
+// point's distance over 32 dims would be, without a transpose to bring each point's terms
+// together.
 __device__ __forceinline__ void update_and_inertia(const WindowArgs& a, const WarpScratch& s, int64_t base, int rows,
                                                    float (&update_values)[32], double& inertia) {
   const int lane = threadIdx.x & 31;
-  // Update and inertia, 32 dimensions at a time: lane d adds dimension d of every point
-  // (one coalesced FP64 RED per point) and keeps (x_d − c_d)² per point; a transposing
-  // butterfly (31 shuffles) then leaves point r's exact squared distance in lane r.
-  float partial[32];
-#pragma unroll
-  for (int row = 0; row < 32; ++row) partial[row] = 0.f;
   for (int d0 = 0; d0 < a.n; d0 += 32) {
     const int d = d0 + lane;
     if (d0 > 0) load_step_dimension(a, base, rows, d, update_values);
-    // Eight points at a time: their centroid loads share one round trip, and only eight
-    // labels' offsets are live next to the 64 values (32 at once spilled).
+    float squares = 0.f;
+    // Sixteen points at a time: their centroid loads share one round trip.
     if (rows == 32 && d < a.n) {
       // A whole step: 32-bit element offsets (K·N < 2^31) and no per-point branches.
 #pragma unroll
-      for (int group = 0; group < 32; group += 8) {
-        int offset[8];
-        float centroid_values[8];
+      for (int group = 0; group < 32; group += 16) {
+        int offset[16];
+        float centroid_values[16];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < 16; ++i) {
           offset[i] = s.label[group + i] * a.n + d;
           centroid_values[i] = __ldg(a.centroids + offset[i]);
         }
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < 16; ++i) {
           const float e = update_values[group + i] - centroid_values[i];
-          partial[group + i] = fmaf(e, e, partial[group + i]);
+          squares = fmaf(e, e, squares);
           atomicAdd(a.sums + offset[i], double(update_values[group + i]));
         }
       }
     } else {
 #pragma unroll
-      for (int group = 0; group < 32; group += 8) {
-        float centroid_values[8];
+      for (int group = 0; group < 32; group += 16) {
+        float centroid_values[16];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < 16; ++i) {
           const int row = group + i;
           centroid_values[i] =
               row < rows && d < a.n ? __ldg(a.centroids + int64_t(s.label[row]) * a.n + d) : 0.f;
         }
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < 16; ++i) {
           const int row = group + i;
           const float e = update_values[row] - centroid_values[i];
-          partial[row] = fmaf(e, e, partial[row]);
+          squares = fmaf(e, e, squares);
           if (row < rows && d < a.n) atomicAdd(&a.sums[int64_t(s.label[row]) * a.n + d], double(update_values[row]));
         }
       }
     }
+    inertia += double(squares);
   }
-  transpose_sum_level<16>(partial, lane);
-  transpose_sum_level<8>(partial, lane);
-  transpose_sum_level<4>(partial, lane);
-  transpose_sum_level<2>(partial, lane);
-  transpose_sum_level<1>(partial, lane);
-  if (lane < rows) inertia += double(partial[0]);
   __syncwarp();
 }
 
@@ -433,8 +422,8 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
   const int64_t steps = (a.m + 31) / 32;
   double inertia = 0.0;
 
-  for (int64_t step = take_step(a, lane); step < steps;) {
-    const int64_t next = take_step(a, lane);
+  for (int64_t step = granted_step(request_step(a, lane)); step < steps;) {
+    const unsigned long long ticket = request_step(a, lane);
     const int64_t base = step * 32;
     // Rows r = 0..3 of this lane: tile r/2, row g (+8 for odd r).
     uint32_t frag[2][S][4];
@@ -442,7 +431,7 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
     bool valid[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int64_t p = base + (r >> 1) * 16 + (r & 1) * 8 + g;
+      const int64_t p = base + row_in_step(r, g);
       valid[r] = p < a.m;
       const float* row = a.points + p * a.n;
       float sq = 0.f;
@@ -545,7 +534,7 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       const unsigned hidden = __ballot_sync(0xffffffffu, valid[r] && third[r] <= threshold);
       const unsigned quad_hidden = (hidden >> (g * 4)) & 0xfu;
       const bool ambiguous = __popc((firsts >> (g * 4)) & 0xfu) + __popc((seconds >> (g * 4)) & 0xfu) > 1;
-      const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
+      const int local_row = row_in_step(r, g);
       const unsigned first_items = __ballot_sync(0xffffffffu, ambiguous && first_in);
       const unsigned second_items = __ballot_sync(0xffffffffu, ambiguous && second_in);
       const unsigned below = (1u << lane) - 1u;
@@ -574,7 +563,7 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
       }
     }
     settle_and_update<8 * S>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
-    step = next;
+    step = granted_step(ticket);
   }
 
   flush_block_totals(a, inertia, counts_s);
@@ -712,6 +701,24 @@ __device__ __forceinline__ void f16_tile_keys(float (&d)[4], const uint32_t (&fr
   for (int s = 1; s < H; ++s) mma_f16(d, frag[s], b[s][0], b[s][1], d[0], d[1], d[2], d[3]);
 }
 
+// A lane's MMA operands for one n-tile: its B fragments and the C quad of biased norms.
+// Shared memory holds the table, then the norm quads, then the count weights, so the
+// look-ahead one past the last n-tile reads in-bounds values that go unused.
+template <int H>
+struct NTileOperands {
+  uint32_t b[H][2];
+  float4 cn;
+};
+
+template <int H>
+__device__ __forceinline__ NTileOperands<H> load_ntile(const uint32_t* lane_image, const float4* norm_quads_s, int nt,
+                                                       int t) {
+  NTileOperands<H> tile;
+  load_f16_fragments<H>(lane_image + nt * 32 * H * 2, tile.b);
+  tile.cn = norm_quads_s[nt * 4 + t];
+  return tile;
+}
+
 // Column of the lane's i-th key: n-tile i/2, parity i%2.
 __device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 + 2 * t + (i & 1); }
 #endif
@@ -774,8 +781,8 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
   const uint32_t* lane_image = image_s + lane * H * 2;
   double inertia = 0.0;
 
-  for (int64_t step = take_step(a, lane); step < steps;) {
-    const int64_t next = take_step(a, lane);
+  for (int64_t step = granted_step(request_step(a, lane)); step < steps;) {
+    const unsigned long long ticket = request_step(a, lane);
     const int64_t base = step * 32;
     // Rows r = 0..3 of this lane: tile r/2, row g (+8 for odd r). Lane t holds dims
     // 16s + 4t .. +3 of step s: k = 2t, 2t+1 (registers 0/1) and 2t+8, 2t+9 (2/3).
@@ -784,61 +791,81 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     bool valid[4];
     // A whole step of full-width rows loads each lane's four dims with one unpredicated
     // LDG.128 at a 32-bit offset and μ from shared memory (the general form below cost
-    // ~60 instructions per row and step).
+    // ~60 instructions per row and step). All of a step's loads are issued before the first
+    // use: a branch per row and k-step had made them eight serial round trips.
     const bool full_step = base + 32 <= a.m && a.n == 16 * H;
-    const float* step_points = a.points + base * a.n;
+    float4 centred[4][H];  // (x − μ)·scale, 0 past the data
+    if (full_step) {
+      const float* step_points = a.points + base * a.n;
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int local = (r >> 1) * 16 + (r & 1) * 8 + g;
-      const int64_t p = base + local;
-      valid[r] = p < a.m;
-      const float* row = a.points + p * a.n;
-      float sq = 0.f;
+      for (int r = 0; r < 4; ++r)
 #pragma unroll
-      for (int s = 0; s < H; ++s) {
-        const int d0 = 16 * s + 4 * t;
-        float v[4];
-        if (full_step) {
-          const float4 q = __ldg(reinterpret_cast<const float4*>(step_points + (local * a.n + d0)));
+        for (int s = 0; s < H; ++s)
+          centred[r][s] = __ldg(reinterpret_cast<const float4*>(step_points + (row_in_step(r, g) * a.n + 16 * s + 4 * t)));
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+#pragma unroll
+        for (int s = 0; s < H; ++s) {
           const float4 mu = center_s[4 * s + t];
-          v[0] = (q.x - mu.x) * scale, v[1] = (q.y - mu.y) * scale;
-          v[2] = (q.z - mu.z) * scale, v[3] = (q.w - mu.w) * scale;
-        } else {
-          if (valid[r] && vector_rows && d0 + 4 <= a.n) {
+          float4& v = centred[r][s];
+          v = make_float4((v.x - mu.x) * scale, (v.y - mu.y) * scale, (v.z - mu.z) * scale, (v.w - mu.w) * scale);
+        }
+    } else {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int64_t p = base + row_in_step(r, g);
+        const float* row = a.points + p * a.n;
+#pragma unroll
+        for (int s = 0; s < H; ++s) {
+          const int d0 = 16 * s + 4 * t;
+          float v[4];
+          if (p < a.m && vector_rows && d0 + 4 <= a.n) {
             const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
             v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
           } else {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) v[e] = valid[r] && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+            for (int e = 0; e < 4; ++e) v[e] = p < a.m && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
           }
 #pragma unroll
           for (int e = 0; e < 4; ++e)
-            v[e] = (valid[r] && d0 + e < a.n) ? (v[e] - reinterpret_cast<const float*>(center_s)[d0 + e]) * scale : 0.f;
+            v[e] = (p < a.m && d0 + e < a.n) ? (v[e] - reinterpret_cast<const float*>(center_s)[d0 + e]) * scale : 0.f;
+          centred[r][s] = make_float4(v[0], v[1], v[2], v[3]);
         }
+      }
+    }
 #pragma unroll
-        for (int e = 0; e < 4; ++e) sq = fmaf(v[e], v[e], sq);
-        frag[r >> 1][s][r & 1] = pack_half2(v[0], v[1]);
-        frag[r >> 1][s][(r & 1) + 2] = pack_half2(v[2], v[3]);
+    for (int r = 0; r < 4; ++r) {
+      valid[r] = base + row_in_step(r, g) < a.m;
+      float sq = 0.f;
+#pragma unroll
+      for (int s = 0; s < H; ++s) {
+        const float4 v = centred[r][s];
+        sq = fmaf(v.x, v.x, sq), sq = fmaf(v.y, v.y, sq), sq = fmaf(v.z, v.z, sq), sq = fmaf(v.w, v.w, sq);
+        frag[r >> 1][s][r & 1] = pack_half2(v.x, v.y);
+        frag[r >> 1][s][(r & 1) + 2] = pack_half2(v.z, v.w);
       }
       sq += __shfl_xor_sync(0xffffffffu, sq, 1);
       sq += __shfl_xor_sync(0xffffffffu, sq, 2);
       xn2[r] = sq;
     }
 
-    // Pass A: each row's smallest key.
+    // Pass A: each row's smallest key. Both passes load n-tile nt+1's operands while nt's
+    // multiply (the HMMAs had waited on the LDS issued just before them).
     float lowest[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) lowest[r] = INFINITY;
-    for (int nt = 0; nt < ntiles; ++nt) {
-      uint32_t b[H][2];
-      load_f16_fragments<H>(lane_image + nt * 32 * H * 2, b);
-      const float4 cn = norm_quads_s[nt * 4 + t];
+    {
+      NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
+      for (int nt = 0; nt < ntiles; ++nt) {
+        const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
 #pragma unroll
-      for (int tile_m = 0; tile_m < 2; ++tile_m) {
-        float d[4];
-        f16_tile_keys<H>(d, frag[tile_m], b, cn);
-        lowest[2 * tile_m] = fminf(lowest[2 * tile_m], fminf(d[0], d[1]));
-        lowest[2 * tile_m + 1] = fminf(lowest[2 * tile_m + 1], fminf(d[2], d[3]));
+        for (int tile_m = 0; tile_m < 2; ++tile_m) {
+          float d[4];
+          f16_tile_keys<H>(d, frag[tile_m], tile.b, tile.cn);
+          lowest[2 * tile_m] = fminf(lowest[2 * tile_m], fminf(d[0], d[1]));
+          lowest[2 * tile_m + 1] = fminf(lowest[2 * tile_m + 1], fminf(d[2], d[3]));
+        }
+        tile = ahead;
       }
     }
 
@@ -915,28 +942,37 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       __syncwarp();
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const float4 v = *reinterpret_cast<const float4*>(stats_s + ((r >> 1) * 16 + (r & 1) * 8 + g) * 16 + 4 * t);
+        const float4 v = *reinterpret_cast<const float4*>(stats_s + row_in_step(r, g) * 16 + 4 * t);
         sums[r] = v.x;
         squares[r] = 1024.f * v.y + 64.f * v.z + v.w;  // Σi², exact while it matters (count ≤ 2)
       }
-    } else
-    for (int nt = 0; nt < ntiles; ++nt) {
-      uint32_t b[H][2];
-      load_f16_fragments<H>(lane_image + nt * 32 * H * 2, b);
-      const float4 cn = norm_quads_s[nt * 4 + t];
-      const float4 w = weights_s[nt];
+    } else {
+      NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
+      for (int nt = 0; nt < ntiles; ++nt) {
+        const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
+        const float4 w = weights_s[nt];
 #pragma unroll
-      for (int tile_m = 0; tile_m < 2; ++tile_m) {
-        float d[4];
-        f16_tile_keys<H>(d, frag[tile_m], b, cn);
+        for (int tile_m = 0; tile_m < 2; ++tile_m) {
+          float d[4];
+          f16_tile_keys<H>(d, frag[tile_m], tile.b, tile.cn);
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int r = 2 * tile_m + (q >> 1);
-          const float inside = __saturatef(fmaf(d[q], ramp_slope[r], ramp_top[r]));
-          sums[r] = fmaf(inside, (q & 1) ? w.y : w.x, sums[r]);
-          squares[r] = fmaf(inside, (q & 1) ? w.w : w.z, squares[r]);
+          for (int q = 0; q < 4; ++q) {
+            const int r = 2 * tile_m + (q >> 1);
+            const float inside = __saturatef(fmaf(d[q], ramp_slope[r], ramp_top[r]));
+            sums[r] = fmaf(inside, (q & 1) ? w.y : w.x, sums[r]);
+            squares[r] = fmaf(inside, (q & 1) ? w.w : w.z, squares[r]);
+          }
         }
+        tile = ahead;
       }
+    }
+
+    // The next step's rows on their way to L2 during the arbitration and update (one
+    // 128-byte line per lane and 32 dims), so its first loads wait on L2, not DRAM.
+    const int64_t next = granted_step(ticket);
+    if ((next + 1) * 32 <= a.m) {
+      const char* next_rows = reinterpret_cast<const char*>(a.points + next * 32 * a.n);
+      for (int line = lane; line < a.n; line += 32) prefetch_to_l2(next_rows + 128 * line);
     }
 
     const int rows = a.m - base < 32 ? int(a.m - base) : 32;
@@ -969,7 +1005,7 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       const unsigned ones = __ballot_sync(0xffffffffu, items == 1);
       const unsigned twos = __ballot_sync(0xffffffffu, items == 2);
       const unsigned hidden = __ballot_sync(0xffffffffu, ambiguous && (count >= 3 || quad_count == 0));
-      const int local_row = (r >> 1) * 16 + (r & 1) * 8 + g;
+      const int local_row = row_in_step(r, g);
       const int slot = listed + __popc(ones & below) + 2 * __popc(twos & below);
       if (items >= 1) scratch.work[slot] = (local_row << 16) | lane_column(first, t);
       if (items == 2) scratch.work[slot + 1] = (local_row << 16) | lane_column(second, t);
