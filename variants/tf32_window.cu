@@ -237,8 +237,12 @@ __device__ __forceinline__ void prefetch_to_l2(const void* address) {
 // split left warps idle at the final barrier. Kernels ask for the next step as a step
 // begins and read the answer only once its sweep is done: lane 0 holds the atomic's ticket
 // until then, so its round trip hides behind the sweep.
+// (PTX, not atomicAdd: the compiler turns a one-lane atomicAdd into a warp-aggregated one
+// whose result shuffle waits for the round trip on the spot.)
 __device__ __forceinline__ unsigned long long request_step(const WindowArgs& a, int lane) {
-  return lane == 0 ? atomicAdd(a.next_step, 1ull) : 0ull;
+  unsigned long long ticket = 0;
+  if (lane == 0) asm volatile("atom.global.add.u64 %0, [%1], 1;" : "=l"(ticket) : "l"(a.next_step) : "memory");
+  return ticket;
 }
 __device__ __forceinline__ int64_t granted_step(unsigned long long ticket) {
   return static_cast<int64_t>(__shfl_sync(0xffffffffu, ticket, 0));
@@ -872,7 +876,7 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     // r = sat(T·s − key·s) with s = 4/ulp(T) is exactly [key < T]: a key within a factor
     // of two of T differs from it by at least ulp(T)/2, any other by more than |T|/2.
     // T is rounded up and kept ≥ 2^-100 (so s stays finite); raising T only widens the window.
-    float ramp_slope[4], ramp_top[4];
+    float threshold[4], ramp_slope[4], ramp_top[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       float low = lowest[r];
@@ -881,6 +885,7 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       float top = __fadd_ru(low, gemm::fp16_key_window(xn2[r], low, largest_cnorm2, a.f16_model));
       if (!(fabsf(top) >= 0x1p-100f)) top = 0x1p-100f;
       const float slope = __uint_as_float((279u - ((__float_as_uint(top) >> 23) & 0xffu)) << 23);
+      threshold[r] = top;
       ramp_slope[r] = -slope;
       ramp_top[r] = top * slope;
     }
@@ -947,21 +952,31 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
         squares[r] = 1024.f * v.y + 64.f * v.z + v.w;  // Σi², exact while it matters (count ≤ 2)
       }
     } else {
+      // Most n-tiles hold no key inside any of the warp's 32 windows (a row has ~1.15 at
+      // K=1024): one compare per key and a vote skip their counting. A skipped tile's ramps
+      // would all be 0: key ≥ T makes T·s − key·s ≤ 0 exactly.
       NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
       for (int nt = 0; nt < ntiles; ++nt) {
         const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
-        const float4 w = weights_s[nt];
+        float d[2][4];
+        bool inside_any = false;
 #pragma unroll
         for (int tile_m = 0; tile_m < 2; ++tile_m) {
-          float d[4];
-          f16_tile_keys<H>(d, frag[tile_m], tile.b, tile.cn);
+          f16_tile_keys<H>(d[tile_m], frag[tile_m], tile.b, tile.cn);
 #pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const int r = 2 * tile_m + (q >> 1);
-            const float inside = __saturatef(fmaf(d[q], ramp_slope[r], ramp_top[r]));
-            sums[r] = fmaf(inside, (q & 1) ? w.y : w.x, sums[r]);
-            squares[r] = fmaf(inside, (q & 1) ? w.w : w.z, squares[r]);
-          }
+          for (int q = 0; q < 4; ++q) inside_any |= d[tile_m][q] < threshold[2 * tile_m + (q >> 1)];
+        }
+        if (__any_sync(0xffffffffu, inside_any)) {
+          const float4 w = weights_s[nt];
+#pragma unroll
+          for (int tile_m = 0; tile_m < 2; ++tile_m)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const int r = 2 * tile_m + (q >> 1);
+              const float inside = __saturatef(fmaf(d[tile_m][q], ramp_slope[r], ramp_top[r]));
+              sums[r] = fmaf(inside, (q & 1) ? w.y : w.x, sums[r]);
+              squares[r] = fmaf(inside, (q & 1) ? w.w : w.z, squares[r]);
+            }
         }
         tile = ahead;
       }
