@@ -105,6 +105,7 @@ struct WindowArgs {
   int f16_steps;              // m16n8k16 steps of 16 dims
   const float* f16_scalars;   // {scale, largest scaled ‖c‖²}, written by build_f16_window_image
   gemm::Fp16KeyModel f16_model;
+  bool skip_empty_tiles;      // pass B skips n-tiles with no key inside any of the warp's windows
   float count_weight;         // W, a power of two: ≥ 4·L for the FMA counts, ≥ 2·L for the MMA counts
                               // (L = kpad/4 keys of one lane and row)
 };
@@ -727,6 +728,47 @@ __device__ __forceinline__ NTileOperands<H> load_ntile(const uint32_t* lane_imag
 __device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 + 2 * t + (i & 1); }
 #endif
 
+// Pass B on the FMA pipe: every key's ramp r = [key < T] adds r·(W + i) to its row's sum and
+// r·i² to its squares. SkipEmpty: most n-tiles hold no key inside any of the warp's 32
+// windows once K is large (a row has ~1.15 at K=1024), so one compare per key and a vote
+// skip their counting; a skipped tile's ramps would all be 0 (key ≥ T makes T·s − key·s ≤ 0
+// exactly). Where most tiles hold one (K=256), the vote costs more than it saves.
+template <int H, bool SkipEmpty>
+__device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4], const uint32_t* lane_image,
+                                                  const float4* norm_quads_s, const float4* weights_s, int ntiles,
+                                                  int t, const float (&threshold)[4], const float (&ramp_slope)[4],
+                                                  const float (&ramp_top)[4], float (&sums)[4], float (&squares)[4]) {
+  NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
+  for (int nt = 0; nt < ntiles; ++nt) {
+    const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
+    float d[2][4];
+#pragma unroll
+    for (int tile_m = 0; tile_m < 2; ++tile_m) f16_tile_keys<H>(d[tile_m], frag[tile_m], tile.b, tile.cn);
+    bool counted = true;
+    if constexpr (SkipEmpty) {
+      // Four short compare chains, not one of eight: the vote waits on the longest.
+      bool row_inside[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        row_inside[r] = (d[r >> 1][2 * (r & 1)] < threshold[r]) | (d[r >> 1][2 * (r & 1) + 1] < threshold[r]);
+      counted = __any_sync(0xffffffffu, (row_inside[0] | row_inside[1]) | (row_inside[2] | row_inside[3]));
+    }
+    if (counted) {
+      const float4 w = weights_s[nt];
+#pragma unroll
+      for (int tile_m = 0; tile_m < 2; ++tile_m)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int r = 2 * tile_m + (q >> 1);
+          const float inside = __saturatef(fmaf(d[tile_m][q], ramp_slope[r], ramp_top[r]));
+          sums[r] = fmaf(inside, (q & 1) ? w.y : w.x, sums[r]);
+          squares[r] = fmaf(inside, (q & 1) ? w.w : w.z, squares[r]);
+        }
+    }
+    tile = ahead;
+  }
+}
+
 // keys=f16-two-pass sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with
 // the ramp). keys=f16-two-pass-mma packs the flags of two n-tiles into an FP16 A fragment (the D layout of two
 // m16n8 tiles is the A layout of one m16n8k16) and multiplies it by a weight table whose
@@ -952,34 +994,12 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
         squares[r] = 1024.f * v.y + 64.f * v.z + v.w;  // Σi², exact while it matters (count ≤ 2)
       }
     } else {
-      // Most n-tiles hold no key inside any of the warp's 32 windows (a row has ~1.15 at
-      // K=1024): one compare per key and a vote skip their counting. A skipped tile's ramps
-      // would all be 0: key ≥ T makes T·s − key·s ≤ 0 exactly.
-      NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
-      for (int nt = 0; nt < ntiles; ++nt) {
-        const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
-        float d[2][4];
-        bool inside_any = false;
-#pragma unroll
-        for (int tile_m = 0; tile_m < 2; ++tile_m) {
-          f16_tile_keys<H>(d[tile_m], frag[tile_m], tile.b, tile.cn);
-#pragma unroll
-          for (int q = 0; q < 4; ++q) inside_any |= d[tile_m][q] < threshold[2 * tile_m + (q >> 1)];
-        }
-        if (__any_sync(0xffffffffu, inside_any)) {
-          const float4 w = weights_s[nt];
-#pragma unroll
-          for (int tile_m = 0; tile_m < 2; ++tile_m)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-              const int r = 2 * tile_m + (q >> 1);
-              const float inside = __saturatef(fmaf(d[tile_m][q], ramp_slope[r], ramp_top[r]));
-              sums[r] = fmaf(inside, (q & 1) ? w.y : w.x, sums[r]);
-              squares[r] = fmaf(inside, (q & 1) ? w.w : w.z, squares[r]);
-            }
-        }
-        tile = ahead;
-      }
+      if (a.skip_empty_tiles)
+        count_inside_keys<H, true>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, threshold, ramp_slope,
+                                   ramp_top, sums, squares);
+      else
+        count_inside_keys<H, false>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, threshold, ramp_slope,
+                                    ramp_top, sums, squares);
     }
 
     // The next step's rows on their way to L2 during the arbitration and update (one
@@ -1059,6 +1079,13 @@ using KernelFn = void (*)(WindowArgs);
 // the tensor cores) or tf32-top3.
 bool uses_two_pass(const Params& params) { return params.at("keys").get<std::string>().rfind("f16", 0) == 0; }
 bool uses_mma_counts(const Params& params) { return params.at("keys").get<std::string>() == "f16-two-pass-mma"; }
+// Pass B's vote pays where most n-tiles hold no in-window key (H200, N=32: K=1024 1.220 →
+// 1.154 ms with it; K=256 0.519 → 0.535).
+constexpr int64_t kSkipEmptyTilesFromKpad = 512;
+bool skips_empty_tiles(const Params& params, int64_t kpad) {
+  if (params.contains("empty_tiles")) return params.at("empty_tiles").get<std::string>() == "skip";
+  return kpad >= kSkipEmptyTilesFromKpad;
+}
 // Above N=32 the two n-tiles of B fragments a pair needs spilled 576-608 bytes.
 bool mma_counts_fit(int64_t kpad, int n) { return kpad / 4 <= kMmaMaxLaneKeys && n <= 32; }
 
@@ -1162,6 +1189,7 @@ class Tf32WindowRun : public gpu::GpuRun {
         block_(params.at("block").get<int>()),
         two_pass_(uses_two_pass(params)),
         mma_counts_(uses_mma_counts(params)),
+        skip_empty_tiles_(skips_empty_tiles(params, kpad_)),
         kernel_(kernel_for(problem.n, params)) {
     const int n = problem.n;
     const std::vector<float>& center = translation.center;
@@ -1246,6 +1274,7 @@ class Tf32WindowRun : public gpu::GpuRun {
     // W ≥ 4·L for the FFMA counts (room for Σi of three keys), ≥ 2·L for the MMA counts
     // (count ≤ 2 decoded, ≥ 3 detected) so that W + i stays an exact FP16 integer.
     args.count_weight = float(1 << index_bits(mma_counts_ ? kpad_ / 2 : kpad_));
+    args.skip_empty_tiles = skip_empty_tiles_;
     gpu::check(cudaMemsetAsync(next_step_.get(), 0, next_step_.bytes(), stream), "tf32-window step counter");
     if (two_pass_) {
       build_f16_window_image<<<1, 1024, 0, stream>>>(args, largest_, reinterpret_cast<__half*>(image_.get()),
@@ -1262,7 +1291,7 @@ class Tf32WindowRun : public gpu::GpuRun {
 
  private:
   int npad_, kpad_, block_;
-  bool two_pass_, mma_counts_;
+  bool two_pass_, mma_counts_, skip_empty_tiles_;
   KernelFn kernel_;
   int64_t grid_ = 1;
   size_t smem_ = 0;
@@ -1318,6 +1347,10 @@ class Tf32Window : public Variant {
                           "f16-two-pass: FP16 MMAs twice (minimum, then in-window keys counted and identified on "
                           "the FMA pipe); -mma: the counts as MMAs of the in-window flags against a weight table; "
                           "tf32-top3: TF32 MMAs once, three smallest keys per lane"});
+    space.axes.push_back({"empty_tiles",
+                          {"skip", "count"},
+                          "keys=f16-two-pass's second sweep: skip n-tiles with no key inside any of the warp's windows "
+                          "(a compare per key and a vote), or count every tile; the other keys ignore it"});
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int n = problem.n;
     const int64_t limit = smem_limit(device);
@@ -1346,7 +1379,10 @@ class Tf32Window : public Variant {
     // (N=32 K=1024 on the H200: 1.373 against 1.335 ms).
     const Params chosen{{"keys", "f16-two-pass"}};
     const int block = 2 * smem_for(chosen, kpad, problem.n, 256) <= per_sm ? 256 : 512;
-    return {{"grid", 0}, {"block", block}, {"keys", "f16-two-pass"}};
+    return {{"grid", 0},
+            {"block", block},
+            {"keys", "f16-two-pass"},
+            {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
