@@ -736,36 +736,51 @@ __device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 +
 template <int H, bool SkipEmpty>
 __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4], const uint32_t* lane_image,
                                                   const float4* norm_quads_s, const float4* weights_s, int ntiles,
-                                                  int t, const float (&threshold)[4], const float (&ramp_slope)[4],
-                                                  const float (&ramp_top)[4], float (&sums)[4], float (&squares)[4]) {
+                                                  int t, const float (&ramp_slope)[4], const float (&ramp_top)[4],
+                                                  float (&sums)[4], float (&squares)[4]) {
+  auto count = [&](float key, int r, float weight_sum, float weight_square) {
+    const float inside = __saturatef(fmaf(key, ramp_slope[r], ramp_top[r]));
+    sums[r] = fmaf(inside, weight_sum, sums[r]);
+    squares[r] = fmaf(inside, weight_square, squares[r]);
+  };
   NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
-  for (int nt = 0; nt < ntiles; ++nt) {
-    const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
-    float d[2][4];
+  if constexpr (SkipEmpty) {
+    // T = ramp_top / s, exactly: s is a power of two whose reciprocal is a normal float (|T| ≥ 2^-100).
+    float threshold[4];
 #pragma unroll
-    for (int tile_m = 0; tile_m < 2; ++tile_m) f16_tile_keys<H>(d[tile_m], frag[tile_m], tile.b, tile.cn);
-    bool counted = true;
-    if constexpr (SkipEmpty) {
+    for (int r = 0; r < 4; ++r)
+      threshold[r] = ramp_top[r] * __uint_as_float((254u << 23) - __float_as_uint(-ramp_slope[r]));
+    for (int nt = 0; nt < ntiles; ++nt) {
+      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
+      float d[2][4];
+#pragma unroll
+      for (int tile_m = 0; tile_m < 2; ++tile_m) f16_tile_keys<H>(d[tile_m], frag[tile_m], tile.b, tile.cn);
       // Four short compare chains, not one of eight: the vote waits on the longest.
       bool row_inside[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r)
         row_inside[r] = (d[r >> 1][2 * (r & 1)] < threshold[r]) | (d[r >> 1][2 * (r & 1) + 1] < threshold[r]);
-      counted = __any_sync(0xffffffffu, (row_inside[0] | row_inside[1]) | (row_inside[2] | row_inside[3]));
+      if (__any_sync(0xffffffffu, (row_inside[0] | row_inside[1]) | (row_inside[2] | row_inside[3]))) {
+        const float4 w = weights_s[nt];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) count(d[q >> 2][q & 3], 2 * (q >> 2) + ((q >> 1) & 1), q & 1 ? w.y : w.x,
+                                          q & 1 ? w.w : w.z);
+      }
+      tile = ahead;
     }
-    if (counted) {
+  } else {
+    for (int nt = 0; nt < ntiles; ++nt) {
+      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
       const float4 w = weights_s[nt];
 #pragma unroll
-      for (int tile_m = 0; tile_m < 2; ++tile_m)
+      for (int tile_m = 0; tile_m < 2; ++tile_m) {
+        float d[4];
+        f16_tile_keys<H>(d, frag[tile_m], tile.b, tile.cn);
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int r = 2 * tile_m + (q >> 1);
-          const float inside = __saturatef(fmaf(d[tile_m][q], ramp_slope[r], ramp_top[r]));
-          sums[r] = fmaf(inside, (q & 1) ? w.y : w.x, sums[r]);
-          squares[r] = fmaf(inside, (q & 1) ? w.w : w.z, squares[r]);
-        }
+        for (int q = 0; q < 4; ++q) count(d[q], 2 * tile_m + (q >> 1), q & 1 ? w.y : w.x, q & 1 ? w.w : w.z);
+      }
+      tile = ahead;
     }
-    tile = ahead;
   }
 }
 
@@ -918,7 +933,7 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     // r = sat(T·s − key·s) with s = 4/ulp(T) is exactly [key < T]: a key within a factor
     // of two of T differs from it by at least ulp(T)/2, any other by more than |T|/2.
     // T is rounded up and kept ≥ 2^-100 (so s stays finite); raising T only widens the window.
-    float threshold[4], ramp_slope[4], ramp_top[4];
+    float ramp_slope[4], ramp_top[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       float low = lowest[r];
@@ -927,7 +942,6 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       float top = __fadd_ru(low, gemm::fp16_key_window(xn2[r], low, largest_cnorm2, a.f16_model));
       if (!(fabsf(top) >= 0x1p-100f)) top = 0x1p-100f;
       const float slope = __uint_as_float((279u - ((__float_as_uint(top) >> 23) & 0xffu)) << 23);
-      threshold[r] = top;
       ramp_slope[r] = -slope;
       ramp_top[r] = top * slope;
     }
@@ -995,11 +1009,11 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       }
     } else {
       if (a.skip_empty_tiles)
-        count_inside_keys<H, true>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, threshold, ramp_slope,
-                                   ramp_top, sums, squares);
+        count_inside_keys<H, true>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, ramp_slope, ramp_top, sums,
+                                   squares);
       else
-        count_inside_keys<H, false>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, threshold, ramp_slope,
-                                    ramp_top, sums, squares);
+        count_inside_keys<H, false>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, ramp_slope, ramp_top, sums,
+                                    squares);
     }
 
     // The next step's rows on their way to L2 during the arbitration and update (one
