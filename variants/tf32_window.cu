@@ -731,7 +731,7 @@ __device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 +
 // r·i² to its squares. SkipEmpty: most n-tiles hold no key inside any of the warp's 32
 // windows once K is large (a row has ~1.15 at K=1024), so one compare per key and a vote
 // skip their counting; a skipped tile's ramps would all be 0 (key ≥ T makes T·s − key·s ≤ 0
-// exactly). Where most tiles hold one (K=256), the vote costs more than it saves.
+// exactly). Where many tiles hold one (K ≤ 512 at N=32), the vote costs more than it saves.
 template <int H, bool SkipEmpty>
 __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4], const uint32_t* lane_image,
                                                   const float4* norm_quads_s, const float4* weights_s, int ntiles,
@@ -1090,9 +1090,10 @@ using KernelFn = void (*)(WindowArgs);
 // the tensor cores) or tf32-top3.
 bool uses_two_pass(const Params& params) { return params.at("keys").get<std::string>().rfind("f16", 0) == 0; }
 bool uses_mma_counts(const Params& params) { return params.at("keys").get<std::string>() == "f16-two-pass-mma"; }
-// Pass B's vote pays where most n-tiles hold no in-window key (H200, N=32: K=1024 1.220 →
-// 1.154 ms with it; K=256 0.519 → 0.535).
-constexpr int64_t kSkipEmptyTilesFromKpad = 512;
+// Pass B's vote pays where most n-tiles hold no in-window key. H200, N=32, M=2M, skip
+// against count: K=1024 1.18 against 1.22-1.23 ms, K=512 0.748-0.753 against 0.736-0.743,
+// K=256 0.536-0.540 against 0.518-0.524.
+constexpr int64_t kSkipEmptyTilesFromKpad = 1024;
 bool skips_empty_tiles(const Params& params, int64_t kpad) {
   if (params.contains("empty_tiles")) return params.at("empty_tiles").get<std::string>() == "skip";
   return kpad >= kSkipEmptyTilesFromKpad;
