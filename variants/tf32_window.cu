@@ -24,9 +24,9 @@
 //   where a lane may hold more candidates than it reported (~0.2 %) does the warp scan its
 //   columns exactly.
 // - The update adds each point to FP64 global sums (one coalesced RED per point and 32
-//   dimensions); the same loads give each point's exact distance to its centroid for the
-//   inertia, summed by a transposing butterfly. Counts go through shared memory;
-//   finalize() divides.
+//   dimensions); the same loads give the exact squared differences for the inertia, which
+//   each lane sums over the step's points. Counts go through shared memory; finalize()
+//   divides.
 //
 // Needs sm_80+ (TF32 mma, cvt.rna.tf32); the kernel body is compiled out below that.
 #include <cuda_fp16.h>
@@ -728,11 +728,11 @@ __device__ __forceinline__ int lane_column(int i, int t) { return (i >> 1) * 8 +
 #endif
 
 // Pass B on the FMA pipe: every key's ramp r = [key < T] adds r·(W + i) to its row's sum and
-// r·i² to its squares. SkipEmpty: most n-tiles hold no key inside any of the warp's 32
+// r·i² to its squares. SkipEmptyTiles: most n-tiles hold no key inside any of the warp's 32
 // windows once K is large (a row has ~1.15 at K=1024), so one compare per key and a vote
 // skip their counting; a skipped tile's ramps would all be 0 (key ≥ T makes T·s − key·s ≤ 0
 // exactly). Where many tiles hold one (K ≤ 512 at N=32), the vote costs more than it saves.
-template <int H, bool SkipEmpty>
+template <int H, bool SkipEmptyTiles>
 __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4], const uint32_t* lane_image,
                                                   const float4* norm_quads_s, const float4* weights_s, int ntiles,
                                                   int t, const float (&ramp_slope)[4], const float (&ramp_top)[4],
@@ -743,7 +743,7 @@ __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4
     squares[r] = fmaf(inside, weight_square, squares[r]);
   };
   NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
-  if constexpr (SkipEmpty) {
+  if constexpr (SkipEmptyTiles) {
     // T = ramp_top / s, exactly: s is a power of two whose reciprocal is a normal float (|T| ≥ 2^-100).
     float threshold[4];
 #pragma unroll
@@ -863,7 +863,8 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       for (int r = 0; r < 4; ++r)
 #pragma unroll
         for (int s = 0; s < H; ++s)
-          centred[r][s] = __ldg(reinterpret_cast<const float4*>(step_points + (row_in_step(r, g) * a.n + 16 * s + 4 * t)));
+          centred[r][s] =
+              __ldg(reinterpret_cast<const float4*>(step_points + (row_in_step(r, g) * a.n + 16 * s + 4 * t)));
 #pragma unroll
       for (int r = 0; r < 4; ++r)
 #pragma unroll
@@ -911,8 +912,8 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       xn2[r] = sq;
     }
 
-    // Pass A: each row's smallest key. Both passes load n-tile nt+1's operands while nt's
-    // multiply (the HMMAs had waited on the LDS issued just before them).
+    // Pass A: each row's smallest key. Pass A and the FMA-pipe counts load n-tile nt+1's
+    // operands while nt's multiply (the HMMAs had waited on the LDS issued just before them).
     float lowest[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) lowest[r] = INFINITY;
