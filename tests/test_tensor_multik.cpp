@@ -78,6 +78,7 @@ TEST(TensorMultiKCompile, IssueFourShapesCompileForHopperWithinTheirMeasuredSpil
     EXPECT_GE(spill_store_bytes(log), 0) << log;  // the log reported a spill figure at all
     Params packed = params;
     packed["argmin"] = "packed";
+    packed["fetch"] = "ring";  // fetch=registers needs the mask argmin
     const int packed_spill = spill_store_bytes(tensor_multik::compile_report(problem, packed, 9, 0));
     EXPECT_GE(packed_spill, 0);
     EXPECT_LE(packed_spill, accepted_spill_bytes(problem, packed));
@@ -187,6 +188,74 @@ TEST(TensorMultiKCompile, Fp16DistanceCompilesWithoutSpills) {
   EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(k16, tuned, 9, 0)), 0);
 }
 
+// fetch=registers holds the next step's fragment pairs in registers instead of a shared ring:
+// it must fit the blocks that N=8 and N=4 run at (512 × 1 and 256 × 2 at N=8, 128 × 2 at N=4),
+// with and without scaled points, on Hopper and Ampere.
+TEST(TensorMultiKCompile, RegisterFetchCompilesWithoutSpills) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  struct Block { int threads, min_blocks; };
+  for (const int cc_major : {9, 8}) {
+    const DeviceInfo device = fake_gpu(cc_major, 0);
+    for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(8, 1, 4), shape(4, 4, 4)})
+      for (const Block block : {Block{512, 1}, Block{256, 2}, Block{128, 2}}) {
+        SCOPED_TRACE(problem.str() + " sm_" + std::to_string(cc_major) + "0 block " + std::to_string(block.threads) +
+                     "x" + std::to_string(block.min_blocks));
+        Params overrides = Params::object();
+        overrides["fetch"] = "registers";
+        overrides["stages"] = 2;
+        overrides["block"] = block.threads;
+        overrides["min_blocks"] = block.min_blocks;
+        const Params params = resolve_params(variant, problem, device, overrides);
+        EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, cc_major, 0)), 0);
+        EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, cc_major, 0, 0x1p-3f)), 0);
+      }
+  }
+}
+
+// ‖x‖² rides in the last distance tile's free half: shapes without one, other widths, and the
+// other distance and argmin forms are refused by name.
+TEST(TensorMultiKSpace, RegisterFetchIsRefusedWhereItHasNoLayout) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  auto refusal = [&](const Problem& problem, Params overrides) {
+    overrides["fetch"] = "registers";
+    const Params params = resolve_params(variant, problem, device, Params::object());
+    Params merged = params;
+    merged.update(overrides);
+    return variant.param_space(problem, device).check(merged);
+  };
+  EXPECT_FALSE(refusal(shape(8, 3, 7), Params::object()).has_value());
+  EXPECT_FALSE(refusal(shape(4, 3, 5), Params::object()).has_value());
+  for (const Problem& problem : {shape(8, 16, 16), shape(8, 2, 5), shape(16, 3, 7), shape(6, 3, 7)}) {
+    SCOPED_TRACE(problem.str());
+    const auto reason = refusal(problem, Params::object());
+    ASSERT_TRUE(reason.has_value());
+    EXPECT_NE(reason->find("fetch=registers"), std::string::npos) << *reason;
+  }
+  Params tf32 = Params::object();
+  tf32["distance"] = "tf32x3";
+  EXPECT_TRUE(refusal(shape(8, 3, 7), tf32).has_value());
+  Params packed = Params::object();
+  packed["argmin"] = "packed";
+  EXPECT_TRUE(refusal(shape(8, 3, 7), packed).has_value());
+}
+
+// The default follows the H200 measurements (session 14): registers at N=8 on Hopper, where
+// the ring's copies and reads filled the L1 data pipe; the ring at N=4 (registers measured 4 %
+// slower there), on shapes without a free half tile, and off Hopper (not measured).
+TEST(TensorMultiKSpace, RegisterFetchIsTheDefaultAtEightDimensionsOnHopper) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  auto fetch = [&](const Problem& problem, int cc_major) {
+    return variant.default_params(problem, fake_gpu(cc_major, 0)).at("fetch").get<std::string>();
+  };
+  EXPECT_EQ(fetch(shape(8, 3, 7), 9), "registers");
+  EXPECT_EQ(fetch(shape(8, 1, 4), 9), "registers");
+  EXPECT_EQ(fetch(shape(8, 3, 7), 8), "ring");
+  EXPECT_EQ(fetch(shape(4, 3, 5), 9), "ring");
+  EXPECT_EQ(fetch(shape(8, 16, 16), 9), "ring");
+  EXPECT_EQ(fetch(shape(16, 3, 7), 9), "ring");
+}
+
 TEST(TensorMultiKSpace, Fp16DistanceIsRefusedWithTheTf32Update) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);
@@ -273,6 +342,7 @@ TEST(TensorMultiKCompile, ScaledFp16UpdateAndTf32UpdateCompileForHopperWithoutSp
     Params tf32 = params;
     tf32["update"] = "tf32";
     tf32["distance"] = "tf32x3";  // the FP16 distance shares the FP16 update's operands
+    tf32["fetch"] = "ring";       // and fetch=registers needs the FP16 distance
     const int tf32_spilled = spill_store_bytes(tensor_multik::compile_report(problem, tf32, 9, 0));
     EXPECT_GE(tf32_spilled, 0);
     EXPECT_LE(tf32_spilled, accepted_spill_bytes(problem, tf32));
@@ -331,6 +401,7 @@ struct DeviceCase {
   std::string fragments = "registers";  // where the centroid operands live
   std::string argmin = "packed";        // index-packed keys or in-window bit masks
   std::string distance = "tf32x3";      // the distance product's arithmetic
+  std::string fetch = "ring";           // how points reach the fragments
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -365,6 +436,7 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   overrides["fragments"] = c.fragments;
   overrides["argmin"] = c.argmin;
   overrides["distance"] = c.distance;
+  overrides["fetch"] = c.fetch;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -444,6 +516,29 @@ INSTANTIATE_TEST_SUITE_P(
                    "f16x2"},
         DeviceCase{"d16_uniform_n8_k3_7_m100", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
                    "mask", "f16x2"},
+        // fetch=registers: fragment pairs from global memory, ‖x‖² through the last tile's free
+        // half, the fix-up's point from global memory (exact ties, all-zero data), scaled points,
+        // a partial last step, more warps than steps (M=100), one tile (ΣK=4) and two (ΣK=10).
+        DeviceCase{"regfetch_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers"},
+        DeviceCase{"regfetch_uniform_n4_k3_5", 4, 3, 5, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers"},
+        DeviceCase{"regfetch_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers"},
+        DeviceCase{"regfetch_tiny_n8_k3_7", 8, 3, 7, 50000, "uniform", 1e-4f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers"},
+        DeviceCase{"regfetch_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask", "f16x2", "registers"},
+        DeviceCase{"regfetch_grid_ties_n4_k3_5", 4, 3, 5, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask", "f16x2", "registers"},
+        DeviceCase{"regfetch_zeros_n8_k3_7", 8, 3, 7, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2", "registers"},
+        DeviceCase{"regfetch_uniform_n8_k3_7_m100", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers"},
+        DeviceCase{"regfetch_blobs_n8_k1_4", 8, 1, 4, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2", "registers"},
+        DeviceCase{"regfetch_blobs_n4_k4", 4, 4, 4, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2", "registers"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

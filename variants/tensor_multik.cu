@@ -67,7 +67,20 @@ typedef unsigned long long u64;
 // leaves shared memory for more warps or stages where registers allow them.
 #define TCOLS (NT < 4 ? 8 * NT : 32)
 #define TROW (TCOLS + 4)
+// fetch=registers (FETCH_REGS): no stage ring. Each lane loads its distance fragments (rows g,
+// g+8, 16+g, 24+g, two dims) from global memory straight into registers one step ahead, and ‖x‖²
+// comes back through the transpose: each lane writes its rows' partial sums into the free
+// slots of the last distance tile. ncu (session 14) put the N=8 kernel at 90 % of the L1
+// data pipe: the cp.async copies cost 12 wavefronts per 512 bytes (4 ideal) and the ring's
+// fragment and own-point reads 16 more per step.
+#if FETCH_REGS
+#if !(DIST_F16 && (NDIM == 4 || NDIM == 8) && ARGMIN_MASK && SUMK - 8 * (NT - 1) <= 4)
+#error "fetch=registers needs distance=f16x2, N of 4 or 8, argmin=mask and 4 free slots in the last tile"
+#endif
+#define WARP_FLOATS (32 * TROW)
+#else
 #define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * TROW)
+#endif
 #define IDX_MASK ((1u << IDX_BITS) - 1u)
 #define SWIZZLE16 (NDIM == 16)
 #if DIST_F16
@@ -320,7 +333,8 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 // ΣK mod 8 in 1..4): its words D[.][2t+1] (slots 4..7) are never read back.
 // (Storing such tiles whole saves the x2 form's 4 register moves a step, but measured 2 % slower
 // at N=8: session 11, call 8.)
-#define HALF_TILE(j) ((j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
+// fetch=registers stores the last tile whole: its free slots carry the ‖x‖² partials.
+#define HALF_TILE(j) (!FETCH_REGS && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
@@ -439,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const int g = lane >> 2, t = lane & 3;
 
   float* ring = warp_areas + warp * WARP_FLOATS;
-  float* tbuf = ring + STAGES * STEP_FLOATS;
+  float* tbuf = ring + (FETCH_REGS ? 0 : STAGES * STEP_FLOATS);
   const unsigned stsm_base = PIN_IF_ROOM(stmatrix_base(tbuf, lane)),
                  stsm_half_base = PIN_IF_ROOM(stmatrix_half_base(tbuf, lane));
   // This lane's transposed row, and its quad of the tiles' ‖c‖² (+64 bytes per tile).
@@ -490,7 +504,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // they do not depend on them, and each is a DRAM round trip the prologue then hides. With
   // more than 4 register-resident tiles the fetch state live across the fragment build costs
   // a spill (N=5 K=3..10), so those shapes fetch after it.
-#define EARLY_FETCH (NT * DK <= 4)
+#define EARLY_FETCH (NT * DK <= 4 && !FETCH_REGS)
 #if EARLY_FETCH
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) fetch_next();
@@ -623,36 +637,69 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __syncwarp();
   int steps_since_fold = 0;
 
-#if !EARLY_FETCH
+#if !EARLY_FETCH && !FETCH_REGS
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) fetch_next();
 #endif
   // The update's FP16 one-hot bit (bit g of each half) and the first lane of its point pairs.
   const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
   const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
-#define PINNED_RING (DIST_F16 && (NDIM == 4 || NDIM == 8))
+#define PINNED_RING (DIST_F16 && (NDIM == 4 || NDIM == 8) && !FETCH_REGS)
+#if FETCH_REGS
+  // Lane (g, t)'s fragment pairs of a step: rows g + 8r, dims 2t, 2t+1 (N=4: 2(t&1), +1, so lanes
+  // t and t+2 read the same pair, their hi and lo features). The first step's go out now.
+  const float* frag_src = pinned_pointer(points + g * NDIM + (NDIM <= 4 ? 2 * (t & 1) : 2 * t));
+  float2 frag_pairs[4];
+  auto load_fragment_pairs = [&](int fetch_step) {
+    const float* src = frag_src + (long long)fetch_step * STEP_FLOATS;
+#pragma unroll
+    for (int r = 0; r < 4; ++r) frag_pairs[r] = __ldcg(reinterpret_cast<const float2*>(src + 8 * r * NDIM));
+  };
+  load_fragment_pairs(min(warp_global, steps - 1));
+#endif
 #if PINNED_RING
   // A lane's fragment pair and own point in ring slot 0; a step adds its slot's bytes.
   const unsigned frag_shared = PIN_IF_ROOM(ring_shared + 4 * offsets.frag[0]);
-  const unsigned own_shared = PIN_IF_ROOM(ring_shared + 4 * offsets.own[0]);
+  // N=8: a quarter-warp's 8 own rows span 256 bytes, so reading chunk 0 of all of them and
+  // then chunk 1 meets every bank twice (2 wavefronts per 8 lanes, ncu: 16 per step where 8
+  // are ideal). Lanes 4-7 of each quarter read chunk 1 first: ‖x‖² does not care about order.
+  const unsigned own_shared = PIN_IF_ROOM(ring_shared + 4 * offsets.own[0] + (NDIM == 8 ? 16 * ((lane >> 2) & 1) : 0));
+#if NDIM == 8
+  const unsigned own_shared_second = PIN_IF_ROOM(ring_shared + 4 * offsets.own[0] + 16 - 16 * ((lane >> 2) & 1));
 #endif
+#endif
+  // fetch=registers at N=8 frees 10 of the 128 registers: the first two tiles' ‖c‖² quads stay
+  // in registers for the whole kernel (8 of the 16 wavefronts a step spent reloading them; a
+  // third tile spills 8 bytes). Only where launch bounds leave more than 64 registers.
+#define NORM_REG_TILES (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS < 1024 ? 2 : 0)
+  float4 norm_quads[NORM_REG_TILES > 0 ? NORM_REG_TILES : 1];
+#pragma unroll
+  for (int j = 0; j < NORM_REG_TILES; ++j) norm_quads[j] = lds128(norms_shared + 64 * j);
   int ring_slot = 0;
   for (int step = warp_global; step < steps; step += warps_total) {
+#if !FETCH_REGS
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
     cp_async_wait<STAGES - 1>();
     __syncwarp();
     const float* X = ring + ring_slot * STEP_FLOATS;
+#endif
     const bool valid = step < steps - 1 || lane < last_step_points;
 
-    // This lane's point: ‖x‖² and the error scale of its expansion.
+    // This lane's point: ‖x‖² and the error scale of its expansion (fetch=registers: after the
+    // transpose, from the partial sums the fragments' lanes left in the row).
     float xx = 0.f;
+#if !FETCH_REGS
     {
       float x_own[NDIM];
 #if PINNED_RING
       const unsigned slot_bytes = ring_slot * (STEP_FLOATS * 4);
 #pragma unroll
       for (int c = 0; c < NDIM / 4; ++c) {
+#if NDIM == 8
+        const float4 v = lds128((c ? own_shared_second : own_shared) + slot_bytes);
+#else
         const float4 v = lds128(own_shared + slot_bytes + 16 * c);
+#endif
         x_own[4 * c] = v.x, x_own[4 * c + 1] = v.y, x_own[4 * c + 2] = v.z, x_own[4 * c + 3] = v.w;
       }
 #else
@@ -666,26 +713,38 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         xx = fmaf(x_own[d], x_own[d], xx);
       }
     }
-    const float scale = xx + 2.f * max_norm;
+#endif
+    float tie_bound, guard_bound;
+    auto set_bounds = [&]() {
+      const float scale = xx + 2.f * max_norm;
 #if DIST_F16
-    // FP16's subnormal floor adds an absolute error, ABS_SCALE·(‖x‖ + 2·max‖c‖) of the window.
-    float x_norm;
-    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(x_norm) : "f"(xx));
-    const float tie_bound = fmaf(TIE_SCALE, scale, fmaf(ABS_SCALE, x_norm, abs_centroids));
-    const float guard_bound = GUARD_OVER_TIE * tie_bound;
+      // FP16's subnormal floor adds an absolute error, ABS_SCALE·(‖x‖ + 2·max‖c‖) of the window.
+      float x_norm;
+      asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(x_norm) : "f"(xx));
+      tie_bound = fmaf(TIE_SCALE, scale, fmaf(ABS_SCALE, x_norm, abs_centroids));
+      guard_bound = GUARD_OVER_TIE * tie_bound;
 #else
-    const float tie_bound = TIE_SCALE * scale;
-    const float guard_bound = GUARD * scale;
+      tie_bound = TIE_SCALE * scale;
+      guard_bound = GUARD * scale;
+#endif
+    };
+#if !FETCH_REGS
+    set_bounds();
 #endif
 
 #if DIST_F16
     // A fragments of the distance product (rows = points 16i+g and 16i+g+8, k = features), kept
     // for the update, which reads them transposed.
     unsigned af[2][FT][4];
+#if FETCH_REGS
+    float xx_partials[2][2];  // rows 16i+g, 16i+g+8: this lane's two dims of ‖x‖²
+#endif
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
 #if NDIM <= 8
-#if PINNED_RING
+#if FETCH_REGS
+      float2 r0 = frag_pairs[2 * i], r1 = frag_pairs[2 * i + 1];
+#elif PINNED_RING
       const unsigned frag_step = frag_shared + ring_slot * (STEP_FLOATS * 4);
       float2 r0 = lds64(frag_step + 4 * (16 * i) * NDIM), r1 = lds64(frag_step + 4 * (16 * i + 8) * NDIM);
 #else
@@ -698,6 +757,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       unsigned hi0, lo0, hi1, lo1;
       split_half2(r0.x, r0.y, hi0, lo0);
       split_half2(r1.x, r1.y, hi1, lo1);
+#if FETCH_REGS
+      xx_partials[i][0] = fmaf(r0.x, r0.x, r0.y * r0.y);
+      xx_partials[i][1] = fmaf(r1.x, r1.x, r1.y * r1.y);
+#endif
 #if NDIM <= 4
       // (Features 8-15 as [lo | hi] instead, so that no register appears twice in the operand, with
       // the update then counting every part twice: 8 fewer moves a step, and 0.8 % slower at N=4,
@@ -729,6 +792,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         }
 #endif
     }
+#if FETCH_REGS
+    // The pairs are split: their registers take the next step's, a whole step ahead of use.
+    load_fragment_pairs(min(step + warps_total, steps - 1));
+#endif
 #else
     // A fragments of the distance product: rows = points 16i+g and 16i+g+8.
     unsigned a_hi[2][DK][4], a_lo[2][DK][4];
@@ -786,7 +853,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
           const int j = 4 * cb + jj;
-          const float4 norms = lds128(norms_shared + 64 * j);
+          const float4 norms = j < NORM_REG_TILES ? norm_quads[j < NORM_REG_TILES ? j : 0] : lds128(norms_shared + 64 * j);
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             if (NDIM <= 4)
@@ -802,6 +869,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
             for (int i = 0; i < 2; ++i)
               mma_f16(d[i][jj], af[i][0], B_HI(bf[jj], 4 * cb + jj, 0, 0), B_HI(bf[jj], 4 * cb + jj, 0, 1));
         }
+#if FETCH_REGS
+        // Words D[.][2t+1] of the last tile are slots 8(NT-1)+4+t, free: they take this lane's
+        // ‖x‖² partials of rows g and g+8.
+#pragma unroll
+        for (int i = 0; i < 2; ++i) d[i][NT - 1][1] = xx_partials[i][0], d[i][NT - 1][3] = xx_partials[i][1];
+#endif
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
 #pragma unroll
@@ -897,6 +970,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           const float4 chunk = lds128(row_shared + 16 * h);
           v[h][0] = chunk.x, v[h][1] = chunk.y, v[h][2] = chunk.z, v[h][3] = chunk.w;
         }
+#if FETCH_REGS
+      {
+        // ‖x‖² from the partials of the lanes t = 0..3 (N=4: t = 0, 1; lanes 2, 3 repeat their dims).
+        const float4 partials = lds128(row_shared + 16 * (2 * NT - 1));
+        xx = NDIM <= 4 ? partials.x + partials.y : (partials.x + partials.y) + (partials.z + partials.w);
+        set_bounds();
+      }
+#endif
       __syncwarp();  // tbuf is rewritten by the next block or step
 
 #if ARGMIN_MASK
@@ -1019,7 +1100,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       const unsigned flags = valid ? (unsigned)flags_f : 0u;
 #endif
       float x_exact[NDIM];
+#if FETCH_REGS
+      {
+        const float4* own_row = reinterpret_cast<const float4*>(points + (32LL * step + lane) * NDIM);
+#pragma unroll
+        for (int c = 0; c < NDIM / 4; ++c) {
+          const float4 q = __ldcg(own_row + c);
+          x_exact[4 * c] = q.x, x_exact[4 * c + 1] = q.y, x_exact[4 * c + 2] = q.z, x_exact[4 * c + 3] = q.w;
+        }
+      }
+#else
       load_own_point(X, offsets.own, x_exact);
+#endif
 #if DSCALE
 #pragma unroll
       for (int d = 0; d < NDIM; ++d) x_exact[d] *= x_scale;
@@ -1221,7 +1313,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
     }
 #endif
-    __syncwarp();  // every lane is done with this stage before it is refilled
+    // Every lane is done with this stage (and, fetch=registers, with its transposed row, which the
+    // fix-up reads after the argmin) before the next step refills it.
+    __syncwarp();
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
   }
   cp_async_wait<0>();
@@ -1387,10 +1481,11 @@ double abs_window_scale(int n) { return 2.0 * 1.25 * 1.01 * std::ldexp(1.0, -25)
 
 // Dynamic shared memory of one block, in bytes: exact centroids, norms, and per warp a ring
 // of `stages` 32-point steps plus the 32-row transpose buffer.
-int64_t dynamic_smem_bytes(int n, int sum_k, int block, int stages) {
+int64_t dynamic_smem_bytes(int n, int sum_k, int block, int stages, bool fetch_registers = false) {
   const int transpose_row = std::min(32, 8 * n_tiles(sum_k)) + 4;  // TROW in the kernel
+  const int64_t ring = fetch_registers ? 0 : int64_t(stages) * 32 * n;
   const int64_t floats = ((int64_t(sum_k) * n + 3) & ~int64_t(3)) + ((sum_k + 3) & ~3) +
-                         int64_t(block / 32) * (int64_t(stages) * 32 * n + 32 * transpose_row);
+                         int64_t(block / 32) * (ring + 32 * transpose_row);
   return floats * 4;
 }
 
@@ -1406,12 +1501,13 @@ struct KernelConfig {
   bool shared_fragments;  // centroid operands re-read from shared memory every step
   bool argmin_mask;       // in-window bit masks instead of index-packed keys
   bool f16_distance;      // distance product in FP16 hi + lo (m16n8k16), operands shared with the update
+  bool fetch_registers;   // points straight from global memory into fragment registers, no stage ring
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    argmin_mask, f16_distance, cc_major, cc_minor) <
+                    argmin_mask, f16_distance, fetch_registers, cc_major, cc_minor) <
            std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
-                    o.shared_fragments, o.argmin_mask, o.f16_distance, o.cc_major, o.cc_minor);
+                    o.shared_fragments, o.argmin_mask, o.f16_distance, o.fetch_registers, o.cc_major, o.cc_minor);
   }
 };
 
@@ -1427,6 +1523,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define CFRAG_SHARED " << (config.shared_fragments ? 1 : 0)
           << "\n#define ARGMIN_MASK " << (config.argmin_mask ? 1 : 0) << "\n#define IDX_BITS " << bits
           << "\n#define DIST_F16 " << (config.f16_distance ? 1 : 0)
+          << "\n#define FETCH_REGS " << (config.fetch_registers ? 1 : 0)
           // More than 4 packed index bits: their mantissa error would show in the inertia, so
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
@@ -1439,7 +1536,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         std::to_string(config.min_blocks) + " stages=" + std::to_string(config.stages) +
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
                         (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
-                        (config.argmin_mask ? " argmin=mask" : "") + (config.f16_distance ? " distance=f16x2" : "");
+                        (config.argmin_mask ? " argmin=mask" : "") + (config.f16_distance ? " distance=f16x2" : "") +
+                        (config.fetch_registers ? " fetch=registers" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
@@ -1483,6 +1581,19 @@ bool f16_distance_applies(int n, const Params& params) {
   return n <= 16 && params.value("update", std::string("f16")) == "f16";
 }
 
+// fetch=registers: the kernel's #error names the same conditions. ‖x‖² travels in the free
+// half of the last distance tile, so ΣK must leave 4 to 7 slots of it empty.
+std::optional<std::string> fetch_registers_refusal(int n, int sum_k, const Params& params) {
+  if (n != 4 && n != 8) return "fetch=registers needs N of 4 or 8 (one float2 per fragment row and lane)";
+  if (params.value("distance", std::string(f16_distance_applies(n, params) ? "f16x2" : "tf32x3")) != "f16x2")
+    return "fetch=registers needs distance=f16x2";
+  if (params.value("argmin", std::string(sum_k <= 32 ? "mask" : "packed")) != "mask")
+    return "fetch=registers needs argmin=mask";
+  if (sum_k - 8 * (n_tiles(sum_k) - 1) > 4)
+    return "fetch=registers needs ΣK mod 8 in 1..4 (the last tile's free slots carry ‖x‖²), ΣK=" + std::to_string(sum_k);
+  return std::nullopt;
+}
+
 KernelConfig config_for(const Problem& problem, const Params& params, int cc_major, int cc_minor,
                         float point_scale = 1.f) {
   return {problem.n,
@@ -1497,6 +1608,7 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.value("fragments", std::string("registers")) == "shared",
           params.value("argmin", std::string(problem.k.sum() <= 32 ? "mask" : "packed")) == "mask",
           params.value("distance", std::string(f16_distance_applies(problem.n, params) ? "f16x2" : "tf32x3")) == "f16x2",
+          params.value("fetch", std::string("ring")) == "registers",
           cc_major,
           cc_minor};
 }
@@ -1509,7 +1621,11 @@ class TensorMultiKRun : public gpu::GpuRun {
     const KernelConfig config = config_for(problem, params, device.cc_major, device.cc_minor, point_scale_);
     kernel_ = compiled_kernel(config);
     block_ = config.block;
-    dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages));
+    if (config.fetch_registers)
+      if (auto refusal = fetch_registers_refusal(problem.n, problem.k.sum(), params))
+        throw UnsupportedError("tensor-multik: " + *refusal);
+    dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages,
+                                              config.fetch_registers));
     gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_smem_)),
                "tensor-multik shared memory limit");
@@ -1628,6 +1744,10 @@ class TensorMultiK : public Variant {
                           "distance product: tf32x3 (m16n8k8, x and c split hi+lo in TF32, 3 MMAs per 8 dims) or "
                           "f16x2 (m16n8k16, hi+lo in FP16 as features of k: 1 MMA per tile for N <= 4, 2 for N <= 8; "
                           "the update reads the same registers transposed by movmatrix)"});
+    space.axes.push_back({"fetch", {"ring", "registers"},
+                          "how points reach the distance fragments: ring (cp.async into a per-warp shared ring of "
+                          "`stages` steps, read back by shared loads) or registers (each lane loads its fragment "
+                          "pairs from global memory one step ahead, `stages` unused; N of 4 or 8, ΣK mod 8 in 1..4)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1638,7 +1758,8 @@ class TensorMultiK : public Variant {
     space.restrictions.push_back(
         {"shared memory: centroids + (block/32)·(stages·32·N + 32·(min(32, 8·ceil(ΣK/8)) + 4)) floats fit the per-block limit",
          [n, sum_k, limit](const Params& p) {
-           return dynamic_smem_bytes(n, sum_k, p.at("block").get<int>(), p.at("stages").get<int>()) <= limit;
+           return dynamic_smem_bytes(n, sum_k, p.at("block").get<int>(), p.at("stages").get<int>(),
+                                     p.value("fetch", std::string("ring")) == "registers") <= limit;
          }});
     space.restrictions.push_back({"argmin=mask needs ΣK <= 32 (one 32-bit in-window word per point)",
                                   [sum_k](const Params& p) {
@@ -1654,6 +1775,11 @@ class TensorMultiK : public Variant {
     space.restrictions.push_back({"distance=f16x2 needs N <= 16 (its point fragments live until the update)",
                                   [n](const Params& p) {
                                     return n <= 16 || p.value("distance", std::string("tf32x3")) != "f16x2";
+                                  }});
+    space.restrictions.push_back({"fetch=registers needs N of 4 or 8, distance=f16x2, argmin=mask and ΣK mod 8 in 1..4",
+                                  [n, sum_k](const Params& p) {
+                                    return p.value("fetch", std::string("ring")) != "registers" ||
+                                           !fetch_registers_refusal(n, sum_k, p).has_value();
                                   }});
     space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
                                     return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
@@ -1695,16 +1821,22 @@ class TensorMultiK : public Variant {
                              std::max<int64_t>(smem_limit(device), device.smem_per_sm > 0 ? device.smem_per_sm : 0))
       --stages;
     while (stages > 2 && dynamic_smem_bytes(problem.n, problem.k.sum(), block, stages) > smem_limit(device)) --stages;
-    return {{"grid", 0},
-            {"block", block},
-            {"min_blocks", min_blocks},
-            {"stages", stages},
-            {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
-            {"update", "f16"},
-            {"fragments", shared_fragments ? "shared" : "registers"},
-            {"argmin", problem.k.sum() <= 32 ? "mask" : "packed"},
-            {"distance", problem.n <= 16 ? "f16x2" : "tf32x3"},
-            {"layout", "aos"}};
+    Params params = {{"grid", 0},
+                     {"block", block},
+                     {"min_blocks", min_blocks},
+                     {"stages", stages},
+                     {"transpose", device.cc_major >= 9 ? "stmatrix" : "shared-stores"},
+                     {"update", "f16"},
+                     {"fragments", shared_fragments ? "shared" : "registers"},
+                     {"argmin", problem.k.sum() <= 32 ? "mask" : "packed"},
+                     {"distance", problem.n <= 16 ? "f16x2" : "tf32x3"},
+                     {"fetch", "ring"},
+                     {"layout", "aos"}};
+    // fetch=registers at N=8 on Hopper: 0.633 → 0.605 ms at N=8 K=3..7 (H200, session 14, same call),
+    // and 4 % slower at N=4 K=3..5, where the ring's L1 traffic was a smaller share.
+    if (device.cc_major >= 9 && problem.n == 8 && !fetch_registers_refusal(problem.n, problem.k.sum(), params))
+      params["fetch"] = "registers";
+    return params;
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
