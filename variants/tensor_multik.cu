@@ -475,7 +475,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
   const int last_step_points = (int)(m - 32LL * (steps - 1));
-  const int warps_total = gridDim.x * WARPS;
+  // Pinned: otherwise ptxas reloads gridDim from the constant bank twice a step (N=8 profile,
+  // session 14: 2 % of the stall samples on those loads).
+  const int warps_total = (int)PIN_IF_ROOM(gridDim.x * WARPS);
   const int warp_global = blockIdx.x * WARPS + warp;
   // The step being fetched (one grid stride of warps apart); its source address is derived
   // from the index at each copy, which costs one wide multiply-add and no 64-bit loop state.
