@@ -677,6 +677,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   float4 norm_quads[NORM_REG_TILES > 0 ? NORM_REG_TILES : 1];
 #pragma unroll
   for (int j = 0; j < NORM_REG_TILES; ++j) norm_quads[j] = lds128(norms_shared + 64 * j);
+  // (The clamped index keeps the unrolled, never-taken register branch of later tiles in range.)
+  auto tile_norms = [&](int j) {
+    return j < NORM_REG_TILES ? norm_quads[j < NORM_REG_TILES ? j : 0] : lds128(norms_shared + 64 * j);
+  };
   int ring_slot = 0;
   for (int step = warp_global; step < steps; step += warps_total) {
 #if !FETCH_REGS
@@ -855,7 +859,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj) {
           const int j = 4 * cb + jj;
-          const float4 norms = j < NORM_REG_TILES ? norm_quads[j < NORM_REG_TILES ? j : 0] : lds128(norms_shared + 64 * j);
+          const float4 norms = tile_norms(j);
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             if (NDIM <= 4)
@@ -1546,7 +1550,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
                      (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
-                     (config.f16_distance ? "-d16" : "");
+                     (config.f16_distance ? "-d16" : "") + (config.fetch_registers ? "-regfetch" : "");
   return request;
 }
 
@@ -1621,11 +1625,12 @@ class TensorMultiKRun : public gpu::GpuRun {
       : GpuRun(problem, data, Layout::AoS) {
     if (params.at("update").get<std::string>() == "f16") point_scale_ = point_scale_for_update(data);
     const KernelConfig config = config_for(problem, params, device.cc_major, device.cc_minor, point_scale_);
-    kernel_ = compiled_kernel(config);
-    block_ = config.block;
+    // Before NVRTC, whose #error would say the same less plainly.
     if (config.fetch_registers)
       if (auto refusal = fetch_registers_refusal(problem.n, problem.k.sum(), params))
         throw UnsupportedError("tensor-multik: " + *refusal);
+    kernel_ = compiled_kernel(config);
+    block_ = config.block;
     dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages,
                                               config.fetch_registers));
     gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
@@ -1750,7 +1755,7 @@ class TensorMultiK : public Variant {
                           "how points reach the distance fragments: ring (cp.async into a per-warp shared ring of "
                           "`stages` steps, read back by shared loads) or registers (each lane loads its fragment "
                           "pairs from global memory one step ahead, `stages` unused; N of 4 or 8, ΣK mod 8 in 1..4)"});
-    space.axes.push_back({"layout", {"aos"}, "point layout in device memory (the cp.async ring copies rows)"});
+    space.axes.push_back({"layout", {"aos"}, "point layout in device memory (both fetch forms read whole rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
                                     return hopper || p.at("transpose").get<std::string>() != "stmatrix";
