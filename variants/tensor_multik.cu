@@ -1088,6 +1088,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // does a point nearer to any centroid than the guard.
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < guard_bound - xx);
     if (!valid) hot = 0;
+    // The update's partner word is shuffled before the fix-up branch (and again inside it, where
+    // the word may change): after it, its PRMT was the step's largest single stall, 3 % of the
+    // samples at N=8 (session 14), waiting on this shuffle.
+#define EARLY_PARTNER (UPDATE_F16 && WORDS == 1)
+#if EARLY_PARTNER
+    unsigned partner_word = __shfl_xor_sync(FULL_MASK, (unsigned)hot, DIST_F16 ? 1 : 4);
+#endif
     if (__any_sync(FULL_MASK, EXACT_INERTIA || needs_exact)) {
       // (Deriving the flags under `if (needs_exact)` instead saves N=16 a 4-byte spill and N=8
       // 14 registers, but measured 6 % slower at N=8 and 1.5 % at N=16: session 10, call 5.)
@@ -1170,6 +1177,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           terms[k - KMIN] = exact_distance(x_exact, group + approx * NDIM);
         }
       }
+#if EARLY_PARTNER
+      partner_word = __shfl_xor_sync(FULL_MASK, (unsigned)hot, DIST_F16 ? 1 : 4);
+#endif
     }
     if (valid) {
 #pragma unroll
@@ -1216,7 +1226,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
       const unsigned own = (unsigned)(hot >> (32 * w));
+#if EARLY_PARTNER
+      const unsigned partner = partner_word;
+#else
       const unsigned partner = __shfl_xor_sync(FULL_MASK, own, PARTNER_LANE);
+#endif
       // Selector nibble n (from the low end) names result byte n; bytes 0-3 are own, 4-7 partner.
       pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
       pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
