@@ -268,6 +268,7 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
     if (on_gpu) select_device(device.ordinal);
     std::unique_ptr<PreparedRun> run = variant.prepare(problem, *spec.dataset, row.params, device);
     if (!run) throw DeviceError("variant " + row.variant + " returned no prepared run");
+    row.timing.conversion_ms = run->conversion_ms();
 
     VerifyReport first_check;
     if (spec.verify) first_check = verify_one_step(*run, *spec.dataset, problem.k, spec.init_centroids);

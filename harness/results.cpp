@@ -65,11 +65,13 @@ std::vector<double> numbers_at(const json& object, const char* key, const std::s
 }
 
 json timing_to_json(const Timing& t) {
-  return {{"clock", t.clock},
-          {"warmup", t.warmup},
-          {"l2_flushed", t.l2_flushed},
-          {"samples_ms", t.samples_ms},
-          {"sm_clock_mhz", t.sm_clock_mhz}};
+  json j = {{"clock", t.clock},
+            {"warmup", t.warmup},
+            {"l2_flushed", t.l2_flushed},
+            {"samples_ms", t.samples_ms},
+            {"sm_clock_mhz", t.sm_clock_mhz}};
+  if (t.conversion_ms) j["conversion_ms"] = *t.conversion_ms;
+  return j;
 }
 
 Timing timing_from_json(const json& j, const std::string& where) {
@@ -81,6 +83,7 @@ Timing timing_from_json(const json& j, const std::string& where) {
   t.l2_flushed = flushed.get<bool>();
   t.samples_ms = numbers_at(j, "samples_ms", where);
   if (j.contains("sm_clock_mhz")) t.sm_clock_mhz = numbers_at(j, "sm_clock_mhz", where);
+  if (j.contains("conversion_ms")) t.conversion_ms = number_at(j, "conversion_ms", where);
   return t;
 }
 

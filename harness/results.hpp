@@ -24,6 +24,9 @@ struct Timing {
   bool l2_flushed = false;
   std::vector<double> samples_ms;
   std::vector<double> sm_clock_mhz;  // one per sample when readable, else empty
+  // A one-time conversion of the points that the run made before timing (tensor-multik operands=prepared),
+  // in ms; absent when the variant converts nothing. A fit pays it once, not per iteration.
+  std::optional<double> conversion_ms;
 };
 
 struct ResultRow {

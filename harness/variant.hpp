@@ -70,6 +70,9 @@ class PreparedRun {
   virtual IterationResult read_back() = 0;
   // cudaStream_t as void* so CPU-only translation units need no CUDA headers.
   virtual void* stream() { return nullptr; }
+  // Time of a one-time conversion of the points made while preparing (a layout the timed
+  // iterations read instead of the rows), when there was one.
+  virtual std::optional<double> conversion_ms() const { return std::nullopt; }
 };
 
 class Variant {

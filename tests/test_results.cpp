@@ -45,6 +45,7 @@ class ResultsFileTest : public ::testing::Test {
     ok.timing.l2_flushed = false;
     ok.timing.samples_ms = {0.41, 0.40, 0.42};
     ok.timing.sm_clock_mhz = {1980, 1980, 1965};
+    ok.timing.conversion_ms = 0.61;
     ok.summary = summarize(ok.timing.samples_ms);
     ok.metrics.gops = 49700.5;
     ok.metrics.roofline_limit = "memory";
@@ -100,6 +101,8 @@ TEST_F(ResultsFileTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(b.timing.samples_ms, a.timing.samples_ms);
   EXPECT_EQ(b.timing.sm_clock_mhz, a.timing.sm_clock_mhz);
   EXPECT_EQ(b.timing.warmup, 3);
+  ASSERT_TRUE(b.timing.conversion_ms.has_value());
+  EXPECT_DOUBLE_EQ(*b.timing.conversion_ms, 0.61);
   EXPECT_DOUBLE_EQ(b.summary.median_ms, a.summary.median_ms);
   EXPECT_DOUBLE_EQ(b.summary.iqr_ms, a.summary.iqr_ms);
   EXPECT_DOUBLE_EQ(b.metrics.gops, 49700.5);
@@ -111,6 +114,7 @@ TEST_F(ResultsFileTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(loaded.rows[1].reason, "needs a CUDA GPU");
   EXPECT_TRUE(loaded.rows[1].verify.is_null());
   EXPECT_EQ(loaded.rows[1].timing.clock, "steady-clock");
+  EXPECT_FALSE(loaded.rows[1].timing.conversion_ms.has_value());  // absent stays absent
   // Same document both ways: nothing is lost or invented.
   EXPECT_EQ(results_to_json(loaded), results_to_json(original));
 }

@@ -256,6 +256,59 @@ TEST(TensorMultiKSpace, RegisterFetchIsTheDefaultAtEightDimensionsOnHopper) {
   EXPECT_EQ(fetch(shape(16, 3, 7), 9), "ring");
 }
 
+// operands=prepared replaces the per-step split and ‖x‖² with loads: it must fit the blocks the
+// shapes it serves run at, scaled or not, on Hopper and Ampere, including ΣK = 16 (N=8 K=16
+// at 512 × 2, 64 registers), which fetch=registers from FP32 rows cannot run.
+TEST(TensorMultiKCompile, PreparedOperandsCompileWithoutSpills) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  struct Case { Problem problem; int threads, min_blocks; };
+  for (const int cc_major : {9, 8}) {
+    const DeviceInfo device = fake_gpu(cc_major, 0);
+    for (const Case c : {Case{shape(8, 3, 7), 512, 1}, Case{shape(8, 3, 7), 256, 2}, Case{shape(4, 3, 5), 128, 2},
+                         Case{shape(4, 3, 5), 384, 2}, Case{shape(8, 16, 16), 512, 2}, Case{shape(4, 2, 5), 256, 2}}) {
+      SCOPED_TRACE(c.problem.str() + " sm_" + std::to_string(cc_major) + "0 block " + std::to_string(c.threads) + "x" +
+                   std::to_string(c.min_blocks));
+      Params overrides = Params::object();
+      overrides["fetch"] = "registers";
+      overrides["operands"] = "prepared";
+      overrides["stages"] = 2;
+      overrides["block"] = c.threads;
+      overrides["min_blocks"] = c.min_blocks;
+      const Params params = resolve_params(variant, c.problem, device, overrides);
+      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(c.problem, params, cc_major, 0)), 0);
+      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(c.problem, params, cc_major, 0, 0x1p-3f)), 0);
+    }
+  }
+}
+
+// Prepared operands are read by fetch=registers only, and exist for N of 4 and 8; unlike
+// fetch=registers from FP32 rows they need no free half tile, so ΣK = 16 is accepted.
+TEST(TensorMultiKSpace, PreparedOperandsNeedRegisterFetch) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  auto refusal = [&](const Problem& problem, Params overrides) {
+    Params merged = resolve_params(variant, problem, device, Params::object());
+    overrides["operands"] = "prepared";
+    merged.update(overrides);
+    return variant.param_space(problem, device).check(merged);
+  };
+  Params registers = Params::object();
+  registers["fetch"] = "registers";
+  for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(8, 16, 16), shape(4, 2, 5)}) {
+    SCOPED_TRACE(problem.str());
+    EXPECT_FALSE(refusal(problem, registers).has_value());
+  }
+  Params ring = Params::object();
+  ring["fetch"] = "ring";
+  const auto from_ring = refusal(shape(8, 3, 7), ring);
+  ASSERT_TRUE(from_ring.has_value());
+  EXPECT_NE(from_ring->find("operands=prepared"), std::string::npos) << *from_ring;
+  for (const Problem& problem : {shape(16, 3, 7), shape(6, 3, 7)}) {
+    SCOPED_TRACE(problem.str());
+    EXPECT_TRUE(refusal(problem, registers).has_value());
+  }
+}
+
 TEST(TensorMultiKSpace, Fp16DistanceIsRefusedWithTheTf32Update) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);
@@ -402,6 +455,7 @@ struct DeviceCase {
   std::string argmin = "packed";        // index-packed keys or in-window bit masks
   std::string distance = "tf32x3";      // the distance product's arithmetic
   std::string fetch = "ring";           // how points reach the fragments
+  std::string operands = "per-step";    // FP16 operands split every step or prepared once
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -437,9 +491,12 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   overrides["argmin"] = c.argmin;
   overrides["distance"] = c.distance;
   overrides["fetch"] = c.fetch;
+  overrides["operands"] = c.operands;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
+  // A run that converted the points says how long that took; one that did not, says nothing.
+  EXPECT_EQ(run->conversion_ms().has_value(), c.operands == "prepared");
   testing_support::expect_steps_match_reference(
       *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 4), 3, c.labels);
 }
@@ -539,6 +596,35 @@ INSTANTIATE_TEST_SUITE_P(
                    "f16x2", "registers"},
         DeviceCase{"regfetch_blobs_n4_k4", 4, 4, 4, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
                    "f16x2", "registers"},
+        // operands=prepared: the fragment words and ‖x‖² converted once; the same shapes as
+        // fetch=registers, plus ΣK = 16 and 14 (no free half tile, which only the per-step
+        // ‖x‖² needed).
+        DeviceCase{"prepared_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_uniform_n4_k3_5", 4, 3, 5, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_tiny_n8_k3_7", 8, 3, 7, 50000, "uniform", 1e-4f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_grid_ties_n4_k3_5", 4, 3, 5, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_zeros_n8_k3_7", 8, 3, 7, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_uniform_n8_k3_7_m100", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_blobs_n8_k1_4", 8, 1, 4, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_blobs_n4_k4", 4, 4, 4, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_blobs_n8_k16", 8, 16, 16, 70000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_grid_ties_n8_k16", 8, 16, 16, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_uniform_n4_k2_5", 4, 2, 5, 30001, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

@@ -40,6 +40,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <cuda_fp16.h>
+
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/common/nvrtc_module.hpp"
 #include "variants/common/packed_argmin.hpp"
@@ -73,9 +75,19 @@ typedef unsigned long long u64;
 // slots of the last distance tile. ncu (session 14) put the N=8 kernel at 90 % of the L1
 // data pipe: the cp.async copies cost 12 wavefronts per 512 bytes (4 ideal) and the ring's
 // fragment and own-point reads 16 more per step.
+// operands=prepared (PREPARED_OPERANDS, read by fetch=registers): the points were converted once,
+// when the run was prepared, into the FP16 hi/lo words of the distance product's A fragments, in
+// the order the lanes hold them (N=8: two 16-byte words per lane and step, N=4: one), and ‖x‖²
+// into an array of its own. A step then loads its operands and ‖x‖² and computes neither: the
+// split, the ‖x‖² partials and their trip through the transpose were ~40 of the ~300
+// instructions of an N=8 step (session 14 profile). The FP32 rows stay for the exact fix-up.
+#define XX_IN_TILE (FETCH_REGS && !PREPARED_OPERANDS)
+#if PREPARED_OPERANDS && !FETCH_REGS
+#error "operands=prepared is read by fetch=registers"
+#endif
 #if FETCH_REGS
-#if !(DIST_F16 && (NDIM == 4 || NDIM == 8) && ARGMIN_MASK && SUMK - 8 * (NT - 1) <= 4)
-#error "fetch=registers needs distance=f16x2, N of 4 or 8, argmin=mask and 4 free slots in the last tile"
+#if !(DIST_F16 && (NDIM == 4 || NDIM == 8) && ARGMIN_MASK && (PREPARED_OPERANDS || SUMK - 8 * (NT - 1) <= 4))
+#error "fetch=registers needs distance=f16x2, N of 4 or 8, argmin=mask and (per-step operands) 4 free slots in the last tile"
 #endif
 #define WARP_FLOATS (32 * TROW)
 #else
@@ -334,7 +346,7 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 // (Storing such tiles whole saves the x2 form's 4 register moves a step, but measured 2 % slower
 // at N=8: session 11, call 8.)
 // fetch=registers stores the last tile whole: its free slots carry the ‖x‖² partials.
-#define HALF_TILE(j) (!FETCH_REGS && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
+#define HALF_TILE(j) (!XX_IN_TILE && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
@@ -433,7 +445,8 @@ __device__ __forceinline__ float exact_distance(const float* x_row, const float*
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_iteration(
     const float* __restrict__ points, long long m, float* centroids, double* sums, u64* counts_scratch,
     double* inertia_scratch, unsigned* blocks_done, u64* __restrict__ counts_out, double* __restrict__ inertia_out,
-    int* __restrict__ labels, unsigned keep_mask, float x_scale) {
+    int* __restrict__ labels, unsigned keep_mask, float x_scale, const uint4* __restrict__ frag_layout,
+    const float* __restrict__ point_norms) {
   extern __shared__ __align__(16) float smem[];
   float* s_c = smem;                                   // SUMK × NDIM exact centroids
   float* s_norm = s_c + ((SUMK * NDIM + 3) & ~3);      // SUMK ‖c‖²
@@ -647,7 +660,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
   const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
 #define PINNED_RING (DIST_F16 && (NDIM == 4 || NDIM == 8) && !FETCH_REGS)
-#if FETCH_REGS
+#if PREPARED_OPERANDS
+  // This lane's fragment words and its point's ‖x‖², one step ahead. Word r of vector i is
+  // af[i][0][r] (N=4: vector 0 holds af[0][0][0..1], then af[1][0][0..1]).
+#define FRAG_VECS (NDIM == 8 ? 2 : 1)
+  const uint4* frag_src = reinterpret_cast<const uint4*>(pinned_pointer(reinterpret_cast<const float*>(frag_layout + lane)));
+  const float* norm_src = pinned_pointer(point_norms + lane);
+  uint4 frag_words[FRAG_VECS];
+  float next_xx;
+  auto load_fragment_pairs = [&](int fetch_step) {
+    const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
+#pragma unroll
+    for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = __ldcg(src + 32 * r);
+    next_xx = __ldcg(norm_src + 32LL * fetch_step);
+  };
+  load_fragment_pairs(min(warp_global, steps - 1));
+#elif FETCH_REGS
   // Lane (g, t)'s fragment pairs of a step: rows g + 8r, dims 2t, 2t+1 (N=4: 2(t&1), +1, so lanes
   // t and t+2 read the same pair, their hi and lo features). The first step's go out now.
   const float* frag_src = pinned_pointer(points + g * NDIM + (NDIM <= 4 ? 2 * (t & 1) : 2 * t));
@@ -719,6 +747,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         xx = fmaf(x_own[d], x_own[d], xx);
       }
     }
+#elif PREPARED_OPERANDS
+    xx = next_xx;
 #endif
     float tie_bound, guard_bound;
     auto set_bounds = [&]() {
@@ -734,7 +764,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       guard_bound = GUARD * scale;
 #endif
     };
-#if !FETCH_REGS
+#if !XX_IN_TILE
     set_bounds();
 #endif
 
@@ -742,12 +772,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // A fragments of the distance product (rows = points 16i+g and 16i+g+8, k = features), kept
     // for the update, which reads them transposed.
     unsigned af[2][FT][4];
-#if FETCH_REGS
+#if XX_IN_TILE
     float xx_partials[2][2];  // rows 16i+g, 16i+g+8: this lane's two dims of ‖x‖²
+#elif PREPARED_OPERANDS
+    unsigned update_a[2][4];  // the update's A operands (features × points) of each half-step
 #endif
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-#if NDIM <= 8
+#if PREPARED_OPERANDS
+#if NDIM == 8
+      af[i][0][0] = frag_words[i].x, af[i][0][1] = frag_words[i].y, af[i][0][2] = frag_words[i].z,
+      af[i][0][3] = frag_words[i].w;
+#else
+      af[i][0][0] = af[i][0][2] = i ? frag_words[0].z : frag_words[0].x;
+      af[i][0][1] = af[i][0][3] = i ? frag_words[0].w : frag_words[0].y;
+#endif
+#elif NDIM <= 8
 #if FETCH_REGS
       float2 r0 = frag_pairs[2 * i], r1 = frag_pairs[2 * i + 1];
 #elif PINNED_RING
@@ -763,7 +803,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       unsigned hi0, lo0, hi1, lo1;
       split_half2(r0.x, r0.y, hi0, lo0);
       split_half2(r1.x, r1.y, hi1, lo1);
-#if FETCH_REGS
+#if XX_IN_TILE
       xx_partials[i][0] = fmaf(r0.x, r0.x, r0.y * r0.y);
       xx_partials[i][1] = fmaf(r1.x, r1.x, r1.y * r1.y);
 #endif
@@ -798,7 +838,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         }
 #endif
     }
-#if FETCH_REGS
+#if XX_IN_TILE
     // The pairs are split: their registers take the next step's, a whole step ahead of use.
     load_fragment_pairs(min(step + warps_total, steps - 1));
 #endif
@@ -875,11 +915,23 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
             for (int i = 0; i < 2; ++i)
               mma_f16(d[i][jj], af[i][0], B_HI(bf[jj], 4 * cb + jj, 0, 0), B_HI(bf[jj], 4 * cb + jj, 0, 1));
         }
-#if FETCH_REGS
+#if XX_IN_TILE
         // Words D[.][2t+1] of the last tile are slots 8(NT-1)+4+t, free: they take this lane's
         // ‖x‖² partials of rows g and g+8.
 #pragma unroll
         for (int i = 0; i < 2; ++i) d[i][NT - 1][1] = xx_partials[i][0], d[i][NT - 1][3] = xx_partials[i][1];
+#elif PREPARED_OPERANDS
+        // The update's operands are transposed now, so the loaded words are dead and their
+        // registers take the next step's straight away: transposed at the update instead, the
+        // loop would have to copy every word into the register the next load overwrites.
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          update_a[i][0] = transpose8x8(af[i][0][0]);  // features 0-7, points 0-7
+          update_a[i][2] = transpose8x8(af[i][0][1]);  // features 0-7, points 8-15
+          update_a[i][1] = NDIM <= 4 ? 0u : transpose8x8(af[i][0][2]);  // features 8-15 (N=4: repeats, zero)
+          update_a[i][3] = NDIM <= 4 ? 0u : transpose8x8(af[i][0][3]);
+        }
+        load_fragment_pairs(min(step + warps_total, steps - 1));
 #endif
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
@@ -976,7 +1028,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           const float4 chunk = lds128(row_shared + 16 * h);
           v[h][0] = chunk.x, v[h][1] = chunk.y, v[h][2] = chunk.z, v[h][3] = chunk.w;
         }
-#if FETCH_REGS
+#if XX_IN_TILE
       {
         // ‖x‖² from the partials of the lanes t = 0..3 (N=4: t = 0, 1; lanes 2, 3 repeat their dims).
         const float4 partials = lds128(row_shared + 16 * (2 * NT - 1));
@@ -1260,6 +1312,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
 #if DIST_F16
       // Features × points of this half-step: the distance fragments of m-tile kg, transposed.
+#if PREPARED_OPERANDS
+#pragma unroll
+      for (int s = 0; s < NT; ++s) mma_f16(acc[0][s], update_a[kg], b[s][0], b[s][1]);
+#else
 #pragma unroll
       for (int ft = 0; ft < FT; ++ft) {
         unsigned a[4];
@@ -1274,6 +1330,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int s = 0; s < NT; ++s) mma_f16(acc[ft][s], a, b[s][0], b[s][1]);
       }
+#endif
 #else
 #pragma unroll
       for (int q = 0; q < DK; ++q) {
@@ -1522,12 +1579,14 @@ struct KernelConfig {
   bool argmin_mask;       // in-window bit masks instead of index-packed keys
   bool f16_distance;      // distance product in FP16 hi + lo (m16n8k16), operands shared with the update
   bool fetch_registers;   // points straight from global memory into fragment registers, no stage ring
+  bool prepared_operands;   // operands=prepared: FP16 fragment words and ‖x‖² prepared once
   int cc_major, cc_minor;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    argmin_mask, f16_distance, fetch_registers, cc_major, cc_minor) <
+                    argmin_mask, f16_distance, fetch_registers, prepared_operands, cc_major, cc_minor) <
            std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
-                    o.shared_fragments, o.argmin_mask, o.f16_distance, o.fetch_registers, o.cc_major, o.cc_minor);
+                    o.shared_fragments, o.argmin_mask, o.f16_distance, o.fetch_registers, o.prepared_operands,
+                    o.cc_major, o.cc_minor);
   }
 };
 
@@ -1544,6 +1603,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define ARGMIN_MASK " << (config.argmin_mask ? 1 : 0) << "\n#define IDX_BITS " << bits
           << "\n#define DIST_F16 " << (config.f16_distance ? 1 : 0)
           << "\n#define FETCH_REGS " << (config.fetch_registers ? 1 : 0)
+          << "\n#define PREPARED_OPERANDS " << (config.prepared_operands ? 1 : 0)
           // More than 4 packed index bits: their mantissa error would show in the inertia, so
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
@@ -1557,14 +1617,16 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
                         (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
                         (config.argmin_mask ? " argmin=mask" : "") + (config.f16_distance ? " distance=f16x2" : "") +
-                        (config.fetch_registers ? " fetch=registers" : "");
+                        (config.fetch_registers ? " fetch=registers" : "") +
+                        (config.prepared_operands ? " operands=prepared" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
                      (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
-                     (config.f16_distance ? "-d16" : "") + (config.fetch_registers ? "-regfetch" : "");
+                     (config.f16_distance ? "-d16" : "") + (config.fetch_registers ? "-regfetch" : "") +
+                     (config.prepared_operands ? "-prepared" : "");
   return request;
 }
 
@@ -1601,17 +1663,29 @@ bool f16_distance_applies(int n, const Params& params) {
   return n <= 16 && params.value("update", std::string("f16")) == "f16";
 }
 
-// fetch=registers: the kernel's #error names the same conditions. ‖x‖² travels in the free
-// half of the last distance tile, so ΣK must leave 4 to 7 slots of it empty.
+bool prepared_operands_requested(const Params& params) {
+  return params.value("operands", std::string("per-step")) == "prepared";
+}
+
+// fetch=registers: the kernel's #error names the same conditions. From FP32 rows, ‖x‖² travels
+// in the free half of the last distance tile, so ΣK must leave 4 to 7 slots of it empty;
+// operands=prepared brings ‖x‖² prepared and needs no free slots.
 std::optional<std::string> fetch_registers_refusal(int n, int sum_k, const Params& params) {
   if (n != 4 && n != 8) return "fetch=registers needs N of 4 or 8 (one float2 per fragment row and lane)";
   if (params.value("distance", std::string(f16_distance_applies(n, params) ? "f16x2" : "tf32x3")) != "f16x2")
     return "fetch=registers needs distance=f16x2";
   if (params.value("argmin", std::string(sum_k <= 32 ? "mask" : "packed")) != "mask")
     return "fetch=registers needs argmin=mask";
-  if (sum_k - 8 * (n_tiles(sum_k) - 1) > 4)
-    return "fetch=registers needs ΣK mod 8 in 1..4 (the last tile's free slots carry ‖x‖²), ΣK=" + std::to_string(sum_k);
+  if (!prepared_operands_requested(params) && sum_k - 8 * (n_tiles(sum_k) - 1) > 4)
+    return "fetch=registers from operands=per-step needs ΣK mod 8 in 1..4 (the last tile's free slots carry ‖x‖²), ΣK=" + std::to_string(sum_k);
   return std::nullopt;
+}
+
+// operands=prepared is read by fetch=registers only, and has words for N of 4 and 8 only.
+std::optional<std::string> prepared_operands_refusal(int n, int sum_k, const Params& params) {
+  if (!prepared_operands_requested(params)) return std::nullopt;
+  if (params.value("fetch", std::string("ring")) != "registers") return "operands=prepared needs fetch=registers";
+  return fetch_registers_refusal(n, sum_k, params);
 }
 
 KernelConfig config_for(const Problem& problem, const Params& params, int cc_major, int cc_minor,
@@ -1629,8 +1703,58 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.value("argmin", std::string(problem.k.sum() <= 32 ? "mask" : "packed")) == "mask",
           params.value("distance", std::string(f16_distance_applies(problem.n, params) ? "f16x2" : "tf32x3")) == "f16x2",
           params.value("fetch", std::string("ring")) == "registers",
+          prepared_operands_requested(params),
           cc_major,
           cc_minor};
+}
+
+// operands=prepared, built once per run: thread (step, lane) writes that lane's fragment words of
+// the step, exactly the registers the kernel's own split would make (hi = x rounded to FP16,
+// lo = x − hi rounded again, x multiplied by the update's power-of-two scale first), and ‖x‖²
+// of point 32·step + lane, summed in FP64 (the kernel's FP32 sums of the same products erred by
+// up to N·2^-24 of it; the window never relied on more). Rows past M are zero.
+//   N=8: vector i (m-tile i) = {hi(g), hi(g+8), lo(g), lo(g+8)} of rows 16i + g and 16i + g + 8,
+//        dims 2t, 2t+1;
+//   N=4: one vector {row g, row g+8 of m-tile 0, then of m-tile 1}, each the hi (t < 2) or lo
+//        (t ≥ 2) pair of dims 2(t&1), 2(t&1)+1.
+__global__ void build_prepared_operands(const float* __restrict__ points, int64_t m, int n, int64_t steps,
+                                      float x_scale, uint4* __restrict__ words, float* __restrict__ norms) {
+  const int64_t threads = steps * 32;
+  for (int64_t id = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; id < threads;
+       id += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t step = id >> 5;
+    const int lane = int(id & 31), g = lane >> 2, t = lane & 3;
+    auto value = [&](int64_t row, int d) { return row < m ? __fmul_rn(points[row * n + d], x_scale) : 0.f; };
+    auto split = [&](int64_t row, int d, unsigned& hi, unsigned& lo) {
+      const float v0 = value(row, d), v1 = value(row, d + 1);
+      const __half2 h = __floats2half2_rn(v0, v1);
+      const __half2 l = __floats2half2_rn(__fsub_rn(v0, __low2float(h)), __fsub_rn(v1, __high2float(h)));
+      hi = *reinterpret_cast<const unsigned*>(&h);
+      lo = *reinterpret_cast<const unsigned*>(&l);
+    };
+    unsigned w[2][4];
+    for (int i = 0; i < 2; ++i) {
+      const int64_t row = 32 * step + 16 * i + g;
+      unsigned hi0, lo0, hi1, lo1;
+      split(row, n == 8 ? 2 * t : 2 * (t & 1), hi0, lo0);
+      split(row + 8, n == 8 ? 2 * t : 2 * (t & 1), hi1, lo1);
+      if (n == 8) {
+        w[i][0] = hi0, w[i][1] = hi1, w[i][2] = lo0, w[i][3] = lo1;
+      } else {
+        w[0][2 * i] = t >= 2 ? lo0 : hi0;
+        w[0][2 * i + 1] = t >= 2 ? lo1 : hi1;
+      }
+    }
+    const int vectors = n == 8 ? 2 : 1;
+    for (int i = 0; i < vectors; ++i)
+      words[step * 32 * vectors + 32 * i + lane] = make_uint4(w[i][0], w[i][1], w[i][2], w[i][3]);
+    double norm = 0.0;
+    for (int d = 0; d < n; ++d) {
+      const double v = value(id, d);
+      norm += v * v;
+    }
+    norms[id] = float(norm);
+  }
 }
 
 class TensorMultiKRun : public gpu::GpuRun {
@@ -1643,6 +1767,8 @@ class TensorMultiKRun : public gpu::GpuRun {
     if (config.fetch_registers)
       if (auto refusal = fetch_registers_refusal(problem.n, problem.k.sum(), params))
         throw UnsupportedError("tensor-multik: " + *refusal);
+    if (auto refusal = prepared_operands_refusal(problem.n, problem.k.sum(), params))
+      throw UnsupportedError("tensor-multik: " + *refusal);
     kernel_ = compiled_kernel(config);
     block_ = config.block;
     dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages,
@@ -1677,7 +1803,13 @@ class TensorMultiKRun : public gpu::GpuRun {
     gpu::check(cudaMemsetAsync(counts_.get(), 0, counts_.bytes(), stream), "zero counts");
     gpu::check(cudaMemsetAsync(inertia_.get(), 0, inertia_.bytes(), stream), "zero inertia");
     gpu::check(cudaMemsetAsync(blocks_done_.get(), 0, blocks_done_.bytes(), stream), "zero block counter");
+    if (config.prepared_operands) prepare_operands_once(problem, steps, stream);
     gpu::check(cudaStreamSynchronize(stream), "tensor-multik scratch");
+  }
+
+  std::optional<double> conversion_ms() const override {
+    if (!fragment_words_.get()) return std::nullopt;
+    return conversion_ms_;
   }
 
   void iterate(bool store_labels) override {
@@ -1689,14 +1821,45 @@ class TensorMultiKRun : public gpu::GpuRun {
     unsigned long long* counts = counts_.get();
     double* inertia = inertia_.get();
     unsigned* done = blocks_done_.get();
-    void* args[] = {&points,      &m,          &centroids,  &sums,       &counts,       &inertia, &done,
-                    &acc.counts, &acc.inertia, &acc.labels, &keep_mask_, &point_scale_};
+    const uint4* fragment_words = fragment_words_.get();
+    const float* point_norms = point_norms_.get();
+    void* args[] = {&points,     &m,           &centroids,  &sums,       &counts,        &inertia,
+                    &done,       &acc.counts,  &acc.inertia, &acc.labels, &keep_mask_,    &point_scale_,
+                    &fragment_words, &point_norms};
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(unsigned(grid_)), dim3(unsigned(block_)),
                                 args, dynamic_smem_, state_.stream()),
                "tensor_multik_iteration");
   }
 
  private:
+  // Timed with events (the one-time cost a fit pays before its first iteration), so results
+  // can report it beside the per-iteration time.
+  void prepare_operands_once(const Problem& problem, int64_t steps, cudaStream_t stream) {
+    fragment_words_.allocate(size_t(steps) * 8 * problem.n, "tensor-multik operands=prepared words");
+    point_norms_.allocate(size_t(steps) * 32, "tensor-multik operands=prepared norms");
+    struct Events {
+      cudaEvent_t start = nullptr, stop = nullptr;
+      ~Events() {
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
+      }
+    } events;
+    gpu::check(cudaEventCreate(&events.start), "conversion event");
+    gpu::check(cudaEventCreate(&events.stop), "conversion event");
+    cudaEvent_t start = events.start, stop = events.stop;
+    gpu::check(cudaEventRecord(start, stream), "conversion event");
+    const int64_t threads = steps * 32;
+    const unsigned blocks = unsigned(std::min<int64_t>((threads + 255) / 256, 65535));
+    build_prepared_operands<<<blocks, 256, 0, stream>>>(state_.points().data, problem.m, problem.n, steps, point_scale_,
+                                                      fragment_words_.get(), point_norms_.get());
+    gpu::check_launch("build_prepared_operands");
+    gpu::check(cudaEventRecord(stop, stream), "conversion event");
+    gpu::check(cudaEventSynchronize(stop), "build_prepared_operands");
+    float ms = 0.f;
+    gpu::check(cudaEventElapsedTime(&ms, start, stop), "conversion time");
+    conversion_ms_ = ms;
+  }
+
   cudaKernel_t kernel_ = nullptr;
   int block_ = 256;
   int64_t grid_ = 1;
@@ -1707,6 +1870,9 @@ class TensorMultiKRun : public gpu::GpuRun {
   gpu::DeviceBuffer<unsigned long long> counts_;
   gpu::DeviceBuffer<double> inertia_;
   gpu::DeviceBuffer<unsigned> blocks_done_;
+  gpu::DeviceBuffer<uint4> fragment_words_;  // operands=prepared only: steps × 32 lanes × N/4 vectors
+  gpu::DeviceBuffer<float> point_norms_;     // operands=prepared only: ‖x‖² (scaled), zero past M
+  double conversion_ms_ = 0.0;
 };
 
 class TensorMultiK : public Variant {
@@ -1768,7 +1934,13 @@ class TensorMultiK : public Variant {
     space.axes.push_back({"fetch", {"ring", "registers"},
                           "how points reach the distance fragments: ring (cp.async into a per-warp shared ring of "
                           "`stages` steps, read back by shared loads) or registers (each lane loads its fragment "
-                          "pairs from global memory one step ahead, `stages` unused; N of 4 or 8, ΣK mod 8 in 1..4)"});
+                          "pairs from global memory one step ahead, `stages` unused; N of 4 or 8, and with operands=per-step ΣK mod 8 "
+                          "in 1..4)"});
+    space.axes.push_back({"operands", {"per-step", "prepared"},
+                          "the distance product's FP16 point operands and ‖x‖²: per-step (split from the FP32 rows "
+                          "every step) or prepared (converted once when the run is prepared into the fragment words "
+                          "in lane order, plus ‖x‖², which fetch=registers loads as they are; N of 4 or 8; the rows "
+                          "stay for the exact fix-up)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (both fetch forms read whole rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -1797,11 +1969,13 @@ class TensorMultiK : public Variant {
                                   [n](const Params& p) {
                                     return n <= 16 || p.value("distance", std::string("tf32x3")) != "f16x2";
                                   }});
-    space.restrictions.push_back({"fetch=registers needs N of 4 or 8, distance=f16x2, argmin=mask and ΣK mod 8 in 1..4",
+    space.restrictions.push_back({"fetch=registers needs N of 4 or 8, distance=f16x2, argmin=mask and (operands=per-step) ΣK mod 8 in 1..4",
                                   [n, sum_k](const Params& p) {
                                     return p.value("fetch", std::string("ring")) != "registers" ||
                                            !fetch_registers_refusal(n, sum_k, p).has_value();
                                   }});
+    space.restrictions.push_back({"operands=prepared needs fetch=registers (and its N of 4 or 8, distance=f16x2, argmin=mask)",
+                                  [n, sum_k](const Params& p) { return !prepared_operands_refusal(n, sum_k, p).has_value(); }});
     space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
                                     return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
                                   }});
@@ -1852,6 +2026,7 @@ class TensorMultiK : public Variant {
                      {"argmin", problem.k.sum() <= 32 ? "mask" : "packed"},
                      {"distance", problem.n <= 16 ? "f16x2" : "tf32x3"},
                      {"fetch", "ring"},
+                     {"operands", "per-step"},
                      {"layout", "aos"}};
     // fetch=registers at N=8 on Hopper: 0.633 → 0.605 ms at N=8 K=3..7 (H200, session 14, same call),
     // and 4 % slower at N=4 K=3..5, where the ring's L1 traffic was a smaller share.
