@@ -659,6 +659,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // The update's FP16 one-hot bit (bit g of each half) and the first lane of its point pairs.
   const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
   const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
+#define PIN_PAIR_SOURCES PREPARED_OPERANDS
+#if PIN_PAIR_SOURCES
+  // The update's shuffle sources: ptxas otherwise adds 8, 16 and 24 to pair_lane every step.
+  int pair_sources[2][2];
+#pragma unroll
+  for (int kg = 0; kg < 2; ++kg)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) pair_sources[kg][h] = (int)PIN_IF_ROOM(16 * kg + 8 * h + pair_lane);
+#endif
 #define PINNED_RING (DIST_F16 && (NDIM == 4 || NDIM == 8) && !FETCH_REGS)
 #if PREPARED_OPERANDS
   // This lane's fragment words and its point's ‖x‖², one step ahead. Word r of vector i is
@@ -668,6 +677,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const float* norm_src = pinned_pointer(point_norms + lane);
   uint4 frag_words[FRAG_VECS];
   float next_xx;
+  const int last_step = (int)PIN_IF_ROOM(steps - 1);  // (else recomputed every step)
   auto load_fragment_pairs = [&](int fetch_step) {
     const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
 #pragma unroll
@@ -700,8 +710,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
   // fetch=registers at N=8 frees 10 of the 128 registers: the first two tiles' ‖c‖² quads stay
   // in registers for the whole kernel (8 of the 16 wavefronts a step spent reloading them; a
-  // third tile spills 8 bytes). Only where launch bounds leave more than 64 registers.
-#define NORM_REG_TILES (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS < 1024 ? 2 : 0)
+  // third tile spills 8 bytes). Prepared operands free more: every tile's quad (up to 4) stays.
+  // Only where launch bounds leave more than 64 registers.
+#define NORM_REG_TILES (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS < 1024 ? (PREPARED_OPERANDS ? (NT < 4 ? NT : 4) : 2) : 0)
   float4 norm_quads[NORM_REG_TILES > 0 ? NORM_REG_TILES : 1];
 #pragma unroll
   for (int j = 0; j < NORM_REG_TILES; ++j) norm_quads[j] = lds128(norms_shared + 64 * j);
@@ -931,7 +942,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           update_a[i][1] = NDIM <= 4 ? 0u : transpose8x8(af[i][0][2]);  // features 8-15 (N=4: repeats, zero)
           update_a[i][3] = NDIM <= 4 ? 0u : transpose8x8(af[i][0][3]);
         }
-        load_fragment_pairs(min(step + warps_total, steps - 1));
+        load_fragment_pairs(min(step + warps_total, last_step));
 #endif
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
@@ -1273,7 +1284,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
 #define PARTNER_LANE 4
 #endif
+#if PIN_PAIR_SOURCES
+#define PAIR_SOURCE(kg, h) pair_sources[kg][h]
+#else
 #define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + pair_lane)
+#endif
     unsigned pair_even[WORDS], pair_odd[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
