@@ -79,6 +79,7 @@ TEST(TensorMultiKCompile, IssueFourShapesCompileForHopperWithinTheirMeasuredSpil
     Params packed = params;
     packed["argmin"] = "packed";
     packed["fetch"] = "ring";  // fetch=registers needs the mask argmin
+    packed["operands"] = "per-step";  // and prepared operands need fetch=registers
     const int packed_spill = spill_store_bytes(tensor_multik::compile_report(problem, packed, 9, 0));
     EXPECT_GE(packed_spill, 0);
     EXPECT_LE(packed_spill, accepted_spill_bytes(problem, packed));
@@ -219,6 +220,7 @@ TEST(TensorMultiKSpace, RegisterFetchIsRefusedWhereItHasNoLayout) {
   const DeviceInfo device = fake_gpu(9, 0);
   auto refusal = [&](const Problem& problem, Params overrides) {
     overrides["fetch"] = "registers";
+    overrides["operands"] = "per-step";  // from the FP32 rows: ‖x‖² needs the free half tile
     const Params params = resolve_params(variant, problem, device, Params::object());
     Params merged = params;
     merged.update(overrides);
@@ -240,73 +242,29 @@ TEST(TensorMultiKSpace, RegisterFetchIsRefusedWhereItHasNoLayout) {
   EXPECT_TRUE(refusal(shape(8, 3, 7), packed).has_value());
 }
 
-// The default follows the H200 measurements (session 14): registers at N=8 on Hopper, where
-// the ring's copies and reads filled the L1 data pipe; the ring at N=4 (registers measured 4 %
-// slower there), on shapes without a free half tile, and off Hopper (not measured).
-TEST(TensorMultiKSpace, RegisterFetchIsTheDefaultAtEightDimensionsOnHopper) {
+// The default follows the H200 measurements (sessions 14 and 15): on Hopper, prepared operands
+// read by fetch=registers wherever they apply (N of 4 or 8 with the mask argmin) and their copy
+// fits the device memory; the ring elsewhere and off Hopper (not measured).
+TEST(TensorMultiKSpace, PreparedOperandsAreTheDefaultOnHopperWhereTheyApply) {
   const Variant& variant = Registry::instance().get("tensor-multik");
-  auto fetch = [&](const Problem& problem, int cc_major) {
-    return variant.default_params(problem, fake_gpu(cc_major, 0)).at("fetch").get<std::string>();
+  auto defaults = [&](const Problem& problem, const DeviceInfo& device) {
+    const Params params = variant.default_params(problem, device);
+    return params.at("fetch").get<std::string>() + "/" + params.at("operands").get<std::string>();
   };
-  EXPECT_EQ(fetch(shape(8, 3, 7), 9), "registers");
-  EXPECT_EQ(fetch(shape(8, 1, 4), 9), "registers");
-  EXPECT_EQ(fetch(shape(8, 3, 7), 8), "ring");
-  EXPECT_EQ(fetch(shape(4, 3, 5), 9), "ring");
-  EXPECT_EQ(fetch(shape(8, 16, 16), 9), "ring");
-  EXPECT_EQ(fetch(shape(16, 3, 7), 9), "ring");
-}
-
-// operands=prepared replaces the per-step split and ‖x‖² with loads: it must fit the blocks the
-// shapes it serves run at, scaled or not, on Hopper and Ampere, including ΣK = 16 (N=8 K=16
-// at 512 × 2, 64 registers), which fetch=registers from FP32 rows cannot run.
-TEST(TensorMultiKCompile, PreparedOperandsCompileWithoutSpills) {
-  const Variant& variant = Registry::instance().get("tensor-multik");
-  struct Case { Problem problem; int threads, min_blocks; };
-  for (const int cc_major : {9, 8}) {
-    const DeviceInfo device = fake_gpu(cc_major, 0);
-    for (const Case c : {Case{shape(8, 3, 7), 512, 1}, Case{shape(8, 3, 7), 256, 2}, Case{shape(4, 3, 5), 128, 2},
-                         Case{shape(4, 3, 5), 384, 2}, Case{shape(8, 16, 16), 512, 2}, Case{shape(4, 2, 5), 256, 2}}) {
-      SCOPED_TRACE(c.problem.str() + " sm_" + std::to_string(cc_major) + "0 block " + std::to_string(c.threads) + "x" +
-                   std::to_string(c.min_blocks));
-      Params overrides = Params::object();
-      overrides["fetch"] = "registers";
-      overrides["operands"] = "prepared";
-      overrides["stages"] = 2;
-      overrides["block"] = c.threads;
-      overrides["min_blocks"] = c.min_blocks;
-      const Params params = resolve_params(variant, c.problem, device, overrides);
-      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(c.problem, params, cc_major, 0)), 0);
-      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(c.problem, params, cc_major, 0, 0x1p-3f)), 0);
-    }
-  }
-}
-
-// Prepared operands are read by fetch=registers only, and exist for N of 4 and 8; unlike
-// fetch=registers from FP32 rows they need no free half tile, so ΣK = 16 is accepted.
-TEST(TensorMultiKSpace, PreparedOperandsNeedRegisterFetch) {
-  const Variant& variant = Registry::instance().get("tensor-multik");
-  const DeviceInfo device = fake_gpu(9, 0);
-  auto refusal = [&](const Problem& problem, Params overrides) {
-    Params merged = resolve_params(variant, problem, device, Params::object());
-    overrides["operands"] = "prepared";
-    merged.update(overrides);
-    return variant.param_space(problem, device).check(merged);
-  };
-  Params registers = Params::object();
-  registers["fetch"] = "registers";
-  for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(8, 16, 16), shape(4, 2, 5)}) {
+  const DeviceInfo hopper = fake_gpu(9, 0), ampere = fake_gpu(8, 0);
+  for (const Problem& problem : {shape(8, 3, 7), shape(8, 1, 4), shape(4, 3, 5), shape(8, 16, 16)}) {
     SCOPED_TRACE(problem.str());
-    EXPECT_FALSE(refusal(problem, registers).has_value());
+    EXPECT_EQ(defaults(problem, hopper), "registers/prepared");
+    EXPECT_EQ(defaults(problem, ampere), "ring/per-step");
   }
-  Params ring = Params::object();
-  ring["fetch"] = "ring";
-  const auto from_ring = refusal(shape(8, 3, 7), ring);
-  ASSERT_TRUE(from_ring.has_value());
-  EXPECT_NE(from_ring->find("operands=prepared"), std::string::npos) << *from_ring;
-  for (const Problem& problem : {shape(16, 3, 7), shape(6, 3, 7)}) {
-    SCOPED_TRACE(problem.str());
-    EXPECT_TRUE(refusal(problem, registers).has_value());
-  }
+  EXPECT_EQ(defaults(shape(16, 3, 7), hopper), "ring/per-step");
+  EXPECT_EQ(defaults(shape(6, 3, 7), hopper), "ring/per-step");
+  // 700·2^20 points of 8 dims (22 GiB): the rows (counted twice), the verify labels and the
+  // accumulators need ~57 GiB of the 80, a prepared copy (~25 GiB more) would pass 90 %, so the
+  // per-step form stays (fetch=registers still applies at N=8).
+  const Problem huge = shape(8, 3, 7, int64_t(700) << 20);
+  ASSERT_FALSE(variant.can_implement(huge, hopper).has_value());
+  EXPECT_EQ(defaults(huge, hopper), "registers/per-step");
 }
 
 TEST(TensorMultiKSpace, Fp16DistanceIsRefusedWithTheTf32Update) {
@@ -396,6 +354,7 @@ TEST(TensorMultiKCompile, ScaledFp16UpdateAndTf32UpdateCompileForHopperWithoutSp
     tf32["update"] = "tf32";
     tf32["distance"] = "tf32x3";  // the FP16 distance shares the FP16 update's operands
     tf32["fetch"] = "ring";       // and fetch=registers needs the FP16 distance
+    tf32["operands"] = "per-step";  // and prepared operands need fetch=registers
     const int tf32_spilled = spill_store_bytes(tensor_multik::compile_report(problem, tf32, 9, 0));
     EXPECT_GE(tf32_spilled, 0);
     EXPECT_LE(tf32_spilled, accepted_spill_bytes(problem, tf32));

@@ -659,7 +659,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // The update's FP16 one-hot bit (bit g of each half) and the first lane of its point pairs.
   const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
   const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
-#define PIN_PAIR_SOURCES PREPARED_OPERANDS
+// (Only with 128 registers to spare: at 80, N=8 K=1..4 spills with them.)
+#define PIN_PAIR_SOURCES (PREPARED_OPERANDS && BLOCK * MIN_BLOCKS <= 512)
 #if PIN_PAIR_SOURCES
   // The update's shuffle sources: ptxas otherwise adds 8, 16 and 24 to pair_lane every step.
   int pair_sources[2][2];
@@ -677,7 +678,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const float* norm_src = pinned_pointer(point_norms + lane);
   uint4 frag_words[FRAG_VECS];
   float next_xx;
-  const int last_step = (int)PIN_IF_ROOM(steps - 1);  // (else recomputed every step)
+  const int last_step = BLOCK * MIN_BLOCKS <= 512 ? (int)PIN_IF_ROOM(steps - 1) : steps - 1;  // (pinned: else recomputed every step)
   auto load_fragment_pairs = [&](int fetch_step) {
     const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
 #pragma unroll
@@ -711,8 +712,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // fetch=registers at N=8 frees 10 of the 128 registers: the first two tiles' ‖c‖² quads stay
   // in registers for the whole kernel (8 of the 16 wavefronts a step spent reloading them; a
   // third tile spills 8 bytes). Prepared operands free more: every tile's quad (up to 4) stays.
-  // Only where launch bounds leave more than 64 registers.
-#define NORM_REG_TILES (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS < 1024 ? (PREPARED_OPERANDS ? (NT < 4 ? NT : 4) : 2) : 0)
+  // Only where launch bounds leave 128 registers (at 80, 384 × 2, N=8 K=16 and K=1..4 spill).
+#define NORM_REG_TILES (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS <= 512 ? (PREPARED_OPERANDS ? (NT < 4 ? NT : 4) : 2) : 0)
   float4 norm_quads[NORM_REG_TILES > 0 ? NORM_REG_TILES : 1];
 #pragma unroll
   for (int j = 0; j < NORM_REG_TILES; ++j) norm_quads[j] = lds128(norms_shared + 64 * j);
@@ -2047,6 +2048,18 @@ class TensorMultiK : public Variant {
     // and 4 % slower at N=4 K=3..5, where the ring's L1 traffic was a smaller share.
     if (device.cc_major >= 9 && problem.n == 8 && !fetch_registers_refusal(problem.n, problem.k.sum(), params))
       params["fetch"] = "registers";
+    // Prepared operands on Hopper wherever they apply and their copy (the points again, plus
+    // ‖x‖²) fits beside the rest: H200, same call (session 15), against each shape's best
+    // per-step form, N=8 K=3..7 0.582 → 0.537 ms, N=4 K=3..5 0.360 → 0.325 (against its ring),
+    // N=8 K=16 0.122 → 0.109 (against its ring; ΣK = 16 has no free half tile for the per-step
+    // fetch=registers).
+    Params prepared = params;
+    prepared["fetch"] = "registers";
+    prepared["operands"] = "prepared";
+    const double prepared_bytes = problem.data_bytes() + 4.0 * double(problem.m);
+    if (device.cc_major >= 9 && !prepared_operands_refusal(problem.n, problem.k.sum(), prepared) &&
+        !gpu::check_fits_in_memory(problem, device, double(problem.k.sum()) * problem.n * 8.0 + prepared_bytes))
+      params = prepared;
     return params;
   }
 
