@@ -1168,7 +1168,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #if ARGMIN_MASK
     // A group with no bit (a zero window: all-zero data) or with several needs the fix-up, as
     // does a point nearer to any centroid than the guard.
+#if PREPARED_OPERANDS
+    // Bitwise, not short-circuit: `valid && (…)` made ptxas branch around the test every step.
+    // (Per-step kernels keep it: at 128 registers N=16 spilled 8 bytes more. A one-compare
+    // `valid` per lane on top of this made N=8 spill 8 bytes, NVRTC sm_90.)
+    const bool needs_exact =
+        valid & ((__popc((unsigned)hot) != KCOUNT) | (nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx)));
+#else
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx));
+#endif
     if (!valid) hot = 0;
     // The update's partner word is shuffled before the fix-up branch (and again inside it, where
     // the word may change): after it, its PRMT was the step's largest single stall, 3 % of the
