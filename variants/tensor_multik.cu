@@ -114,6 +114,9 @@ typedef unsigned long long u64;
 #define FT (NDIM <= 8 ? 1 : 2 * KT)
 #define FEATS (16 * FT)
 #define LO_FEATURE(d) (NDIM <= 4 ? 4 + (d) : NDIM <= 8 ? 8 + (d) : 16 * KT + (d))
+// N ≤ 4 (8 features): the update's product is slots × features, tiles in pairs (see the update).
+#define UPDATE_T (UPDATE_F16 && DIST_F16 && NDIM <= 4)
+#define PAIRS ((NT + 1) / 2)
 #define UPDATE_TILES FT
 // The kernel works in points ×x_scale throughout (distances ×x_scale²), centroids included.
 #define DSCALE SCALE_X
@@ -202,6 +205,17 @@ __device__ __forceinline__ void mma_f16_from(float (&d)[4], const unsigned (&a)[
       "{%10,%11,%12,%13};\n"
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+}
+// m16n8k8: A is two words (rows g and g+8, k = 2t, 2t+1), B one (k = 2t, 2t+1, column g).
+__device__ __forceinline__ void mma_f16_k8(float (&d)[4], unsigned a0, unsigned a1, unsigned b) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(b));
+}
+__device__ __forceinline__ void mma_f16_k8_from(float (&d)[4], unsigned a0, unsigned a1, unsigned b, const float4 c) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a0), "r"(a1), "r"(b), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
 }
 // An 8×8 FP16 fragment (lane 4r + c: row r, columns 2c, 2c+1) transposed across the warp.
 __device__ __forceinline__ unsigned transpose8x8(unsigned v) {
@@ -932,8 +946,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           const float4 norms = tile_norms(j);
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
+            // N ≤ 4: [x_hi | x_lo] fills k = 0..7, so two k = 8 MMAs (c_lo, then c_hi) take the
+            // lane's two words as they are. One m16n8k16 needed each word twice in an aligned
+            // quad, and ptxas built a fresh quad for every MMA: 16 moves a step (session 16).
             if (NDIM <= 4)
-              mma_f16_from(d[i][jj], af[i][0], B_HI(bf[jj], j, 0, 0), B_LO(bf[jj], j, 0, 0), norms);
+              mma_f16_k8_from(d[i][jj], af[i][0][0], af[i][0][1], B_LO(bf[jj], j, 0, 0), norms);
             else
               mma_f16_from(d[i][jj], af[i][0], B_LO(bf[jj], j, 0, 0), B_LO(bf[jj], j, 0, 1), norms);
           }
@@ -944,6 +961,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
             for (int i = 0; i < 2; ++i)
               mma_f16(d[i][jj], af[i][0], B_HI(bf[jj], 4 * cb + jj, 0, 0), B_HI(bf[jj], 4 * cb + jj, 0, 1));
+        } else {
+#pragma unroll
+          for (int jj = 0; jj < tiles; ++jj)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) mma_f16_k8(d[i][jj], af[i][0][0], af[i][0][1], B_HI(bf[jj], 4 * cb + jj, 0, 0));
         }
 #if XX_IN_TILE
         // Words D[.][2t+1] of the last tile are slots 8(NT-1)+4+t, free: they take this lane's
@@ -1168,15 +1190,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #if ARGMIN_MASK
     // A group with no bit (a zero window: all-zero data) or with several needs the fix-up, as
     // does a point nearer to any centroid than the guard.
-#if PREPARED_OPERANDS
-    // Bitwise, not short-circuit: `valid && (…)` made ptxas branch around the test every step.
-    // (Per-step kernels keep it: at 128 registers N=16 spilled 8 bytes more. A one-compare
-    // `valid` per lane on top of this made N=8 spill 8 bytes, NVRTC sm_90.)
-    const bool needs_exact =
-        valid & ((__popc((unsigned)hot) != KCOUNT) | (nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx)));
-#else
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx));
-#endif
     if (!valid) hot = 0;
     // The update's partner word is shuffled before the fix-up branch (and again inside it, where
     // the word may change): after it, its PRMT was the step's largest single stall, 3 % of the
@@ -1357,7 +1371,23 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
 #if DIST_F16
       // Features × points of this half-step: the distance fragments of m-tile kg, transposed.
+#if UPDATE_T
+      // N ≤ 4 has 8 features: slots × features instead (one-hot as A, tiles 2p and 2p+1 as its
+      // rows; the transposed points as B), one MMA per tile pair and no zero rows.
+      {
 #if PREPARED_OPERANDS
+        const unsigned b0 = update_a[kg][0], b1 = update_a[kg][2];
+#else
+        const unsigned b0 = transpose8x8(af[kg][0][0]), b1 = transpose8x8(af[kg][0][1]);  // points 0-7, 8-15
+#endif
+#pragma unroll
+        for (int p = 0; p < PAIRS; ++p) {
+          const unsigned a[4] = {b[2 * p][0], 2 * p + 1 < NT ? b[2 * p + 1][0] : 0u, b[2 * p][1],
+                                 2 * p + 1 < NT ? b[2 * p + 1][1] : 0u};
+          mma_f16(acc[0][p], a, b0, b1);
+        }
+      }
+#elif PREPARED_OPERANDS
 #pragma unroll
       for (int s = 0; s < NT; ++s) mma_f16(acc[0][s], update_a[kg], b[s][0], b[s][1]);
 #else
@@ -1472,7 +1502,35 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
   const float unscale0 = 1.f, unscale1 = 1.f;
 #endif
-#if DIST_F16
+#if UPDATE_T
+  // Rows are slots (16p + g and 16p + 8 + g, one-hot value 2^(g-24) for both), columns the
+  // features 2t, 2t+1.
+  static_assert(SUMK * FEATS <= WARP_FLOATS, "a warp's ring holds its slots × features");
+  {
+    const float unscale_row = __int_as_float((127 + 24 - g) << 23) / x_scale;
+#pragma unroll
+    for (int p = 0; p < PAIRS; ++p) {
+      const int slot0 = 16 * p + g, slot1 = slot0 + 8;
+      if (slot0 < SUMK) {
+        ring[slot0 * FEATS + 2 * t] = acc[0][p][0] * unscale_row;
+        ring[slot0 * FEATS + 2 * t + 1] = acc[0][p][1] * unscale_row;
+      }
+      if (slot1 < SUMK) {
+        ring[slot1 * FEATS + 2 * t] = acc[0][p][2] * unscale_row;
+        ring[slot1 * FEATS + 2 * t + 1] = acc[0][p][3] * unscale_row;
+      }
+    }
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) {
+    const int slot = j / NDIM, dim = j - slot * NDIM;
+    const int hi = slot * FEATS + dim, lo = slot * FEATS + LO_FEATURE(dim);
+    float value = 0.f;
+#pragma unroll 4
+    for (int w = 0; w < WARPS; ++w) value += warp_areas[w * WARP_FLOATS + hi] + warp_areas[w * WARP_FLOATS + lo];
+    if (value != 0.f) atomicAdd(sums + j, (double)value);
+  }
+#elif DIST_F16
   // Rows are features: each (slot, feature) to the ring, and a dimension sums its hi and lo.
   static_assert(SUMK * FEATS <= WARP_FLOATS, "a warp's ring holds its slots × features");
 #pragma unroll
@@ -1589,18 +1647,21 @@ int k_steps(int n) { return (n + 7) / 8; }
 // Twice that bounds the mis-ordering of two centroids; 1.25 covers second-order terms.
 // distance=f16x2 (FP16 hi + lo of x and of −2c, both to nearest): each value keeps 2^-22 of
 // itself, so the products err by ≤ 3·2^-22 of 2Σ|x_d c_d| (the dropped lo·lo included); each
-// m16n8k16 sums 16 products and its accumulator, ≤ 18·2^-23 of the scale; one MMA per tile for
-// N ≤ 4, two for N ≤ 8, 3·ceil(N/16) wider. FP16's subnormal floor (2^-25 per value) is an
-// absolute error instead, which abs_window_scale bounds.
+// m16n8k16 sums 16 products and its accumulator, ≤ 18·2^-23 of the scale (an m16n8k8, 10·2^-23):
+// two m16n8k8 per tile for N ≤ 4, two m16n8k16 for N ≤ 8, 3·ceil(N/16) wider. FP16's subnormal
+// floor (2^-25 per value) is an absolute error instead, which abs_window_scale bounds.
 // operands=prepared centres points and centroids on μ, each coordinate rounded once
 // (fl(x − μ) = (x − μ)(1 + ε), |ε| ≤ 2^-24): with a = x − μ, b = c − μ, the squared distance moves
 // by ≤ 2‖a − b‖·2^-24(‖a‖ + ‖b‖) ≤ 2^-22(‖a‖² + ‖b‖²) ≤ 2^-22 of the (centred) scale, one more
 // unit per centroid.
-int f16_distance_mmas(int n) { return n <= 4 ? 1 : n <= 8 ? 2 : 3 * ((n + 15) / 16); }
+// Accumulation error of the f16x2 distance product per centroid, in units of 2^-22 of the scale:
+// an MMA summing k products and its accumulator errs by ≤ (k + 2)·2^-23. N ≤ 4: two m16n8k8
+// (5 each); N ≤ 8: two m16n8k16 (9 each); wider: 3·ceil(N/16) m16n8k16.
+double f16_distance_accumulation(int n) { return n <= 4 ? 2 * 5.0 : n <= 8 ? 2 * 9.0 : 3 * ((n + 15) / 16) * 9.0; }
 
 double tie_scale(int n, int kmax, bool packed_keys, bool f16_distance, bool centred) {
   const double u22 = std::ldexp(1.0, -22);
-  const double products = (f16_distance ? 3.0 + 9.0 * f16_distance_mmas(n) : 4.0 + 16.0 * k_steps(n)) + (centred ? 1.0 : 0.0);
+  const double products = (f16_distance ? 3.0 + f16_distance_accumulation(n) : 4.0 + 16.0 * k_steps(n)) + (centred ? 1.0 : 0.0);
   const double per_centroid = (products + n / 4.0) * u22 +
                               (packed_keys ? std::ldexp(1.0, packed_index_bits(kmax) - 23) : 0.0);
   return 2.0 * per_centroid * 1.25;
