@@ -718,6 +718,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     next_xx = __ldcg(norm_src + 32LL * fetch_step);
   };
   load_fragment_pairs(min(warp_global, steps - 1));
+  // The loads above reach one step ahead, which covers a DRAM round trip only partly: with
+  // the step shortened, N=4 stalled 2 cycles per instruction on them (session 16 profile).
+  // The step PREFETCH_AHEAD further on is asked into L2 meanwhile, so those loads hit L2.
+  auto prefetch_to_l2 = [&](int fetch_step) {
+    const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
+#pragma unroll
+    for (int r = 0; r < FRAG_VECS; ++r) asm volatile("prefetch.global.L2 [%0];" ::"l"(src + 32 * r));
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(norm_src + 32LL * fetch_step));
+  };
 #elif FETCH_REGS
   // Lane (g, t)'s fragment pairs of a step: rows g + 8r, dims 2t, 2t+1 (N=4: 2(t&1), +1, so lanes
   // t and t+2 read the same pair, their hi and lo features). The first step's go out now.
@@ -984,6 +993,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           update_a[i][3] = NDIM <= 4 ? 0u : transpose8x8(af[i][0][3]);
         }
         load_fragment_pairs(min(step + warps_total, last_step));
+#if PREFETCH_AHEAD
+        // (Unsigned: no overflow near 2^31 steps.)
+        prefetch_to_l2((int)min((unsigned)step + (1 + PREFETCH_AHEAD) * (unsigned)warps_total, (unsigned)last_step));
+#endif
 #endif
 #pragma unroll
         for (int jj = 0; jj < tiles; ++jj)
@@ -1633,6 +1646,8 @@ constexpr int kMaxTilesTimesSteps = 8;
 // registers-multik's rule, flags 0.2–0.9 % per K group at N=8, and every flagged point costs
 // its warp a pass through the fix-up.
 constexpr double kGuardOverTieScale = 64.0;
+// operands=prepared: the step this many steps beyond the next one is asked into L2.
+constexpr int kDefaultPrefetchAhead = 2;
 
 int n_tiles(int sum_k) { return (sum_k + 7) / 8; }
 int k_steps(int n) { return (n + 7) / 8; }
@@ -1700,12 +1715,14 @@ struct KernelConfig {
   // instructions a step): iterations that keep labels get their own kernel, built on first use.
   // Per-step kernels keep the test (compiled out, N=16 and N=5 spilled 4 bytes more).
   bool store_labels = false;
+  int prefetch_ahead = 0;  // operands=prepared: steps beyond the next one asked into L2 (0: none)
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    argmin_mask, f16_distance, fetch_registers, prepared_operands, cc_major, cc_minor, store_labels) <
+                    argmin_mask, f16_distance, fetch_registers, prepared_operands, cc_major, cc_minor, store_labels,
+                    prefetch_ahead) <
            std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
                     o.shared_fragments, o.argmin_mask, o.f16_distance, o.fetch_registers, o.prepared_operands,
-                    o.cc_major, o.cc_minor, o.store_labels);
+                    o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead);
   }
 };
 
@@ -1724,6 +1741,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define FETCH_REGS " << (config.fetch_registers ? 1 : 0)
           << "\n#define PREPARED_OPERANDS " << (config.prepared_operands ? 1 : 0)
           << "\n#define STORE_LABELS " << (config.store_labels || !config.prepared_operands ? 1 : 0)
+          << "\n#define PREFETCH_AHEAD " << (config.prepared_operands ? config.prefetch_ahead : 0)
           // More than 4 packed index bits: their mantissa error would show in the inertia, so
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
@@ -1737,7 +1755,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
                         (config.argmin_mask ? " argmin=mask" : "") + (config.f16_distance ? " distance=f16x2" : "") +
                         (config.fetch_registers ? " fetch=registers" : "") +
-                        (config.prepared_operands ? " operands=prepared" : "") + (config.store_labels ? " labels" : "");
+                        (config.prepared_operands ? " operands=prepared prefetch=" + std::to_string(config.prefetch_ahead) : "") +
+                        (config.store_labels ? " labels" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
@@ -1745,7 +1764,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
                      (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
                      (config.f16_distance ? "-d16" : "") + (config.fetch_registers ? "-regfetch" : "") +
-                     (config.prepared_operands ? "-prepared" : "") + (config.store_labels ? "-labels" : "");
+                     (config.prepared_operands ? "-prepared-p" + std::to_string(config.prefetch_ahead) : "") +
+                     (config.store_labels ? "-labels" : "");
   return request;
 }
 
@@ -1824,7 +1844,9 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.value("fetch", std::string("ring")) == "registers",
           prepared_operands_requested(params),
           cc_major,
-          cc_minor};
+          cc_minor,
+          false,
+          params.value("prefetch", kDefaultPrefetchAhead)};
 }
 
 // The centre of operands=prepared: each column's mean, summed in FP64 over fixed blocks of rows
@@ -2111,6 +2133,10 @@ class TensorMultiK : public Variant {
                           "every step) or prepared (converted once when the run is prepared into the fragment words "
                           "in lane order, plus ‖x‖², which fetch=registers loads as they are; N of 4 or 8; the rows "
                           "stay for the exact fix-up)"});
+    space.axes.push_back({"prefetch", {0, 1, 2, 4},
+                          "operands=prepared only (ignored otherwise): while a step runs, the step this many steps "
+                          "beyond the next one is asked into L2 (prefetch.global.L2), so the loads that run one "
+                          "step ahead hit L2 instead of waiting on DRAM; 0 = none"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (both fetch forms read whole rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -2197,6 +2223,7 @@ class TensorMultiK : public Variant {
                      {"distance", problem.n <= 16 ? "f16x2" : "tf32x3"},
                      {"fetch", "ring"},
                      {"operands", "per-step"},
+                     {"prefetch", kDefaultPrefetchAhead},
                      {"layout", "aos"}};
     // fetch=registers at N=8 on Hopper: 0.633 → 0.605 ms at N=8 K=3..7 (H200, session 14, same call),
     // and 4 % slower at N=4 K=3..5, where the ring's L1 traffic was a smaller share.
