@@ -206,18 +206,6 @@ __device__ __forceinline__ void mma_f16_from(float (&d)[4], const unsigned (&a)[
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
 }
-// Prepared operands are read once and never written during the kernel: the non-coherent path,
-// not allocated in L1 (they are streamed).
-__device__ __forceinline__ uint4 load_streaming(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
-__device__ __forceinline__ float load_streaming(const float* p) {
-  float v;
-  asm("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(p));
-  return v;
-}
 // m16n8k8: A is two words (rows g and g+8, k = 2t, 2t+1), B one (k = 2t, 2t+1, column g).
 __device__ __forceinline__ void mma_f16_k8(float (&d)[4], unsigned a0, unsigned a1, unsigned b) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
@@ -726,8 +714,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   auto load_fragment_pairs = [&](int fetch_step) {
     const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
 #pragma unroll
-    for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = load_streaming(src + 32 * r);
-    next_xx = load_streaming(norm_src + 32LL * fetch_step);
+    for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = __ldcg(src + 32 * r);
+    next_xx = __ldcg(norm_src + 32LL * fetch_step);
   };
   load_fragment_pairs(min(warp_global, steps - 1));
   // The loads above reach one step ahead, which covers a DRAM round trip only partly: with
@@ -2254,7 +2242,8 @@ class TensorMultiK : public Variant {
         !gpu::check_fits_in_memory(problem, device, double(problem.k.sum()) * problem.n * 8.0 + prepared_bytes))
       params = prepared;
     // L2 prefetch one step beyond the next: N=4 K=3..5 0.290 → 0.281 ms; at N=8 (K=3..7 and 16)
-    // every distance was slower, 0.514 → 0.521 and 0.098 → 0.104 at 1 (H200, session 16, same call).
+    // every distance was slower, 0.514 → 0.521 and 0.098 → 0.104 at 1 (H200, session 16, same
+    // call). (Loading the words through the non-coherent path instead of __ldcg cost N=4 3 %.)
     if (params.at("operands") == "prepared" && problem.n <= 4) params["prefetch"] = 1;
     return params;
   }
