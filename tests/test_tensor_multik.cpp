@@ -267,6 +267,23 @@ TEST(TensorMultiKSpace, PreparedOperandsAreTheDefaultOnHopperWhereTheyApply) {
   EXPECT_EQ(defaults(huge, hopper), "registers/per-step");
 }
 
+// The L2 prefetch beyond the next step measured faster only at N=4 (H200, session 16): it is on
+// by default there (one step) and off at N=8, and the axis is a tunable on every shape.
+TEST(TensorMultiKSpace, L2PrefetchIsTheDefaultOnlyWherePreparedOperandsHaveFourDimensions) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo hopper = fake_gpu(9, 0);
+  EXPECT_EQ(variant.default_params(shape(4, 3, 5), hopper).at("prefetch"), 1);
+  EXPECT_EQ(variant.default_params(shape(4, 4, 4), hopper).at("prefetch"), 1);
+  EXPECT_EQ(variant.default_params(shape(8, 3, 7), hopper).at("prefetch"), 0);
+  EXPECT_EQ(variant.default_params(shape(8, 16, 16), hopper).at("prefetch"), 0);
+  EXPECT_EQ(variant.default_params(shape(4, 3, 5), fake_gpu(8, 0)).at("prefetch"), 0);  // per-step there
+  const ParamSpace space = variant.param_space(shape(8, 3, 7), hopper);
+  ASSERT_NE(space.find("prefetch"), nullptr);
+  Params params = variant.default_params(shape(8, 3, 7), hopper);
+  params["prefetch"] = 3;  // not one of the axis values
+  EXPECT_TRUE(space.check(params).has_value());
+}
+
 TEST(TensorMultiKSpace, Fp16DistanceIsRefusedWithTheTf32Update) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);
