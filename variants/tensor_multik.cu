@@ -1515,10 +1515,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
   const float unscale0 = 1.f, unscale1 = 1.f;
 #endif
+#if DIST_F16
+  static_assert(SUMK * FEATS <= WARP_FLOATS, "a warp's ring holds its slots × features");
+#endif
 #if UPDATE_T
   // Rows are slots (16p + g and 16p + 8 + g, one-hot value 2^(g-24) for both), columns the
   // features 2t, 2t+1.
-  static_assert(SUMK * FEATS <= WARP_FLOATS, "a warp's ring holds its slots × features");
   {
     const float unscale_row = __int_as_float((127 + 24 - g) << 23) / x_scale;
 #pragma unroll
@@ -1534,18 +1536,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
     }
   }
-  __syncthreads();
-  for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) {
-    const int slot = j / NDIM, dim = j - slot * NDIM;
-    const int hi = slot * FEATS + dim, lo = slot * FEATS + LO_FEATURE(dim);
-    float value = 0.f;
-#pragma unroll 4
-    for (int w = 0; w < WARPS; ++w) value += warp_areas[w * WARP_FLOATS + hi] + warp_areas[w * WARP_FLOATS + lo];
-    if (value != 0.f) atomicAdd(sums + j, (double)value);
-  }
 #elif DIST_F16
-  // Rows are features: each (slot, feature) to the ring, and a dimension sums its hi and lo.
-  static_assert(SUMK * FEATS <= WARP_FLOATS, "a warp's ring holds its slots × features");
+  // Rows are features: each (slot, feature) to the ring.
 #pragma unroll
   for (int ft = 0; ft < FT; ++ft)
 #pragma unroll
@@ -1560,6 +1552,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         ring[slot1 * FEATS + feature + 8] = acc[ft][s][3] * unscale1;
       }
     }
+#endif
+#if DIST_F16
+  // A dimension sums its hi and lo features over the block's warps.
   __syncthreads();
   for (int j = threadIdx.x; j < SUMK * NDIM; j += BLOCK) {
     const int slot = j / NDIM, dim = j - slot * NDIM;
