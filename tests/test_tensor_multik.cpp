@@ -213,6 +213,27 @@ TEST(TensorMultiKCompile, RegisterFetchCompilesWithoutSpills) {
   }
 }
 
+// operands=prepared through the cp.async ring adds the ring's state (a slot offset, the fetch
+// index) to the register-fetch kernel: it must fit N=4 and N=8 K=16 at their Hopper default
+// blocks (384 × 2: 80 registers) at every depth, scaled points too. (N=8 K=3..7 at 128
+// registers spills 16 bytes with it; that shape keeps fetch=registers.)
+TEST(TensorMultiKCompile, PreparedRingCompilesWithoutSpillsWhereRegistersAllow) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  for (const Problem& problem : {shape(4, 3, 5), shape(4, 4, 4), shape(8, 16, 16)})
+    for (const int stages : {2, 3, 4, 6}) {
+      SCOPED_TRACE(problem.str() + " stages " + std::to_string(stages));
+      Params overrides = Params::object();
+      overrides["fetch"] = "ring";
+      overrides["operands"] = "prepared";
+      overrides["stages"] = stages;
+      const Params params = resolve_params(variant, problem, device, overrides);
+      ASSERT_FALSE(variant.param_space(problem, device).check(params).has_value());
+      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0)), 0);
+      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f)), 0);
+    }
+}
+
 // ‖x‖² rides in the last distance tile's free half: shapes without one, other widths, and the
 // other distance and argmin forms are refused by name.
 TEST(TensorMultiKSpace, RegisterFetchIsRefusedWhereItHasNoLayout) {
@@ -282,6 +303,37 @@ TEST(TensorMultiKSpace, L2PrefetchIsTheDefaultOnlyWherePreparedOperandsHaveFourD
   Params params = variant.default_params(shape(8, 3, 7), hopper);
   params["prefetch"] = 3;  // not one of the axis values
   EXPECT_TRUE(space.check(params).has_value());
+}
+
+// The prepared words have one layout, which both fetch forms read: the same shapes are
+// accepted and refused whichever brings them, and a refusal names what it refuses.
+TEST(TensorMultiKSpace, PreparedOperandsAreRefusedOutsideTheirLayoutWhicheverFetchReadsThem) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  for (const std::string fetch : {"ring", "registers"}) {
+    auto refusal = [&](const Problem& problem, Params overrides) {
+      Params params = resolve_params(variant, problem, device, Params::object());
+      params["fetch"] = fetch;
+      params["operands"] = "prepared";
+      params.update(overrides);
+      return variant.param_space(problem, device).check(params);
+    };
+    SCOPED_TRACE("fetch=" + fetch);
+    EXPECT_FALSE(refusal(shape(4, 3, 5), Params::object()).has_value());
+    EXPECT_FALSE(refusal(shape(8, 16, 16), Params::object()).has_value());
+    for (const Problem& problem : {shape(16, 3, 7), shape(6, 3, 7)}) {
+      SCOPED_TRACE(problem.str());
+      const auto reason = refusal(problem, Params::object());
+      ASSERT_TRUE(reason.has_value());
+      // (fetch=registers has the same layout, and its own restriction may speak first.)
+      EXPECT_TRUE(reason->find("operands=prepared") != std::string::npos ||
+                  (fetch == "registers" && reason->find("fetch=registers") != std::string::npos))
+          << *reason;
+    }
+    Params packed = Params::object();
+    packed["argmin"] = "packed";
+    EXPECT_TRUE(refusal(shape(8, 3, 7), packed).has_value());
+  }
 }
 
 TEST(TensorMultiKSpace, Fp16DistanceIsRefusedWithTheTf32Update) {
@@ -432,6 +484,7 @@ struct DeviceCase {
   std::string distance = "tf32x3";      // the distance product's arithmetic
   std::string fetch = "ring";           // how points reach the fragments
   std::string operands = "per-step";    // FP16 operands split every step or prepared once
+  int stages = 0;                       // ring depth; 0: the default
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
@@ -468,6 +521,7 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   overrides["distance"] = c.distance;
   overrides["fetch"] = c.fetch;
   overrides["operands"] = c.operands;
+  if (c.stages > 0) overrides["stages"] = c.stages;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -601,6 +655,24 @@ INSTANTIATE_TEST_SUITE_P(
                    "mask", "f16x2", "registers", "prepared"},
         DeviceCase{"prepared_uniform_n4_k2_5", 4, 2, 5, 30001, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
                    "mask", "f16x2", "registers", "prepared"},
+        // operands=prepared through the cp.async ring (fetch=ring): every depth of the axis, a
+        // partial last step, exact ties through the fix-up (whose rows still come from global
+        // memory), more warps than steps (M=100: steps past the end commit empty groups), and
+        // two words a lane (N=8).
+        DeviceCase{"prepared_ring_uniform_n4_k3_5", 4, 3, 5, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f,
+                   "registers", "mask", "f16x2", "ring", "prepared", 4},
+        DeviceCase{"prepared_ring_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true, 0.f,
+                   "registers", "mask", "f16x2", "ring", "prepared", 2},
+        DeviceCase{"prepared_ring_grid_ties_n4_k3_5", 4, 3, 5, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f,
+                   "registers", "mask", "f16x2", "ring", "prepared", 3},
+        DeviceCase{"prepared_ring_uniform_n4_k3_5_m100", 4, 3, 5, 100, "uniform", 1.f, 0.f, "f16", true, 0.f,
+                   "registers", "mask", "f16x2", "ring", "prepared", 6},
+        DeviceCase{"prepared_ring_blobs_n4_k4", 4, 4, 4, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "ring", "prepared", 4},
+        DeviceCase{"prepared_ring_blobs_n8_k16", 8, 16, 16, 70000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "ring", "prepared", 4},
+        DeviceCase{"prepared_ring_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f,
+                   "registers", "mask", "f16x2", "ring", "prepared", 3},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

@@ -90,9 +90,21 @@ typedef unsigned long long u64;
 #if !(DIST_F16 && (NDIM == 4 || NDIM == 8) && ARGMIN_MASK && (PREPARED_OPERANDS || SUMK - 8 * (NT - 1) <= 4))
 #error "fetch=registers needs distance=f16x2, N of 4 or 8, argmin=mask and (per-step operands) 4 free slots in the last tile"
 #endif
-#define WARP_FLOATS (32 * TROW)
+// operands=prepared with fetch=ring (PREPARED_RING): the prepared words and ‖x‖² travel
+// through a per-warp cp.async ring of STAGES steps (a step's slot: 32·FRAG_VECS 16-byte words,
+// then 32 ‖x‖²) instead of one register load a step ahead. With the step down to ~150
+// instructions, N=4 waited on those loads (long scoreboard 2.0 per instruction, session 16):
+// one step of 640 bytes in flight per warp is too little to cover a DRAM round trip.
+#define FRAG_VECS (NDIM == 8 ? 2 : 1)
+#if PREPARED_RING && !PREPARED_OPERANDS
+#error "the prepared ring carries operands=prepared words"
+#endif
+#define PREPARED_STEP_FLOATS (32 * (4 * FRAG_VECS + 1))
+#define RING_FLOATS (PREPARED_RING ? STAGES * PREPARED_STEP_FLOATS : 0)
+#define WARP_FLOATS (RING_FLOATS + 32 * TROW)
 #else
-#define WARP_FLOATS (STAGES * STEP_FLOATS + 32 * TROW)
+#define RING_FLOATS (STAGES * STEP_FLOATS)
+#define WARP_FLOATS (RING_FLOATS + 32 * TROW)
 #endif
 #define IDX_MASK ((1u << IDX_BITS) - 1u)
 #define SWIZZLE16 (NDIM == 16)
@@ -170,6 +182,11 @@ __device__ __forceinline__ float4 lds128(unsigned addr) {
   asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
   return v;
 }
+__device__ __forceinline__ float lds32(unsigned addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
 __device__ __forceinline__ float2 lds64(unsigned addr) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0,%1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
@@ -245,6 +262,9 @@ __device__ __forceinline__ void split_truncate(float v, unsigned& hi, unsigned& 
 
 __device__ __forceinline__ void cp_async16(unsigned smem_dst, const float* gmem_src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_dst), "l"(gmem_src) : "memory");
+}
+__device__ __forceinline__ void cp_async4(unsigned smem_dst, const float* gmem_src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_dst), "l"(gmem_src) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -483,7 +503,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const int g = lane >> 2, t = lane & 3;
 
   float* ring = warp_areas + warp * WARP_FLOATS;
-  float* tbuf = ring + (FETCH_REGS ? 0 : STAGES * STEP_FLOATS);
+  float* tbuf = ring + RING_FLOATS;
   const unsigned stsm_base = PIN_IF_ROOM(stmatrix_base(tbuf, lane)),
                  stsm_half_base = PIN_IF_ROOM(stmatrix_half_base(tbuf, lane));
   // This lane's transposed row, and its quad of the tiles' ‖c‖² (+64 bytes per tile).
@@ -705,7 +725,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #if PREPARED_OPERANDS
   // This lane's fragment words and its point's ‖x‖², one step ahead. Word r of vector i is
   // af[i][0][r] (N=4: vector 0 holds af[0][0][0..1], then af[1][0][0..1]).
-#define FRAG_VECS (NDIM == 8 ? 2 : 1)
   const uint4* frag_src = reinterpret_cast<const uint4*>(pinned_pointer(reinterpret_cast<const float*>(frag_layout + lane)));
   const float* norm_src = pinned_pointer(point_norms + lane);
   uint4 frag_words[FRAG_VECS];
@@ -717,10 +736,45 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = __ldcg(src + 32 * r);
     next_xx = __ldcg(norm_src + 32LL * fetch_step);
   };
+#if PREPARED_RING
+  // Each lane copies and later reads only its own words and ‖x‖², so its own cp.async.wait_group
+  // orders them: no warp barrier. Slot bytes of the step in registers, and of the ring's others:
+  const unsigned ring_words = PIN_IF_ROOM(ring_shared + 16 * lane);
+  const unsigned ring_norm = PIN_IF_ROOM(ring_shared + 512 * FRAG_VECS + 4 * lane);
+  unsigned ring_slot_bytes = 0u;
+  // Steps past the end commit an empty group, so wait_group's count stays one group per step.
+  auto copy_to_ring = [&](unsigned fetch_step, unsigned slot_bytes) {
+    if (fetch_step < (unsigned)steps) {
+      const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
+#pragma unroll
+      for (int r = 0; r < FRAG_VECS; ++r)
+        cp_async16(ring_words + slot_bytes + 512 * r, reinterpret_cast<const float*>(src + 32 * r));
+      cp_async4(ring_norm + slot_bytes, norm_src + 32LL * fetch_step);
+    }
+    cp_async_commit();
+  };
+  auto read_ring = [&](unsigned slot_bytes) {
+#pragma unroll
+    for (int r = 0; r < FRAG_VECS; ++r) {
+      const float4 w = lds128(ring_words + slot_bytes + 512 * r);
+      frag_words[r] = make_uint4(__float_as_uint(w.x), __float_as_uint(w.y), __float_as_uint(w.z), __float_as_uint(w.w));
+    }
+    next_xx = lds32(ring_norm + slot_bytes);
+  };
+#pragma unroll
+  for (int s = 0; s < STAGES; ++s)
+    copy_to_ring((unsigned)warp_global + (unsigned)s * (unsigned)warps_total, s * (PREPARED_STEP_FLOATS * 4));
+  cp_async_wait<STAGES - 1>();
+  read_ring(0u);
+#define FETCH_DEPTH STAGES
+#else
   load_fragment_pairs(min(warp_global, steps - 1));
-  // The loads above reach one step ahead, which covers a DRAM round trip only partly: with
-  // the step shortened, N=4 stalled 2 cycles per instruction on them (session 16 profile).
-  // The step PREFETCH_AHEAD further on is asked into L2 meanwhile, so those loads hit L2.
+#define FETCH_DEPTH 1
+#endif
+  // The loads above reach FETCH_DEPTH steps ahead; one (fetch=registers) covers a DRAM round
+  // trip only partly: with the step shortened, N=4 stalled 2 cycles per instruction on them
+  // (session 16 profile). The step PREFETCH_AHEAD beyond the furthest fetched is asked into L2
+  // meanwhile, so those loads hit L2.
   auto prefetch_to_l2 = [&](int fetch_step) {
     const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
 #pragma unroll
@@ -992,10 +1046,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           update_a[i][1] = NDIM <= 4 ? 0u : transpose8x8(af[i][0][2]);  // features 8-15 (N=4: repeats, zero)
           update_a[i][3] = NDIM <= 4 ? 0u : transpose8x8(af[i][0][3]);
         }
+#if PREPARED_RING
+        // This step's slot was read into the registers the MMAs above consumed: it takes the step
+        // STAGES ahead, and the next step's words come out of the following slot.
+        copy_to_ring((unsigned)step + STAGES * (unsigned)warps_total, ring_slot_bytes);
+        ring_slot_bytes = ring_slot_bytes == (STAGES - 1) * (PREPARED_STEP_FLOATS * 4) ? 0u
+                                                                                       : ring_slot_bytes + PREPARED_STEP_FLOATS * 4;
+        cp_async_wait<STAGES - 1>();
+        read_ring(ring_slot_bytes);
+#else
         load_fragment_pairs(min(step + warps_total, last_step));
+#endif
 #if PREFETCH_AHEAD
         // (Unsigned: no overflow near 2^31 steps.)
-        prefetch_to_l2((int)min((unsigned)step + (1 + PREFETCH_AHEAD) * (unsigned)warps_total, (unsigned)last_step));
+        prefetch_to_l2((int)min((unsigned)step + (FETCH_DEPTH + PREFETCH_AHEAD) * (unsigned)warps_total, (unsigned)last_step));
 #endif
 #endif
 #pragma unroll
@@ -1682,10 +1746,13 @@ double tie_scale(int n, int kmax, bool packed_keys, bool f16_distance, bool cent
 double abs_window_scale(int n) { return 2.0 * 1.25 * 1.01 * std::ldexp(1.0, -25) * std::sqrt(double(n)); }
 
 // Dynamic shared memory of one block, in bytes: exact centroids, norms, and per warp a ring
-// of `stages` 32-point steps plus the 32-row transpose buffer.
-int64_t dynamic_smem_bytes(int n, int sum_k, int block, int stages, bool fetch_registers = false) {
+// of `stages` 32-point steps plus the 32-row transpose buffer. The ring holds FP32 rows
+// (32·N floats a step), prepared words (N/4 16-byte words and ‖x‖² per lane: 32·(N+1)), or
+// nothing (fetch=registers).
+enum class Ring { rows, prepared, none };
+int64_t dynamic_smem_bytes(int n, int sum_k, int block, int stages, Ring ring_kind = Ring::rows) {
   const int transpose_row = std::min(32, 8 * n_tiles(sum_k)) + 4;  // TROW in the kernel
-  const int64_t ring = fetch_registers ? 0 : int64_t(stages) * 32 * n;
+  const int64_t ring = ring_kind == Ring::none ? 0 : int64_t(stages) * 32 * (ring_kind == Ring::prepared ? n + 1 : n);
   const int64_t floats = ((int64_t(sum_k) * n + 3) & ~int64_t(3)) + ((sum_k + 3) & ~3) +
                          int64_t(block / 32) * (ring + 32 * transpose_row);
   return floats * 4;
@@ -1705,6 +1772,7 @@ struct KernelConfig {
   bool f16_distance;      // distance product in FP16 hi + lo (m16n8k16), operands shared with the update
   bool fetch_registers;   // points straight from global memory into fragment registers, no stage ring
   bool prepared_operands;   // operands=prepared: FP16 fragment words and ‖x‖² prepared once
+  bool prepared_ring;       // operands=prepared with fetch=ring: those words through a cp.async ring
   int cc_major, cc_minor;
   // operands=prepared compiles the labels store in or out (its pointer test cost ~5
   // instructions a step): iterations that keep labels get their own kernel, built on first use.
@@ -1713,11 +1781,11 @@ struct KernelConfig {
   int prefetch_ahead = 0;  // operands=prepared: steps beyond the next one asked into L2 (0: none)
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
-                    argmin_mask, f16_distance, fetch_registers, prepared_operands, cc_major, cc_minor, store_labels,
-                    prefetch_ahead) <
+                    argmin_mask, f16_distance, fetch_registers, prepared_operands, prepared_ring, cc_major, cc_minor,
+                    store_labels, prefetch_ahead) <
            std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
                     o.shared_fragments, o.argmin_mask, o.f16_distance, o.fetch_registers, o.prepared_operands,
-                    o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead);
+                    o.prepared_ring, o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead);
   }
 };
 
@@ -1735,6 +1803,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define DIST_F16 " << (config.f16_distance ? 1 : 0)
           << "\n#define FETCH_REGS " << (config.fetch_registers ? 1 : 0)
           << "\n#define PREPARED_OPERANDS " << (config.prepared_operands ? 1 : 0)
+          << "\n#define PREPARED_RING " << (config.prepared_ring ? 1 : 0)
           << "\n#define STORE_LABELS " << (config.store_labels || !config.prepared_operands ? 1 : 0)
           << "\n#define PREFETCH_AHEAD " << (config.prepared_operands ? config.prefetch_ahead : 0)
           // More than 4 packed index bits: their mantissa error would show in the inertia, so
@@ -1749,7 +1818,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         (config.stmatrix ? " stmatrix" : "") + (config.update_f16 ? " update=f16" : " update=tf32") +
                         (config.scale_points ? " scaled" : "") + (config.shared_fragments ? " fragments=shared" : "") +
                         (config.argmin_mask ? " argmin=mask" : "") + (config.f16_distance ? " distance=f16x2" : "") +
-                        (config.fetch_registers ? " fetch=registers" : "") +
+                        (config.prepared_ring ? " fetch=ring" : config.fetch_registers ? " fetch=registers" : "") +
                         (config.prepared_operands ? " operands=prepared prefetch=" + std::to_string(config.prefetch_ahead) : "") +
                         (config.store_labels ? " labels" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
@@ -1758,7 +1827,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                      std::to_string(config.stages) + (config.stmatrix ? "-stmatrix" : "-sts") +
                      (config.update_f16 ? "-f16" : "-tf32") + (config.scale_points ? "-scaled" : "") +
                      (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
-                     (config.f16_distance ? "-d16" : "") + (config.fetch_registers ? "-regfetch" : "") +
+                     (config.f16_distance ? "-d16" : "") + (config.prepared_ring ? "-ringfetch" : config.fetch_registers ? "-regfetch" : "") +
                      (config.prepared_operands ? "-prepared-p" + std::to_string(config.prefetch_ahead) : "") +
                      (config.store_labels ? "-labels" : "");
   return request;
@@ -1804,22 +1873,33 @@ bool prepared_operands_requested(const Params& params) {
 // fetch=registers: the kernel's #error names the same conditions. From FP32 rows, ‖x‖² travels
 // in the free half of the last distance tile, so ΣK must leave 4 to 7 slots of it empty;
 // operands=prepared brings ‖x‖² prepared and needs no free slots.
-std::optional<std::string> fetch_registers_refusal(int n, int sum_k, const Params& params) {
-  if (n != 4 && n != 8) return "fetch=registers needs N of 4 or 8 (one float2 per fragment row and lane)";
+// `form` names what is refused: the prepared words have the same layout (any fetch form).
+std::optional<std::string> fetch_registers_refusal(int n, int sum_k, const Params& params,
+                                                   const std::string& form = "fetch=registers") {
+  if (n != 4 && n != 8) return form + " needs N of 4 or 8 (one float2 per fragment row and lane)";
   if (params.value("distance", std::string(f16_distance_applies(n, params) ? "f16x2" : "tf32x3")) != "f16x2")
-    return "fetch=registers needs distance=f16x2";
+    return form + " needs distance=f16x2";
   if (params.value("argmin", std::string(sum_k <= 32 ? "mask" : "packed")) != "mask")
-    return "fetch=registers needs argmin=mask";
+    return form + " needs argmin=mask";
   if (!prepared_operands_requested(params) && sum_k - 8 * (n_tiles(sum_k) - 1) > 4)
     return "fetch=registers from operands=per-step needs ΣK mod 8 in 1..4 (the last tile's free slots carry ‖x‖²), ΣK=" + std::to_string(sum_k);
   return std::nullopt;
 }
 
-// operands=prepared is read by fetch=registers only, and has words for N of 4 and 8 only.
+// operands=prepared has words for N of 4 and 8 only, in the layout of fetch=registers' fragment
+// registers, which both fetch forms fill (fetch=ring through its cp.async ring).
 std::optional<std::string> prepared_operands_refusal(int n, int sum_k, const Params& params) {
   if (!prepared_operands_requested(params)) return std::nullopt;
-  if (params.value("fetch", std::string("ring")) != "registers") return "operands=prepared needs fetch=registers";
-  return fetch_registers_refusal(n, sum_k, params);
+  return fetch_registers_refusal(n, sum_k, params, "operands=prepared");
+}
+
+bool prepared_ring_requested(const Params& params) {
+  return prepared_operands_requested(params) && params.value("fetch", std::string("ring")) == "ring";
+}
+
+Ring ring_kind(const Params& params) {
+  if (prepared_ring_requested(params)) return Ring::prepared;
+  return params.value("fetch", std::string("ring")) == "registers" ? Ring::none : Ring::rows;
 }
 
 KernelConfig config_for(const Problem& problem, const Params& params, int cc_major, int cc_minor,
@@ -1836,8 +1916,10 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           params.value("fragments", std::string("registers")) == "shared",
           params.value("argmin", std::string(problem.k.sum() <= 32 ? "mask" : "packed")) == "mask",
           params.value("distance", std::string(f16_distance_applies(problem.n, params) ? "f16x2" : "tf32x3")) == "f16x2",
-          params.value("fetch", std::string("ring")) == "registers",
+          // The prepared kernel has no row ring: both of its fetch forms fill fetch=registers' registers.
+          params.value("fetch", std::string("ring")) == "registers" || prepared_operands_requested(params),
           prepared_operands_requested(params),
+          prepared_ring_requested(params),
           cc_major,
           cc_minor,
           false,
@@ -1937,8 +2019,7 @@ class TensorMultiKRun : public gpu::GpuRun {
       throw UnsupportedError("tensor-multik: " + *refusal);
     config_ = config;
     block_ = config.block;
-    dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages,
-                                              config.fetch_registers));
+    dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages, ring_kind(params)));
     kernel_ = loaded_kernel(config);
     const int64_t steps = (problem.m + 31) / 32;
     const int64_t useful_blocks = (steps + block_ / 32 - 1) / (block_ / 32);
@@ -2101,7 +2182,7 @@ class TensorMultiK : public Variant {
     // slower at N=8 K=3..7 and 11 % at N=4 K=3..5 (session 9), so the space stops at 4.
     space.axes.push_back({"min_blocks", {1, 2, 3, 4},
                           "launch-bounds minimum of resident blocks per SM: caps registers at 65536/(block·min_blocks)"});
-    space.axes.push_back({"stages", {2, 3, 4, 6}, "cp.async ring depth per warp (steps of 32 points in flight + 1)"});
+    space.axes.push_back({"stages", {2, 3, 4, 6}, "cp.async ring depth per warp, in steps of 32 points (FP32 rows: stages - 1 in flight beside the one read; prepared words: stages in flight)"});
     space.axes.push_back({"transpose", {"stmatrix", "shared-stores"},
                           "how distance fragments reach the per-lane rows: stmatrix (sm_90) or 4 scalar stores"});
     space.axes.push_back({"update", {"f16", "tf32"},
@@ -2120,18 +2201,20 @@ class TensorMultiK : public Variant {
                           "the update reads the same registers transposed by movmatrix)"});
     space.axes.push_back({"fetch", {"ring", "registers"},
                           "how points reach the distance fragments: ring (cp.async into a per-warp shared ring of "
-                          "`stages` steps, read back by shared loads) or registers (each lane loads its fragment "
+                          "`stages` steps, read back by shared loads; with operands=prepared the ring carries the "
+                          "prepared words and ‖x‖², `stages` steps in flight) or registers (each lane loads its fragment "
                           "pairs from global memory one step ahead, `stages` unused; N of 4 or 8, and with operands=per-step ΣK mod 8 "
                           "in 1..4)"});
     space.axes.push_back({"operands", {"per-step", "prepared"},
                           "the distance product's FP16 point operands and ‖x‖²: per-step (split from the FP32 rows "
                           "every step) or prepared (converted once when the run is prepared into the fragment words "
-                          "in lane order, plus ‖x‖², which fetch=registers loads as they are; N of 4 or 8; the rows "
-                          "stay for the exact fix-up)"});
+                          "in lane order, plus ‖x‖², which either fetch form brings into the fragment registers as "
+                          "they are; N of 4 or 8, distance=f16x2, argmin=mask; the rows stay for the exact fix-up)"});
     space.axes.push_back({"prefetch", {0, 1, 2, 4},
                           "operands=prepared only (ignored otherwise): while a step runs, the step this many steps "
-                          "beyond the next one is asked into L2 (prefetch.global.L2), so the loads that run one "
-                          "step ahead hit L2 instead of waiting on DRAM; 0 = none"});
+                          "beyond the furthest one fetched (the next with fetch=registers, `stages` ahead with "
+                          "fetch=ring) is asked into L2 (prefetch.global.L2), so its loads hit L2 instead of "
+                          "waiting on DRAM; 0 = none"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (both fetch forms read whole rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -2140,10 +2223,10 @@ class TensorMultiK : public Variant {
     const int n = problem.n, sum_k = problem.k.sum();
     const int64_t limit = smem_limit(device);
     space.restrictions.push_back(
-        {"shared memory: centroids + (block/32)·(stages·32·N + 32·(min(32, 8·ceil(ΣK/8)) + 4)) floats fit the per-block limit",
+        {"shared memory: centroids + (block/32)·(ring + 32·(min(32, 8·ceil(ΣK/8)) + 4)) floats fit the per-block limit "
+         "(ring: stages·32·N floats, stages·32·(N+1) with operands=prepared, none with fetch=registers)",
          [n, sum_k, limit](const Params& p) {
-           return dynamic_smem_bytes(n, sum_k, p.at("block").get<int>(), p.at("stages").get<int>(),
-                                     p.value("fetch", std::string("ring")) == "registers") <= limit;
+           return dynamic_smem_bytes(n, sum_k, p.at("block").get<int>(), p.at("stages").get<int>(), ring_kind(p)) <= limit;
          }});
     space.restrictions.push_back({"argmin=mask needs ΣK <= 32 (one 32-bit in-window word per point)",
                                   [sum_k](const Params& p) {
@@ -2165,7 +2248,7 @@ class TensorMultiK : public Variant {
                                     return p.value("fetch", std::string("ring")) != "registers" ||
                                            !fetch_registers_refusal(n, sum_k, p).has_value();
                                   }});
-    space.restrictions.push_back({"operands=prepared needs fetch=registers (and its N of 4 or 8, distance=f16x2, argmin=mask)",
+    space.restrictions.push_back({"operands=prepared needs N of 4 or 8, distance=f16x2 and argmin=mask",
                                   [n, sum_k](const Params& p) { return !prepared_operands_refusal(n, sum_k, p).has_value(); }});
     space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
                                     return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
