@@ -808,7 +808,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // in registers for the whole kernel (8 of the 16 wavefronts a step spent reloading them; a
   // third tile spills 8 bytes). Prepared operands free more: every tile's quad (up to 4) stays.
   // Only where launch bounds leave 128 registers (at 80, 384 × 2, N=8 K=16 and K=1..4 spill).
-#define NORM_REG_TILES (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS <= 512 ? (PREPARED_OPERANDS ? (NT < 4 ? NT : 4) : 2) : 0)
+  // N=4 with prepared operands needs 64 of its 80, so its (at most two) quads stay too: two
+  // shared loads a step fewer on an L1 pipe that was 82 % busy (session 16).
+#define NORM_REG_TILES                                                                                  \
+  (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS <= 512 ? (PREPARED_OPERANDS ? (NT < 4 ? NT : 4) : 2) \
+   : PREPARED_OPERANDS && NDIM == 4 && NT <= 2       ? NT                                             \
+                                                      : 0)
   float4 norm_quads[NORM_REG_TILES > 0 ? NORM_REG_TILES : 1];
 #pragma unroll
   for (int j = 0; j < NORM_REG_TILES; ++j) norm_quads[j] = lds128(norms_shared + 64 * j);
@@ -1410,6 +1415,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
 #define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + pair_lane)
 #endif
+    // Up to 2 tiles (ΣK ≤ 16) a point's one-hot bits fill 2 bytes, so one word carries both
+    // tiles of the pair (own.b0, own.b1, partner.b0, partner.b1): half the broadcast shuffles.
+    // N=4 K=3..5 spent 82 % of its L1 pipe's cycles (ncu, session 16), 9.4 shuffles a step of it.
+#define ONE_PAIR_WORD (NT <= 2)
     unsigned pair_even[WORDS], pair_odd[WORDS];
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
@@ -1420,8 +1429,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       const unsigned partner = __shfl_xor_sync(FULL_MASK, own, PARTNER_LANE);
 #endif
       // Selector nibble n (from the low end) names result byte n; bytes 0-3 are own, 4-7 partner.
-      pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
-      pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
+      if (ONE_PAIR_WORD) {
+        pair_even[w] = __byte_perm(own, partner, 0x5410);  // own.b0, own.b1, partner.b0, partner.b1
+        pair_odd[w] = 0u;
+      } else {
+        pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
+        pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
+      }
     }
     // (half_bits and pair_lane are pinned before the loop.)
 #pragma unroll
@@ -1433,13 +1447,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
         for (int w = 0; w < WORDS; ++w) {
           const unsigned even = __shfl_sync(FULL_MASK, pair_even[w], src);
-          const unsigned odd = 4 * w + 1 < NT ? __shfl_sync(FULL_MASK, pair_odd[w], src) : 0u;
+          const unsigned odd = !ONE_PAIR_WORD && 4 * w + 1 < NT ? __shfl_sync(FULL_MASK, pair_odd[w], src) : 0u;
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
             const int s = 4 * w + i;
             if (s < NT) {
-              const unsigned word = (i & 1) ? odd : even;
-              b[s][h] = (i & 2 ? word >> 8 : word) & half_bits;
+              // Tile i's byte: i & 1 picks the word, i & 2 its upper byte (one word: tile 1 is there).
+              const unsigned word = ONE_PAIR_WORD || !(i & 1) ? even : odd;
+              b[s][h] = ((ONE_PAIR_WORD ? i : i & 2) ? word >> 8 : word) & half_bits;
             }
           }
         }
