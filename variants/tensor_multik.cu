@@ -730,11 +730,25 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   uint4 frag_words[FRAG_VECS];
   float next_xx;
   const int last_step = BLOCK * MIN_BLOCKS <= 512 ? (int)PIN_IF_ROOM(steps - 1) : steps - 1;  // (pinned: else recomputed every step)
+#define TWO_AHEAD (PREPARED_OPERANDS && !PREPARED_RING && NDIM == 4)
+#if TWO_AHEAD
+  uint4 words_ahead[FRAG_VECS];
+  float xx_ahead;
+#endif
   auto load_fragment_pairs = [&](int fetch_step) {
     const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
+#if TWO_AHEAD
+#pragma unroll
+    for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = words_ahead[r];
+    next_xx = xx_ahead;
+#pragma unroll
+    for (int r = 0; r < FRAG_VECS; ++r) words_ahead[r] = __ldcg(src + 32 * r);
+    xx_ahead = __ldcg(norm_src + 32LL * fetch_step);
+#else
 #pragma unroll
     for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = __ldcg(src + 32 * r);
     next_xx = __ldcg(norm_src + 32LL * fetch_step);
+#endif
   };
 #if PREPARED_RING
   // Each lane copies and later reads only its own words and ‖x‖², so its own cp.async.wait_group
@@ -767,6 +781,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   cp_async_wait<STAGES - 1>();
   read_ring(0u);
 #define FETCH_DEPTH STAGES
+#elif TWO_AHEAD
+  load_fragment_pairs(min(warp_global, steps - 1));
+  load_fragment_pairs(min(warp_global + warps_total, steps - 1));
+#define FETCH_DEPTH 2
 #else
   load_fragment_pairs(min(warp_global, steps - 1));
 #define FETCH_DEPTH 1
@@ -822,6 +840,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     return j < NORM_REG_TILES ? norm_quads[j < NORM_REG_TILES ? j : 0] : lds128(norms_shared + 64 * j);
   };
   int ring_slot = 0;
+#if TWO_AHEAD
+#pragma unroll 2
+#endif
   for (int step = warp_global; step < steps; step += warps_total) {
 #if !FETCH_REGS
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
@@ -1060,7 +1081,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         cp_async_wait<STAGES - 1>();
         read_ring(ring_slot_bytes);
 #else
-        load_fragment_pairs(min(step + warps_total, last_step));
+        load_fragment_pairs((int)min((unsigned)step + FETCH_DEPTH * (unsigned)warps_total, (unsigned)last_step));
 #endif
 #if PREFETCH_AHEAD
         // (Unsigned: no overflow near 2^31 steps.)
