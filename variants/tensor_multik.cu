@@ -730,6 +730,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   uint4 frag_words[FRAG_VECS];
   float next_xx;
   const int last_step = BLOCK * MIN_BLOCKS <= 512 ? (int)PIN_IF_ROOM(steps - 1) : steps - 1;  // (pinned: else recomputed every step)
+// N=4 (fetch=registers): the words are loaded two steps ahead, not one. Its step is short
+// (~150 instructions) and it waited on those loads (long scoreboard 2.0 cycles per instruction,
+// session 16); the step loop is unrolled by 2 so that the two register sets trade roles
+// without moves (a move would wait on the load as the use does). 80 registers, its cap at
+// 384 × 2; N=8 has no registers to spare at 128. H200, same call: 0.281 → 0.273 ms (session 17).
 #define TWO_AHEAD (PREPARED_OPERANDS && !PREPARED_RING && NDIM == 4)
 #if TWO_AHEAD
   uint4 words_ahead[FRAG_VECS];
@@ -1081,7 +1086,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         cp_async_wait<STAGES - 1>();
         read_ring(ring_slot_bytes);
 #else
-        load_fragment_pairs((int)min((unsigned)step + FETCH_DEPTH * (unsigned)warps_total, (unsigned)last_step));
+#if TWO_AHEAD
+        load_fragment_pairs((int)min((unsigned)step + 2u * (unsigned)warps_total, (unsigned)last_step));
+#else
+        // (The signed form: the unsigned one above measured 0.5 % slower at N=8, session 17 call 3.)
+        load_fragment_pairs(min(step + warps_total, last_step));
+#endif
 #endif
 #if PREFETCH_AHEAD
         // (Unsigned: no overflow near 2^31 steps.)
