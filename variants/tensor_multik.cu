@@ -95,6 +95,9 @@ typedef unsigned long long u64;
 // then 32 ‖x‖²) instead of one register load a step ahead. With the step down to ~150
 // instructions, N=4 waited on those loads (long scoreboard 2.0 per instruction, session 16):
 // one step of 640 bytes in flight per warp is too little to cover a DRAM round trip.
+// Measured slower on the H200 at every depth (session 17: N=4 0.281 → 0.30-0.35 ms, N=8 K=16
+// 0.10 → 0.11): the L1 pipe, 82 % busy at N=4, pays an LDGSTS and two shared loads more a step.
+// Not a default; N=4 loads two steps ahead into registers instead (TWO_AHEAD).
 #define FRAG_VECS (NDIM == 8 ? 2 : 1)
 #if PREPARED_RING && !PREPARED_OPERANDS
 #error "the prepared ring carries operands=prepared words"
