@@ -234,6 +234,46 @@ TEST(TensorMultiKCompile, PreparedRingCompilesWithoutSpillsWhereRegistersAllow) 
     }
 }
 
+// group_min=int keeps two keys an instruction in the same registers: the prepared shapes at
+// their Hopper default blocks (N=8 K=3..7 at 128 registers, N=4 and N=8 K=16 at 80) and at the
+// other blocks the tuner tries, scaled points too, without spilling.
+TEST(TensorMultiKCompile, IntegerGroupMinCompilesWithoutSpills) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  const DeviceInfo device = fake_gpu(9, 0);
+  struct Block { int threads, min_blocks; };
+  for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(8, 16, 16), shape(8, 1, 4)})
+    for (const Block block : {Block{0, 0}, Block{512, 1}, Block{128, 4}}) {
+      SCOPED_TRACE(problem.str() + " block " + std::to_string(block.threads) + "x" + std::to_string(block.min_blocks));
+      Params overrides = Params::object();
+      overrides["fetch"] = "registers";
+      overrides["operands"] = "prepared";
+      overrides["group_min"] = std::getenv("GM") ? std::getenv("GM") : "int";
+      if (block.threads > 0) overrides["block"] = block.threads, overrides["min_blocks"] = block.min_blocks;
+      const Params params = resolve_params(variant, problem, device, overrides);
+      ASSERT_FALSE(variant.param_space(problem, device).check(params).has_value());
+      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0)), 0);
+      EXPECT_EQ(spill_store_bytes(tensor_multik::compile_report(problem, params, 9, 0, 0x1p-3f)), 0);
+    }
+}
+
+// The key bias is the prepared run's (the data's mean ‖x'‖²): without prepared operands the
+// integer min is refused by name, and off Hopper it is still a valid choice of the space.
+TEST(TensorMultiKSpace, IntegerGroupMinIsRefusedWithoutPreparedOperands) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  for (const DeviceInfo& device : {fake_gpu(9, 0), fake_gpu(8, 0)}) {
+    const Problem problem = shape(8, 3, 7);
+    Params params = variant.default_params(problem, device);
+    params["group_min"] = "int";
+    params["fetch"] = "registers";
+    params["operands"] = "per-step";
+    const auto reason = variant.param_space(problem, device).check(params);
+    ASSERT_TRUE(reason.has_value());
+    EXPECT_NE(reason->find("group_min=int needs operands=prepared"), std::string::npos) << *reason;
+    params["operands"] = "prepared";
+    EXPECT_FALSE(variant.param_space(problem, device).check(params).has_value());
+  }
+}
+
 // ‖x‖² rides in the last distance tile's free half: shapes without one, other widths, and the
 // other distance and argmin forms are refused by name.
 TEST(TensorMultiKSpace, RegisterFetchIsRefusedWhereItHasNoLayout) {
@@ -485,9 +525,48 @@ struct DeviceCase {
   std::string fetch = "ring";           // how points reach the fragments
   std::string operands = "per-step";    // FP16 operands split every step or prepared once
   int stages = 0;                       // ring depth; 0: the default
+  std::string group_min = "float";      // each K group's minimum: FMNMX or biased integer keys
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
+
+// group_min=int's blind spot, counted in FP64 from the data alone: points with two keys of one
+// K group below zero, a key being ‖x − c‖² − ‖x − μ‖² + bias with μ the data's mean and the bias
+// the mean of ‖x − μ‖² (what the run adds to every key), for the given centroids.
+int64_t points_with_two_negative_keys(const Dataset& data, const KRange& k, const std::vector<float>& centroids) {
+  const int n = data.n;
+  std::vector<double> mean(size_t(n), 0.0);
+  for (int64_t i = 0; i < data.m; ++i)
+    for (int d = 0; d < n; ++d) mean[size_t(d)] += data.values[size_t(i) * n + d];
+  for (double& v : mean) v /= double(data.m);
+  auto squared = [&](const float* x, auto&& coordinate) {
+    double sum = 0.0;
+    for (int d = 0; d < n; ++d) sum += (x[d] - coordinate(d)) * (x[d] - coordinate(d));
+    return sum;
+  };
+  std::vector<double> centred(size_t(data.m));
+  double bias = 0.0;
+  for (int64_t i = 0; i < data.m; ++i) {
+    centred[size_t(i)] = squared(&data.values[size_t(i) * n], [&](int d) { return mean[size_t(d)]; });
+    bias += centred[size_t(i)];
+  }
+  bias /= double(data.m);
+  int64_t points = 0;
+  for (int64_t i = 0; i < data.m; ++i) {
+    const float* x = &data.values[size_t(i) * n];
+    bool two = false;
+    for (int kk = k.kmin; kk <= k.kmax && !two; ++kk) {
+      int negative = 0;
+      for (int c = 0; c < kk; ++c) {
+        const float* centroid = &centroids[size_t(k.slot_offset(kk) + c) * n];
+        if (squared(x, [&](int d) { return double(centroid[d]); }) - centred[size_t(i)] + bias < 0.0) ++negative;
+      }
+      two = negative >= 2;
+    }
+    points += two;
+  }
+  return points;
+}
 
 class TensorMultiKOnDevice : public ::testing::TestWithParam<DeviceCase> {
  protected:
@@ -496,8 +575,7 @@ class TensorMultiKOnDevice : public ::testing::TestWithParam<DeviceCase> {
   }
 };
 
-TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
-  const DeviceCase c = GetParam();
+Dataset case_data(const DeviceCase& c) {
   GeneratorSpec spec;
   spec.kind = c.kind;
   spec.m = c.m;
@@ -509,6 +587,12 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
     v = v * c.scale + c.offset;
     if (c.grid > 0.f) v = std::round(v / c.grid) * c.grid;
   }
+  return data;
+}
+
+TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
+  const DeviceCase c = GetParam();
+  const Dataset data = case_data(c);
   const Problem problem = shape(c.n, c.kmin, c.kmax, c.m);
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = query_device(0);
@@ -522,13 +606,14 @@ TEST_P(TensorMultiKOnDevice, ThreeStepsMatchTheReference) {
   overrides["fetch"] = c.fetch;
   overrides["operands"] = c.operands;
   if (c.stages > 0) overrides["stages"] = c.stages;
+  overrides["group_min"] = c.group_min;
   const Params params = resolve_params(variant, problem, device, overrides);
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
   // A run that converted the points says how long that took; one that did not, says nothing.
   EXPECT_EQ(run->conversion_ms().has_value(), c.operands == "prepared");
-  testing_support::expect_steps_match_reference(
-      *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 4), 3, c.labels);
+  const std::vector<float> centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 4);
+  testing_support::expect_steps_match_reference(*run, data, problem.k, centroids, 3, c.labels);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -673,9 +758,53 @@ INSTANTIATE_TEST_SUITE_P(
                    "mask", "f16x2", "ring", "prepared", 4},
         DeviceCase{"prepared_ring_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f,
                    "registers", "mask", "f16x2", "ring", "prepared", 3},
+        // group_min=int (its blobs cases below): zeros (a zero bias, every key zero), exact
+        // ties, offset and tiny data, a partial last step.
+        DeviceCase{"intmin_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared", 0, "int"},
+        DeviceCase{"intmin_uniform_n4_k3_5", 4, 3, 5, 100003, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared", 0, "int"},
+        DeviceCase{"intmin_offset_n4_k3_5", 4, 3, 5, 50000, "uniform", 1.f, 30000.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared", 0, "int"},
+        DeviceCase{"intmin_tiny_n8_k3_7", 8, 3, 7, 50000, "uniform", 1e-4f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared", 0, "int"},
+        DeviceCase{"intmin_grid_ties_n8_k3_7", 8, 3, 7, 40000, "uniform", 1.f, 0.f, "f16", true, 0.5f, "registers",
+                   "mask", "f16x2", "registers", "prepared", 0, "int"},
+        DeviceCase{"intmin_zeros_n8_k3_7", 8, 3, 7, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers", "mask",
+                   "f16x2", "registers", "prepared", 0, "int"},
+        DeviceCase{"intmin_uniform_n8_k3_7_m100", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared", 0, "int"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });
+
+// group_min=int with keys biased by the mean ‖x'‖²: blobs far from the mean put points whose
+// ‖x'‖² passes the bias next to two or more centroids, i.e. two negative keys in a group, the
+// integer min's blind spot, which must reach the exact fix-up. N=8 K=3..7, N=4 and ΣK = 16 in
+// one group.
+const DeviceCase kIntegerMinBlobsCases[] = {
+    DeviceCase{"intmin_blobs_n8_k3_7", 8, 3, 7, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+               "f16x2", "registers", "prepared", 0, "int"},
+    DeviceCase{"intmin_blobs_n4_k3_5", 4, 3, 5, 60000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers", "mask",
+               "f16x2", "registers", "prepared", 0, "int"},
+    DeviceCase{"intmin_blobs_n8_k16", 8, 16, 16, 70000, "blobs", 1.f, 0.f, "f16", true, 0.f, "registers",
+               "mask", "f16x2", "registers", "prepared", 0, "int"},
+};
+INSTANTIATE_TEST_SUITE_P(IntegerMinBlobs, TensorMultiKOnDevice, ::testing::ValuesIn(kIntegerMinBlobsCases),
+                         [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });
+
+// The group_min=int blobs cases are there to send groups with two negative keys to the fix-up:
+// their data must hold such points at the centroids the device test starts from (no GPU needed).
+TEST(TensorMultiKIntegerMin, BlobsCasesHoldPointsWithTwoNegativeKeys) {
+  for (const DeviceCase& c : kIntegerMinBlobsCases) {
+    SCOPED_TRACE(c.name);
+    const Dataset data = case_data(c);
+    const KRange k{c.kmin, c.kmax};
+    const int64_t points = points_with_two_negative_keys(data, k, initial_centroids(data, k, InitMethod::RandomSample, 4));
+    std::cout << c.name << ": " << points << " of " << c.m << " points with two negative keys\n";
+    EXPECT_GT(points, 0);
+  }
+}
 
 }  // namespace
 }  // namespace mk

@@ -99,6 +99,9 @@ typedef unsigned long long u64;
 // 0.10 → 0.11): the L1 pipe, 82 % busy at N=4, pays an LDGSTS and two shared loads more a step.
 // Not a default; N=4 loads two steps ahead into registers instead (TWO_AHEAD).
 #define FRAG_VECS (NDIM == 8 ? 2 : 1)
+#if INT_GROUP_MIN && !(PREPARED_OPERANDS && ARGMIN_MASK)
+#error "group_min=int needs operands=prepared (its key bias) and argmin=mask"
+#endif
 #if PREPARED_RING && !PREPARED_OPERANDS
 #error "the prepared ring carries operands=prepared words"
 #endif
@@ -486,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const float* __restrict__ points, long long m, float* centroids, double* sums, u64* counts_scratch,
     double* inertia_scratch, unsigned* blocks_done, u64* __restrict__ counts_out, double* __restrict__ inertia_out,
     int* __restrict__ labels, unsigned keep_mask, float x_scale, const uint4* __restrict__ frag_layout,
-    const float* __restrict__ point_norms, const float* __restrict__ point_shift) {
+    const float* __restrict__ point_norms, const float* __restrict__ point_shift, float key_bias) {
   extern __shared__ __align__(16) float smem[];
   float* s_c = smem;                                   // SUMK × NDIM exact centroids
   float* s_norm = s_c + ((SUMK * NDIM + 3) & ~3);      // SUMK ‖c‖²
@@ -639,7 +642,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
   }
 #endif
-#if DIST_F16
+#if INT_GROUP_MIN
+  // The bias sits in every accumulator, so the products' alignment errors scale with it: the
+  // window grows by TIE_SCALE·key_bias. Its floor keeps min + window above min for any key
+  // (see INT_GROUP_MIN at the argmin).
+  const float tie_base = fmaxf(fmaf(TIE_SCALE, fmaf(2.f, max_norm, key_bias), abs_centroids), 0x1p-100f);
+#elif DIST_F16
   const float tie_base = fmaf(TIE_SCALE, 2.f * max_norm, abs_centroids);
 #else
   const float tie_base = TIE_SCALE * 2.f * max_norm;
@@ -649,7 +657,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   for (int j = threadIdx.x; j < NT * 4; j += BLOCK) {
     const int tile = j >> 2, lane_t = j & 3;
     const int s0 = 8 * tile + lane_t, s1 = s0 + 4;
+#if INT_GROUP_MIN
+    const float n0 = (s0 < SUMK ? s_norm[s0] : 0.f) + key_bias, n1 = (s1 < SUMK ? s_norm[s1] : 0.f) + key_bias;
+#else
     const float n0 = s0 < SUMK ? s_norm[s0] : 0.f, n1 = s1 < SUMK ? s_norm[s1] : 0.f;
+#endif
     s_norm_quads[j] = make_float4(n0, n1, n0, n1);
   }
 #if CFRAG_SHARED && DIST_F16
@@ -890,6 +902,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     }
 #elif PREPARED_OPERANDS
     xx = next_xx;
+#endif
+#if INT_GROUP_MIN
+    const float xx_less_bias = xx - key_bias;  // a key plus this is the point's distance
 #endif
     // The window TIE_SCALE·(‖x‖² + 2·max‖c‖²) (+ FP16's absolute floor), as FMAs on xx from the
     // kernel's constant part; the guard is GUARD_OVER_TIE windows.
@@ -1222,9 +1237,31 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
           const int col = OFFSET(k) + c;
           scratch[c] = v[col >> 2][col & 3];
         }
+#if INT_GROUP_MIN
+        // group_min=int: keys carry +key_bias from their accumulators, so the keys of most points
+        // are positive and their bits order as integers; sm_90 ptxas fuses integer mins into a
+        // three-input min (up to two keys an instruction where FMNMX takes one). Where two or
+        // more keys of a group are negative the integer min returns the negative key nearest
+        // zero, above the true minimum; every negative key then lies below min + window (the
+        // window > 0 and wider than an ulp of the key) and gets its bit, so the group has at
+        // least two bits and goes to the exact fix-up like a near tie. The min is exact otherwise.
+        // (A pairwise tree: chains through __vimin3_s32 fuse more but spilled 4-16 bytes at N=8
+        // under the 128-register cap, NVRTC.)
+        int key_bits[KMAX];
+#pragma unroll
+        for (int c = 0; c < k; ++c) key_bits[c] = __float_as_int(scratch[c]);
+#pragma unroll
+        for (int stride = 1; stride < KMAX; stride *= 2)
+#pragma unroll
+          for (int i = 0; i + stride < KMAX; i += 2 * stride)
+            if (i + stride < k) key_bits[i] = min(key_bits[i], key_bits[i + stride]);
+        const float group_best = __int_as_float(key_bits[0]);
+        terms[k - KMIN] = xx_less_bias + group_best;
+#else
         const float group_best = tree_reduce(scratch, k, [](float a, float b) { return fminf(a, b); });
-        edges[k - KMIN] = group_best + tie_bound;
         terms[k - KMIN] = xx + group_best;
+#endif
+        edges[k - KMIN] = group_best + tie_bound;
         nearest = k == KMIN ? group_best : fminf(nearest, group_best);
       }
       // Slots from the highest down, each appending its bit below the ones before; eight slots
@@ -1306,7 +1343,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #if ARGMIN_MASK
     // A group with no bit (a zero window: all-zero data) or with several needs the fix-up, as
     // does a point nearer to any centroid than the guard.
+#if INT_GROUP_MIN
+    const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx_less_bias));
+#else
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx));
+#endif
     if (!valid) hot = 0;
     // The update's partner word is shuffled before the fix-up branch (and again inside it, where
     // the word may change): after it, its PRMT was the step's largest single stall, 3 % of the
@@ -1828,13 +1869,14 @@ struct KernelConfig {
   // Per-step kernels keep the test (compiled out, N=16 and N=5 spilled 4 bytes more).
   bool store_labels = false;
   int prefetch_ahead = 0;  // operands=prepared: steps beyond the next one asked into L2 (0: none)
+  bool int_group_min = false;  // group_min=int: keys biased non-negative, minimised as integers
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
                     argmin_mask, f16_distance, fetch_registers, prepared_operands, prepared_ring, cc_major, cc_minor,
-                    store_labels, prefetch_ahead) <
+                    store_labels, prefetch_ahead, int_group_min) <
            std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
                     o.shared_fragments, o.argmin_mask, o.f16_distance, o.fetch_registers, o.prepared_operands,
-                    o.prepared_ring, o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead);
+                    o.prepared_ring, o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead, o.int_group_min);
   }
 };
 
@@ -1855,6 +1897,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define PREPARED_RING " << (config.prepared_ring ? 1 : 0)
           << "\n#define STORE_LABELS " << (config.store_labels || !config.prepared_operands ? 1 : 0)
           << "\n#define PREFETCH_AHEAD " << (config.prepared_operands ? config.prefetch_ahead : 0)
+          << "\n#define INT_GROUP_MIN " << (config.int_group_min ? 1 : 0)
           // More than 4 packed index bits: their mantissa error would show in the inertia, so
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
@@ -1869,7 +1912,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         (config.argmin_mask ? " argmin=mask" : "") + (config.f16_distance ? " distance=f16x2" : "") +
                         (config.prepared_ring ? " fetch=ring" : config.fetch_registers ? " fetch=registers" : "") +
                         (config.prepared_operands ? " operands=prepared prefetch=" + std::to_string(config.prefetch_ahead) : "") +
-                        (config.store_labels ? " labels" : "");
+                        (config.int_group_min ? " group_min=int" : "") + (config.store_labels ? " labels" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
@@ -1878,7 +1921,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                      (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
                      (config.f16_distance ? "-d16" : "") + (config.prepared_ring ? "-ringfetch" : config.fetch_registers ? "-regfetch" : "") +
                      (config.prepared_operands ? "-prepared-p" + std::to_string(config.prefetch_ahead) : "") +
-                     (config.store_labels ? "-labels" : "");
+                     (config.int_group_min ? "-imin" : "") + (config.store_labels ? "-labels" : "");
   return request;
 }
 
@@ -1946,6 +1989,15 @@ bool prepared_ring_requested(const Params& params) {
   return prepared_operands_requested(params) && params.value("fetch", std::string("ring")) == "ring";
 }
 
+bool int_group_min_requested(const Params& params) { return params.value("group_min", std::string("float")) == "int"; }
+
+// group_min=int biases every key by the data's mean ‖x'‖², a constant the prepared run computes.
+std::optional<std::string> int_group_min_refusal(const Params& params) {
+  if (int_group_min_requested(params) && !prepared_operands_requested(params))
+    return std::string("group_min=int needs operands=prepared (whose run computes the key bias)");
+  return std::nullopt;
+}
+
 Ring ring_kind(const Params& params) {
   if (prepared_ring_requested(params)) return Ring::prepared;
   return params.value("fetch", std::string("ring")) == "registers" ? Ring::none : Ring::rows;
@@ -1972,7 +2024,8 @@ KernelConfig config_for(const Problem& problem, const Params& params, int cc_maj
           cc_major,
           cc_minor,
           false,
-          params.value("prefetch", kDefaultPrefetchAhead)};
+          params.value("prefetch", kDefaultPrefetchAhead),
+          int_group_min_requested(params)};
 }
 
 // The centre of operands=prepared: each column's mean, summed in FP64 over fixed blocks of rows
@@ -1995,6 +2048,35 @@ std::vector<float> column_means(const Dataset& data) {
     mean[d] = m > 0 ? float(sum / double(m)) : 0.f;
   }
   return mean;
+}
+
+// group_min=int's key bias: the mean of ‖x − μ‖² over the rows, in FP64 over fixed blocks of
+// rows like column_means. Any bias ≥ 0 gives exact labels (see INT_GROUP_MIN in the kernel); it
+// only moves where the fix-up runs. Near the mean, few points have two keys below zero (the
+// integer min's blind spot) and the window, which grows by TIE_SCALE·bias, stays narrow: an FP64
+// simulation of the kernel's rule (reports/probes/near_tie_rate.cpp, K=3..7, N=8) put the share
+// of 32-point steps needing the fix-up at 1.6 % (uniform data) and 1.7 % (Gaussian), against
+// 1.0 % without the bias; the largest ‖x'‖² as the bias gave 2.7 % and 4.5 %, and a quarter of
+// the uniform data's largest, 1.4 % but 20 % at a sixth.
+double mean_centred_square(const Dataset& data, const std::vector<float>& mean) {
+  const int n = data.n;
+  const int64_t m = data.m, rows_per_block = 1 << 16, blocks = (m + rows_per_block - 1) / rows_per_block;
+  std::vector<double> partial(size_t(blocks), 0.0);
+  const float* values = data.values.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t end = std::min(m, (b + 1) * rows_per_block);
+    double sum = 0.0;
+    for (int64_t row = b * rows_per_block; row < end; ++row)
+      for (int d = 0; d < n; ++d) {
+        const double centred = double(values[row * n + d]) - double(mean[size_t(d)]);
+        sum += centred * centred;
+      }
+    partial[size_t(b)] = sum;
+  }
+  double sum = 0.0;
+  for (const double p : partial) sum += p;
+  return m > 0 ? sum / double(m) : 0.0;
 }
 
 // operands=prepared, built once per run: thread (step, lane) writes that lane's fragment words of
@@ -2066,6 +2148,7 @@ class TensorMultiKRun : public gpu::GpuRun {
         throw UnsupportedError("tensor-multik: " + *refusal);
     if (auto refusal = prepared_operands_refusal(problem.n, problem.k.sum(), params))
       throw UnsupportedError("tensor-multik: " + *refusal);
+    if (auto refusal = int_group_min_refusal(params)) throw UnsupportedError("tensor-multik: " + *refusal);
     config_ = config;
     block_ = config.block;
     dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages, ring_kind(params)));
@@ -2125,7 +2208,7 @@ class TensorMultiKRun : public gpu::GpuRun {
     const float* point_shift = point_shift_.get();
     void* args[] = {&points,     &m,           &centroids,  &sums,       &counts,        &inertia,
                     &done,       &acc.counts,  &acc.inertia, &acc.labels, &keep_mask_,    &point_scale_,
-                    &fragment_words, &point_norms, &point_shift};
+                    &fragment_words, &point_norms, &point_shift, &key_bias_};
     const cudaKernel_t kernel = store_labels ? labels_kernel_ : kernel_;
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(grid_)), dim3(unsigned(block_)),
                                 args, dynamic_smem_, state_.stream()),
@@ -2147,6 +2230,10 @@ class TensorMultiKRun : public gpu::GpuRun {
     fragment_words_.allocate(size_t(steps) * 8 * problem.n, "tensor-multik operands=prepared words");
     point_norms_.allocate(size_t(steps) * 32, "tensor-multik operands=prepared norms");
     const std::vector<float> mean = column_means(data);
+    // In the kernel's units (points ×point_scale_, a power of two), rounded up a little so the
+    // float never undercuts the FP64 mean; zero for the float min, which reads no bias.
+    if (config_.int_group_min)
+      key_bias_ = float(mean_centred_square(data, mean) * double(point_scale_) * double(point_scale_) * (1.0 + 0x1p-20));
     point_shift_.allocate(mean.size(), "tensor-multik operands=prepared centre");
     gpu::check(cudaMemcpyAsync(point_shift_.get(), mean.data(), mean.size() * sizeof(float), cudaMemcpyHostToDevice,
                                stream),
@@ -2182,6 +2269,7 @@ class TensorMultiKRun : public gpu::GpuRun {
   size_t dynamic_smem_ = 0;
   unsigned keep_mask_ = ~0u;
   float point_scale_ = 1.f;
+  float key_bias_ = 0.f;  // group_min=int: mean ‖x'‖² (scaled), added to every key
   gpu::DeviceBuffer<double> sums_;
   gpu::DeviceBuffer<unsigned long long> counts_;
   gpu::DeviceBuffer<double> inertia_;
@@ -2264,6 +2352,11 @@ class TensorMultiK : public Variant {
                           "beyond the furthest one fetched (the next with fetch=registers, `stages` ahead with "
                           "fetch=ring) is asked into L2 (prefetch.global.L2), so its loads hit L2 instead of "
                           "waiting on DRAM; 0 = none"});
+    space.axes.push_back({"group_min", {"float", "int"},
+                          "argmin=mask's minimum of each K group: float (FMNMX, one key an instruction) or int (every "
+                          "key biased by the data's mean ‖x'‖² in its accumulator, so most are positive and their bits "
+                          "order as integers: sm_90's three-input integer min takes two keys an instruction; a group "
+                          "with two keys below zero goes to the exact fix-up; operands=prepared only)"});
     space.axes.push_back({"layout", {"aos"}, "point layout in device memory (both fetch forms read whole rows)"});
     const bool hopper = device.cc_major >= 9;
     space.restrictions.push_back({"transpose=stmatrix needs sm_90", [hopper](const Params& p) {
@@ -2299,6 +2392,8 @@ class TensorMultiK : public Variant {
                                   }});
     space.restrictions.push_back({"operands=prepared needs N of 4 or 8, distance=f16x2 and argmin=mask",
                                   [n, sum_k](const Params& p) { return !prepared_operands_refusal(n, sum_k, p).has_value(); }});
+    space.restrictions.push_back({"group_min=int needs operands=prepared",
+                                  [](const Params& p) { return !int_group_min_refusal(p).has_value(); }});
     space.restrictions.push_back({"block·min_blocks <= 2048 threads per SM", [](const Params& p) {
                                     return p.at("block").get<int>() * p.at("min_blocks").get<int>() <= 2048;
                                   }});
@@ -2351,6 +2446,7 @@ class TensorMultiK : public Variant {
                      {"fetch", "ring"},
                      {"operands", "per-step"},
                      {"prefetch", kDefaultPrefetchAhead},
+                     {"group_min", "float"},
                      {"layout", "aos"}};
     // fetch=registers at N=8 on Hopper: 0.633 → 0.605 ms at N=8 K=3..7 (H200, session 14, same call),
     // and 4 % slower at N=4 K=3..5, where the ring's L1 traffic was a smaller share.
