@@ -755,6 +755,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   uint4 words_ahead[FRAG_VECS];
   float xx_ahead;
 #endif
+// One step ahead (N=8): the next step's ‖x‖² is loaded after this step's last use of ‖x‖² (the
+// near-point test), not with the words after the distance MMAs. Loaded there, its register was
+// still needed by this step, so ptxas copied xx out of it first, and that copy waited on the
+// load in flight: with group_min=int, 16 % of the stall samples sat on it (long scoreboard 1.44
+// cycles per instruction, H200, session 18).
+#define LATE_XX (!TWO_AHEAD && !PREPARED_RING)
+  auto load_next_xx = [&](int fetch_step) { next_xx = __ldcg(norm_src + 32LL * fetch_step); };
   auto load_fragment_pairs = [&](int fetch_step) {
     const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
 #if TWO_AHEAD
@@ -767,7 +774,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
 #pragma unroll
     for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = __ldcg(src + 32 * r);
-    next_xx = __ldcg(norm_src + 32LL * fetch_step);
+#if !LATE_XX
+    load_next_xx(fetch_step);
+#endif
 #endif
   };
 #if PREPARED_RING
@@ -807,6 +816,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #define FETCH_DEPTH 2
 #else
   load_fragment_pairs(min(warp_global, steps - 1));
+  load_next_xx(min(warp_global, steps - 1));
 #define FETCH_DEPTH 1
 #endif
   // The loads above reach FETCH_DEPTH steps ahead; one (fetch=registers) covers a DRAM round
@@ -1347,6 +1357,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx_less_bias));
 #else
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx));
+#endif
+#if PREPARED_OPERANDS && LATE_XX
+    load_next_xx(min(step + warps_total, last_step));
 #endif
     if (!valid) hot = 0;
     // The update's partner word is shuffled before the fix-up branch (and again inside it, where
