@@ -755,13 +755,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   uint4 words_ahead[FRAG_VECS];
   float xx_ahead;
 #endif
-// One step ahead (N=8): the next step's ‖x‖² is loaded after this step's last use of ‖x‖² (the
-// near-point test), not with the words after the distance MMAs. Loaded there, its register was
-// still needed by this step, so ptxas copied xx out of it first, and that copy waited on the
-// load in flight: with group_min=int, 16 % of the stall samples sat on it (long scoreboard 1.44
-// cycles per instruction, H200, session 18).
-#define LATE_XX (!TWO_AHEAD && !PREPARED_RING)
-  auto load_next_xx = [&](int fetch_step) { next_xx = __ldcg(norm_src + 32LL * fetch_step); };
   auto load_fragment_pairs = [&](int fetch_step) {
     const uint4* src = frag_src + (long long)fetch_step * (32 * FRAG_VECS);
 #if TWO_AHEAD
@@ -774,9 +767,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
 #pragma unroll
     for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = __ldcg(src + 32 * r);
-#if !LATE_XX
-    load_next_xx(fetch_step);
-#endif
+    next_xx = __ldcg(norm_src + 32LL * fetch_step);
 #endif
   };
 #if PREPARED_RING
@@ -816,7 +807,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #define FETCH_DEPTH 2
 #else
   load_fragment_pairs(min(warp_global, steps - 1));
-  load_next_xx(min(warp_global, steps - 1));
 #define FETCH_DEPTH 1
 #endif
   // The loads above reach FETCH_DEPTH steps ahead; one (fetch=registers) covers a DRAM round
@@ -1357,9 +1347,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx_less_bias));
 #else
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx));
-#endif
-#if PREPARED_OPERANDS && LATE_XX
-    load_next_xx(min(step + warps_total, last_step));
 #endif
     if (!valid) hot = 0;
     // The update's partner word is shuffled before the fix-up branch (and again inside it, where
@@ -2065,12 +2052,15 @@ std::vector<float> column_means(const Dataset& data) {
 
 // group_min=int's key bias: the mean of ‖x − μ‖² over the rows, in FP64 over fixed blocks of
 // rows like column_means. Any bias ≥ 0 gives exact labels (see INT_GROUP_MIN in the kernel); it
-// only moves where the fix-up runs. Near the mean, few points have two keys below zero (the
-// integer min's blind spot) and the window, which grows by TIE_SCALE·bias, stays narrow: an FP64
-// simulation of the kernel's rule (reports/probes/near_tie_rate.cpp, K=3..7, N=8) put the share
-// of 32-point steps needing the fix-up at 1.6 % (uniform data) and 1.7 % (Gaussian), against
-// 1.0 % without the bias; the largest ‖x'‖² as the bias gave 2.7 % and 4.5 %, and a quarter of
-// the uniform data's largest, 1.4 % but 20 % at a sixth.
+// only moves where the fix-up runs: a larger bias widens the window (by TIE_SCALE·bias), a
+// smaller one leaves more points with two negative keys. The share of 32-point steps that need
+// the fix-up, by an FP64 simulation of the kernel's rule (reports/probes/near_tie_rate.cpp,
+// 3 Lloyd iterations, K=3..7 at N=8, K=3..5 at N=4):
+//   N=8 uniform: 1.0 % without a bias; the mean 1.6 %, 0.75 of it 1.5 %, 0.45 of it 9 %, the
+//   largest ‖x'‖² 2.7 %; N=8 Gaussian: 1.0 %, the mean 1.7 %, the largest 4.5 %;
+//   N=4 uniform: 0.2 % → 0.3 % at the mean; N=4 Gaussian: 0.25 % → 3.2 %.
+// The last is why the form is not a default: its gain (H200, session 18: N=4 K=3..5 −1.8 %,
+// N=8 K=16 −1 % on uniform data, N=8 K=3..7 +3.4 %) depends on the data.
 double mean_centred_square(const Dataset& data, const std::vector<float>& mean) {
   const int n = data.n;
   const int64_t m = data.m, rows_per_block = 1 << 16, blocks = (m + rows_per_block - 1) / rows_per_block;
