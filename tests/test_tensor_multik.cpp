@@ -280,7 +280,7 @@ TEST(TensorMultiKSpace, IntegerGroupMinIsRefusedWithoutPreparedOperands) {
 }
 
 // Its gain depends on the data (H200, session 18: N=4 −1.8 % and N=8 K=16 −1 % on uniform
-// data, N=8 K=3..7 +3.4 %; simulated, N=4 Gaussian data takes the fix-up 13 times as often), so
+// data, N=8 K=3..7 +3.1 %; simulated, N=4 Gaussian data takes the fix-up 13 times as often), so
 // no shape gets it by default.
 TEST(TensorMultiKSpace, IntegerGroupMinIsNoDefault) {
   const Variant& variant = Registry::instance().get("tensor-multik");

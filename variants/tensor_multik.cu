@@ -2060,7 +2060,7 @@ std::vector<float> column_means(const Dataset& data) {
 //   largest ‖x'‖² 2.7 %; N=8 Gaussian: 1.0 %, the mean 1.7 %, the largest 4.5 %;
 //   N=4 uniform: 0.2 % → 0.3 % at the mean; N=4 Gaussian: 0.25 % → 3.2 %.
 // The last is why the form is not a default: its gain (H200, session 18: N=4 K=3..5 −1.8 %,
-// N=8 K=16 −1 % on uniform data, N=8 K=3..7 +3.4 %) depends on the data.
+// N=8 K=16 −1 % on uniform data, N=8 K=3..7 +3.1 %) depends on the data.
 double mean_centred_square(const Dataset& data, const std::vector<float>& mean) {
   const int n = data.n;
   const int64_t m = data.m, rows_per_block = 1 << 16, blocks = (m + rows_per_block - 1) / rows_per_block;
