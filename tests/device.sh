@@ -123,6 +123,8 @@ for stage in "${stages[@]}"; do
       # Whole parameter sets of one variant, alternating, SWEEP_ROUNDS rounds, every row
       # verified: SWEEP_CASES ("N K M [a=1,b=2];..."; the optional fourth field is the case's
       # own base params, put before every set's), SWEEP_SETS ("--param a=1 --param b=2|--param a=3").
+      # A set "defines:A=1 B=2" runs the defaults with MKBENCH_NVRTC_DEFINES="A=1 B=2" (a kernel
+      # experiment behind a macro, against the default in the same binary).
       need SWEEP_SETS || continue
       IFS=';' read -ra cases <<<"${SWEEP_CASES:-16 3..7 32M}"
       IFS='|' read -ra sets <<<"${SWEEP_SETS}"
@@ -132,8 +134,11 @@ for stage in "${stages[@]}"; do
         for round in $(seq 1 ${SWEEP_ROUNDS:-2}); do
           for i in "${!sets[@]}"; do
             tag=${SWEEP_VARIANT:-tensor-multik}-N$1-K$2-M$3-set$i-r$round
-            timeout $(cap 150) $MK run --variant ${SWEEP_VARIANT:-tensor-multik} --dims $1 --k $2 --points $3 --iters 20 \
-              --verify --no-tuned $base ${sets[$i]} --out $OUT/raw/sweep-$tag.json >/dev/null 2>>$OUT/raw/sweep.log
+            defines=""; params=${sets[$i]}
+            [[ $params == defines:* ]] && defines=${params#defines:} && params=""
+            MKBENCH_NVRTC_DEFINES=$defines timeout $(cap 150) $MK run --variant ${SWEEP_VARIANT:-tensor-multik} --dims $1 \
+              --k $2 --points $3 --iters 20 --verify --no-tuned $base $params --out $OUT/raw/sweep-$tag.json \
+              >/dev/null 2>>$OUT/raw/sweep.log
             printf 'sweep N=%s K=%s M=%s round %s rc=%s set%s [%s] %s\n' $1 $2 $3 $round $? $i "$base ${sets[$i]}" \
               "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(round(r["summary"]["median_ms"],4), (r.get("verify") or {}).get("passed"))' $OUT/raw/sweep-$tag.json 2>/dev/null)" \
               | tee -a $OUT/sweep.txt

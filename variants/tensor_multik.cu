@@ -175,6 +175,12 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // N=8 K=16 at 64 (512 × 2), spill with the pinned values (NVRTC, sm_90).
 #define PIN_IF_ROOM_ENABLED (NDIM <= 8 && BLOCK * MIN_BLOCKS < 1024)
 #define PIN_IF_ROOM(v) (PIN_IF_ROOM_ENABLED ? pinned(v) : (unsigned)(v))
+// Two values held for the whole kernel where the default prepared forms have the registers, each
+// saving instructions a step: the window's ‖x‖² coefficient beside its constant (no square root a
+// step) and the lane's step limit (one compare). N=16 (operands=per-step) and N=8 with
+// group_min=int spill 4-8 bytes with them at 128 registers (NVRTC, sm_90), so they keep the
+// square root and the two-part test.
+#define STEP_CONSTANTS (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED)
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
   const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
@@ -531,6 +537,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
   const int last_step_points = (int)(m - 32LL * (steps - 1));
+#if STEP_CONSTANTS
+  // This lane's point is real below this step: one compare a step. (Pinned: from `steps` and
+  // the lane, ptxas rebuilt the 64-bit last-step count every N=4 step, 6 instructions of 145,
+  // session 18 profile.)
+  const int lane_steps = (int)pinned(lane < last_step_points ? steps : steps - 1);
+#endif
   // Pinned: otherwise ptxas reloads gridDim from the constant bank twice a step (N=8 profile,
   // session 14: 2 % of the stall samples on those loads).
   const int warps_total = (int)PIN_IF_ROOM(gridDim.x * WARPS);
@@ -651,6 +663,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const float tie_base = fmaf(TIE_SCALE, 2.f * max_norm, abs_centroids);
 #else
   const float tie_base = TIE_SCALE * 2.f * max_norm;
+#endif
+#if STEP_CONSTANTS
+  // The window's FP16 floor ABS_SCALE·‖x‖ without a square root a step: for any s > 0,
+  // ‖x‖ ≤ (‖x‖²/s + s)/2, equal at ‖x‖ = s, so the window stays one FMA on ‖x‖². s is the
+  // largest centroid norm (points' norms are of its order), floored at ABS_SCALE/TIE_SCALE:
+  // below that the relative term TIE_SCALE·‖x‖² outweighs the floor anyway, and the floor caps
+  // what the bound adds to ‖x‖²'s coefficient at TIE_SCALE/2. (1/s rounded up by 2^-20: the
+  // bound then holds for every ‖x‖, whatever the division's and the square root's error.)
+  const float norm_pivot = fmaxf(sqrtf(max_norm), ABS_SCALE / TIE_SCALE);
+  const float tie_per_xx = fmaf(0.5f * ABS_SCALE, (1.f + 0x1p-20f) / norm_pivot, TIE_SCALE);
+  const float tie_const = fmaf(0.5f * ABS_SCALE, norm_pivot, tie_base);
 #endif
   // The distance tiles' initial accumulators: lane t of tile j starts rows g and g+8 at
   // (‖c‖² of slot 8j+t, of slot 8j+4+t), stored as the quad the MMA reads as its C operand.
@@ -870,7 +893,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     __syncwarp();
     const float* X = ring + ring_slot * STEP_FLOATS;
 #endif
+#if STEP_CONSTANTS
+    const bool valid = step < lane_steps;
+#else
     const bool valid = step < steps - 1 || lane < last_step_points;
+#endif
 
     // This lane's point: ‖x‖² and the error scale of its expansion (fetch=registers: after the
     // transpose, from the partial sums the fragments' lanes left in the row).
@@ -910,7 +937,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // kernel's constant part; the guard is GUARD_OVER_TIE windows.
     float tie_bound, guard_bound;
     auto set_bounds = [&]() {
-#if DIST_F16
+#if STEP_CONSTANTS
+      tie_bound = fmaf(tie_per_xx, xx, tie_const);  // FP16's subnormal floor included (tie_per_xx)
+#elif DIST_F16
       // FP16's subnormal floor adds an absolute error, ABS_SCALE·(‖x‖ + 2·max‖c‖) of the window.
       float x_norm;
       asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(x_norm) : "f"(xx));
@@ -1344,10 +1373,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // A group with no bit (a zero window: all-zero data) or with several needs the fix-up, as
     // does a point nearer to any centroid than the guard.
 #if INT_GROUP_MIN
-    const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx_less_bias));
+#define GUARD_KEY fmaf(GUARD_OVER_TIE, tie_bound, -xx_less_bias)
 #else
-    const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < fmaf(GUARD_OVER_TIE, tie_bound, -xx));
+#define GUARD_KEY fmaf(GUARD_OVER_TIE, tie_bound, -xx)
 #endif
+#ifndef EXP_BRANCHLESS_CHECK
+#define EXP_BRANCHLESS_CHECK 0
+#endif
+#if EXP_BRANCHLESS_CHECK
+    const bool needs_exact = valid & ((__popc((unsigned)hot) != KCOUNT) | (nearest < GUARD_KEY));
+#else
+    const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < GUARD_KEY);
+#endif
+#undef GUARD_KEY
     if (!valid) hot = 0;
     // The update's partner word is shuffled before the fix-up branch (and again inside it, where
     // the word may change): after it, its PRMT was the step's largest single stall, 3 % of the

@@ -105,7 +105,10 @@ int main(int argc, char** argv) {
         double t = x[d] - mu[d];
         xx += t * t;
       }
-      double tie = TIE * (xx + 2 * maxn + bias) + ABS * std::sqrt(xx) + ABS * 2 * std::sqrt(maxn), guard = 64 * tie;
+      // The kernel bounds ABS·‖x‖ by ABS·(‖x‖²/s + s)/2, s = max(‖c‖max, ABS/TIE): one FMA on ‖x‖².
+      const double pivot = std::max(std::sqrt(maxn), ABS / TIE);
+      double tie = TIE * (xx + 2 * maxn + bias) + ABS * 0.5 * (xx / pivot + pivot) + ABS * 2 * std::sqrt(maxn),
+             guard = 64 * tie;
       bool t = false;
       double dmin = 1e300;
       int o = 0;

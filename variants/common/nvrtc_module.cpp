@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,28 @@ struct CompiledProgram {
   std::string log;
 };
 
+// MKBENCH_NVRTC_DEFINES="NAME=VALUE NAME2=VALUE2": defines put before every runtime-compiled
+// source, so a kernel experiment behind a macro can be timed against the default within one
+// binary and one machine state. Announced on stderr: numbers taken with it are not the defaults'.
+std::string experiment_defines() {
+  const char* env = std::getenv("MKBENCH_NVRTC_DEFINES");
+  if (!env || !*env) return {};
+  std::string out, word;
+  std::istringstream words(env);
+  while (words >> word) {
+    const size_t eq = word.find('=');
+    out += "#define " + (eq == std::string::npos ? word : word.substr(0, eq) + " " + word.substr(eq + 1)) + "\n";
+  }
+  static bool announced = false;
+  if (!announced) std::fprintf(stderr, "mkbench: MKBENCH_NVRTC_DEFINES=\"%s\" applies to every runtime-compiled kernel\n", env);
+  announced = true;
+  return out;
+}
+
 CompiledProgram compile(const RuntimeCompileRequest& request, bool ptxas_verbose) {
   nvrtcProgram program;
-  if (nvrtcCreateProgram(&program, request.source.c_str(), request.program_name.c_str(), 0, nullptr, nullptr) !=
+  const std::string source = experiment_defines() + request.source;
+  if (nvrtcCreateProgram(&program, source.c_str(), request.program_name.c_str(), 0, nullptr, nullptr) !=
       NVRTC_SUCCESS)
     throw DeviceError("nvrtcCreateProgram failed for " + request.program_name);
   const std::string arch =
