@@ -123,8 +123,8 @@ for stage in "${stages[@]}"; do
       # Whole parameter sets of one variant, alternating, SWEEP_ROUNDS rounds, every row
       # verified: SWEEP_CASES ("N K M [a=1,b=2];..."; the optional fourth field is the case's
       # own base params, put before every set's), SWEEP_SETS ("--param a=1 --param b=2|--param a=3").
-      # A set "defines:A=1 B=2" runs the defaults with MKBENCH_NVRTC_DEFINES="A=1 B=2" (a kernel
-      # experiment behind a macro, against the default in the same binary).
+      # A set may start with "defines:A=1,B=2": it runs with MKBENCH_NVRTC_DEFINES="A=1 B=2" (a
+      # kernel experiment behind a macro, against the default in the same binary).
       need SWEEP_SETS || continue
       IFS=';' read -ra cases <<<"${SWEEP_CASES:-16 3..7 32M}"
       IFS='|' read -ra sets <<<"${SWEEP_SETS}"
@@ -135,7 +135,9 @@ for stage in "${stages[@]}"; do
           for i in "${!sets[@]}"; do
             tag=${SWEEP_VARIANT:-tensor-multik}-N$1-K$2-M$3-set$i-r$round
             defines=""; params=${sets[$i]}
-            [[ $params == defines:* ]] && defines=${params#defines:} && params=""
+            if [[ $params == defines:* ]]; then
+              first=${params%% *}; defines=${first#defines:}; defines=${defines//,/ }; params=${params#"$first"}
+            fi
             MKBENCH_NVRTC_DEFINES=$defines timeout $(cap 150) $MK run --variant ${SWEEP_VARIANT:-tensor-multik} --dims $1 \
               --k $2 --points $3 --iters 20 --verify --no-tuned $base $params --out $OUT/raw/sweep-$tag.json \
               >/dev/null 2>>$OUT/raw/sweep.log

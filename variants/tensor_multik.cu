@@ -180,7 +180,15 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // step) and the lane's step limit (one compare). N=16 (operands=per-step) and N=8 with
 // group_min=int spill 4-8 bytes with them at 128 registers (NVRTC, sm_90), so they keep the
 // square root and the two-part test.
-#define STEP_CONSTANTS (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED)
+#define STEP_CONSTANTS_FIT (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED)
+#ifndef EXP_WINDOW_FMA
+#define EXP_WINDOW_FMA 1
+#endif
+#ifndef EXP_LANE_LIMIT
+#define EXP_LANE_LIMIT 1
+#endif
+#define WINDOW_ONE_FMA (STEP_CONSTANTS_FIT && EXP_WINDOW_FMA)
+#define LANE_STEP_LIMIT (STEP_CONSTANTS_FIT && EXP_LANE_LIMIT)
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
   const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
@@ -537,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
   const int last_step_points = (int)(m - 32LL * (steps - 1));
-#if STEP_CONSTANTS
+#if LANE_STEP_LIMIT
   // This lane's point is real below this step: one compare a step. (Pinned: from `steps` and
   // the lane, ptxas rebuilt the 64-bit last-step count every N=4 step, 6 instructions of 145,
   // session 18 profile.)
@@ -664,7 +672,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
   const float tie_base = TIE_SCALE * 2.f * max_norm;
 #endif
-#if STEP_CONSTANTS
+#if WINDOW_ONE_FMA
   // The window's FP16 floor ABS_SCALE·‖x‖ without a square root a step: for any s > 0,
   // ‖x‖ ≤ (‖x‖²/s + s)/2, equal at ‖x‖ = s, so the window stays one FMA on ‖x‖². s is the
   // largest centroid norm (points' norms are of its order), floored at ABS_SCALE/TIE_SCALE:
@@ -893,7 +901,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     __syncwarp();
     const float* X = ring + ring_slot * STEP_FLOATS;
 #endif
-#if STEP_CONSTANTS
+#if LANE_STEP_LIMIT
     const bool valid = step < lane_steps;
 #else
     const bool valid = step < steps - 1 || lane < last_step_points;
@@ -937,7 +945,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // kernel's constant part; the guard is GUARD_OVER_TIE windows.
     float tie_bound, guard_bound;
     auto set_bounds = [&]() {
-#if STEP_CONSTANTS
+#if WINDOW_ONE_FMA
       tie_bound = fmaf(tie_per_xx, xx, tie_const);  // FP16's subnormal floor included (tie_per_xx)
 #elif DIST_F16
       // FP16's subnormal floor adds an absolute error, ABS_SCALE·(‖x‖ + 2·max‖c‖) of the window.
