@@ -758,6 +758,14 @@ INSTANTIATE_TEST_SUITE_P(
                    "mask", "f16x2", "registers", "prepared"},
         DeviceCase{"prepared_uniform_n4_k2_5", 4, 2, 5, 30001, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
                    "mask", "f16x2", "registers", "prepared"},
+        // N=4's default block takes the lean step (LEAN_STEP in the kernel), whose window bounds
+        // FP16's absolute floor through the largest centred centroid norm: narrow data far from
+        // the origin (centred norms ~1e-3 at a point scale of 1) and all-zero data put that norm
+        // below its floor.
+        DeviceCase{"prepared_narrow_n4_k3_5", 4, 3, 5, 50001, "uniform", 1e-3f, 1000.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"prepared_zeros_n4_k3_5", 4, 3, 5, 5000, "uniform", 0.f, 0.f, "f16", true, 0.f, "registers",
+                   "mask", "f16x2", "registers", "prepared"},
         // operands=prepared through the cp.async ring (fetch=ring): every depth of the axis, a
         // partial last step, exact ties through the fix-up (whose rows still come from global
         // memory), more warps than steps (M=100: steps past the end commit empty groups), and

@@ -175,20 +175,14 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // N=8 K=16 at 64 (512 × 2), spill with the pinned values (NVRTC, sm_90).
 #define PIN_IF_ROOM_ENABLED (NDIM <= 8 && BLOCK * MIN_BLOCKS < 1024)
 #define PIN_IF_ROOM(v) (PIN_IF_ROOM_ENABLED ? pinned(v) : (unsigned)(v))
-// Two values held for the whole kernel where the default prepared forms have the registers, each
-// saving instructions a step: the window's ‖x‖² coefficient beside its constant (no square root a
-// step) and the lane's step limit (one compare). N=16 (operands=per-step) and N=8 with
-// group_min=int spill 4-8 bytes with them at 128 registers (NVRTC, sm_90), so they keep the
-// square root and the two-part test.
-#define STEP_CONSTANTS_FIT (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED)
-#ifndef EXP_WINDOW_FMA
-#define EXP_WINDOW_FMA 1
-#endif
-#ifndef EXP_LANE_LIMIT
-#define EXP_LANE_LIMIT 1
-#endif
-#define WINDOW_ONE_FMA (STEP_CONSTANTS_FIT && EXP_WINDOW_FMA)
-#define LANE_STEP_LIMIT (STEP_CONSTANTS_FIT && EXP_LANE_LIMIT)
+// LEAN_STEP: four forms that save instructions a step but cost registers or change ptxas's
+// schedule: the window as one FMA on ‖x‖² (its coefficient held beside its constant, no square
+// root), the lane's step limit held (one compare), the fix-up test without short-circuits (no
+// branch), and the guard's multiply inside the fix-up. Only the prepared forms at 80 registers
+// (block·min_blocks 768: N=4 K=3..5 and N=8 K=16 by default) take them: there they measured
+// 3-4 % faster (H200, session 19 calls 1-2), while N=8 K=3..7, at its 128-register cap, ran 1 %
+// slower, and N=16 (operands=per-step) and N=8 with group_min=int spill 4-16 bytes (NVRTC, sm_90).
+#define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED && BLOCK * MIN_BLOCKS > 512)
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
   const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
@@ -545,7 +539,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
   const int last_step_points = (int)(m - 32LL * (steps - 1));
-#if LANE_STEP_LIMIT
+#if LEAN_STEP
   // This lane's point is real below this step: one compare a step. (Pinned: from `steps` and
   // the lane, ptxas rebuilt the 64-bit last-step count every N=4 step, 6 instructions of 145,
   // session 18 profile.)
@@ -672,7 +666,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
   const float tie_base = TIE_SCALE * 2.f * max_norm;
 #endif
-#if WINDOW_ONE_FMA
+#if LEAN_STEP
   // The window's FP16 floor ABS_SCALE·‖x‖ without a square root a step: for any s > 0,
   // ‖x‖ ≤ (‖x‖²/s + s)/2, equal at ‖x‖ = s, so the window stays one FMA on ‖x‖². s is the
   // largest centroid norm (points' norms are of its order), floored at ABS_SCALE/TIE_SCALE:
@@ -757,8 +751,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // The update's FP16 one-hot bit (bit g of each half) and the first lane of its point pairs.
   const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
   const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
-// (Only with 128 registers to spare: at 80, N=8 K=1..4 spills with them.)
-#define PIN_PAIR_SOURCES (PREPARED_OPERANDS && BLOCK * MIN_BLOCKS <= 512)
+// (With 128 registers, and at N=4 with 80: at 80, N=8 K=1..4 spills with them.)
+#ifndef PIN_PAIR_SOURCES
+#define PIN_PAIR_SOURCES (PREPARED_OPERANDS && (BLOCK * MIN_BLOCKS <= 512 || NDIM == 4))
+#endif
 #if PIN_PAIR_SOURCES
   // The update's shuffle sources: ptxas otherwise adds 8, 16 and 24 to pair_lane every step.
   int pair_sources[2][2];
@@ -901,7 +897,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     __syncwarp();
     const float* X = ring + ring_slot * STEP_FLOATS;
 #endif
-#if LANE_STEP_LIMIT
+#if LEAN_STEP
     const bool valid = step < lane_steps;
 #else
     const bool valid = step < steps - 1 || lane < last_step_points;
@@ -943,9 +939,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
     // The window TIE_SCALE·(‖x‖² + 2·max‖c‖²) (+ FP16's absolute floor), as FMAs on xx from the
     // kernel's constant part; the guard is GUARD_OVER_TIE windows.
-    float tie_bound, guard_bound;
+    float tie_bound;
+#if !ARGMIN_MASK || !LEAN_STEP
+    float guard_bound;
+#endif
     auto set_bounds = [&]() {
-#if WINDOW_ONE_FMA
+#if LEAN_STEP
       tie_bound = fmaf(tie_per_xx, xx, tie_const);  // FP16's subnormal floor included (tie_per_xx)
 #elif DIST_F16
       // FP16's subnormal floor adds an absolute error, ABS_SCALE·(‖x‖ + 2·max‖c‖) of the window.
@@ -955,7 +954,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
       tie_bound = fmaf(TIE_SCALE, xx, tie_base);
 #endif
+#if !ARGMIN_MASK || !LEAN_STEP
       guard_bound = GUARD_OVER_TIE * tie_bound;
+#endif
     };
 #if !XX_IN_TILE
     set_bounds();
@@ -1385,10 +1386,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #else
 #define GUARD_KEY fmaf(GUARD_OVER_TIE, tie_bound, -xx)
 #endif
-#ifndef EXP_BRANCHLESS_CHECK
-#define EXP_BRANCHLESS_CHECK 0
-#endif
-#if EXP_BRANCHLESS_CHECK
+    // (LEAN_STEP: without short-circuits, no branch and reconvergence a step: N=4 1 %, N=8 K=16
+    // 1 % faster, H200, session 19 call 2.)
+#if LEAN_STEP
     const bool needs_exact = valid & ((__popc((unsigned)hot) != KCOUNT) | (nearest < GUARD_KEY));
 #else
     const bool needs_exact = valid && (__popc((unsigned)hot) != KCOUNT || nearest < GUARD_KEY);
@@ -1406,6 +1406,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       // (Deriving the flags under `if (needs_exact)` instead saves N=16 a 4-byte spill and N=8
       // 14 registers, but measured 6 % slower at N=8 and 1.5 % at N=16: session 10, call 5.)
       unsigned flags = 0u;
+#if LEAN_STEP
+      const float guard_bound = GUARD_OVER_TIE * tie_bound;
+#endif
 #pragma unroll
       for (int k = KMIN; k <= KMAX; ++k) {
         const unsigned field = (unsigned)(hot >> OFFSET(k)) & (k >= 32 ? ~0u : (1u << k) - 1u);
