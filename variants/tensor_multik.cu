@@ -395,7 +395,10 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 // (Storing such tiles whole saves the x2 form's 4 register moves a step, but measured 2 % slower
 // at N=8: session 11, call 8.)
 // fetch=registers stores the last tile whole: its free slots carry the ‖x‖² partials.
-#define HALF_TILE(j) (!XX_IN_TILE && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
+#ifndef FULL_LAST_TILE
+#define FULL_LAST_TILE 0
+#endif
+#define HALF_TILE(j) (!FULL_LAST_TILE && !XX_IN_TILE && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
