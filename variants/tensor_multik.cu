@@ -395,10 +395,9 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 // (Storing such tiles whole saves the x2 form's 4 register moves a step, but measured 2 % slower
 // at N=8: session 11, call 8.)
 // fetch=registers stores the last tile whole: its free slots carry the ‖x‖² partials.
-#ifndef FULL_LAST_TILE
-#define FULL_LAST_TILE 0
-#endif
-#define HALF_TILE(j) (!FULL_LAST_TILE && !XX_IN_TILE && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
+// (Storing a half last tile whole instead, without the moves that pair d[0] and d[2]: N=4
+// neutral, N=8 K=3..7 4 % slower, H200, session 19 call 4.)
+#define HALF_TILE(j) (!XX_IN_TILE && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
@@ -1509,7 +1508,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // Every FOLD_STEPS steps: inertia partials to the warp's FP64 total (FP32 partials stay
     // short sums) and one-hot counts to the block's counters. 64 rather than 32 halves the fold's
     // share (6 % of the stall samples at N=8, session 15).
+#ifndef VOTE_FOLD
+#define VOTE_FOLD LEAN_STEP
+#endif
+#if VOTE_FOLD
+    if (__all_sync(FULL_MASK, ++steps_since_fold == FOLD_STEPS)) {
+#else
     if (++steps_since_fold == FOLD_STEPS) {
+#endif
       steps_since_fold = 0;
       flush_counts(tile_counts, block_counts, g, t);
 #pragma unroll
