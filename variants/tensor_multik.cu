@@ -175,13 +175,14 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // N=8 K=16 at 64 (512 × 2), spill with the pinned values (NVRTC, sm_90).
 #define PIN_IF_ROOM_ENABLED (NDIM <= 8 && BLOCK * MIN_BLOCKS < 1024)
 #define PIN_IF_ROOM(v) (PIN_IF_ROOM_ENABLED ? pinned(v) : (unsigned)(v))
-// LEAN_STEP: four forms that save instructions a step but cost registers or change ptxas's
-// schedule: the window as one FMA on ‖x‖² (its coefficient held beside its constant, no square
-// root), the lane's step limit held (one compare), the fix-up test without short-circuits (no
-// branch), and the guard's multiply inside the fix-up. Only the prepared forms at 80 registers
-// (block·min_blocks 768: N=4 K=3..5 and N=8 K=16 by default) take them: there they measured
-// 3-4 % faster (H200, session 19 calls 1-2), while N=8 K=3..7, at its 128-register cap, ran 1 %
-// slower, and N=16 (operands=per-step) and N=8 with group_min=int spill 4-16 bytes (NVRTC, sm_90).
+// LEAN_STEP: forms that save instructions a step but cost registers or change ptxas's schedule:
+// the window as one FMA on ‖x‖² (its coefficient held beside its constant, no square root), the
+// lane's step limit held (one compare), the fix-up test without short-circuits (no branch), the
+// guard's multiply inside the fix-up, and the fold's test as a warp vote. Only the prepared forms
+// at 80 registers (block·min_blocks 768: N=4 K=3..5 and N=8 K=16 by default) take them: there
+// they measured 3-6 % faster (H200, session 19 calls 1-5), while N=8 K=3..7, at its 128-register
+// cap, ran 1 % slower, and N=16 (operands=per-step) and N=8 with group_min=int spill 4-16 bytes
+// (NVRTC, sm_90).
 #define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED && BLOCK * MIN_BLOCKS > 512)
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
@@ -754,9 +755,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
   const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
 // (With 128 registers, and at N=4 with 80: at 80, N=8 K=1..4 spills with them.)
-#ifndef PIN_PAIR_SOURCES
 #define PIN_PAIR_SOURCES (PREPARED_OPERANDS && (BLOCK * MIN_BLOCKS <= 512 || NDIM == 4))
-#endif
 #if PIN_PAIR_SOURCES
   // The update's shuffle sources: ptxas otherwise adds 8, 16 and 24 to pair_lane every step.
   int pair_sources[2][2];
@@ -1508,10 +1507,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // Every FOLD_STEPS steps: inertia partials to the warp's FP64 total (FP32 partials stay
     // short sums) and one-hot counts to the block's counters. 64 rather than 32 halves the fold's
     // share (6 % of the stall samples at N=8, session 15).
-#ifndef VOTE_FOLD
-#define VOTE_FOLD LEAN_STEP
-#endif
-#if VOTE_FOLD
+#if LEAN_STEP
+    // As a vote, ptxas knows the branch is uniform: no reconvergence barrier around the fold and
+    // no divergence check before the update's shuffles (N=4 1.3 % faster, session 19 call 5; at
+    // N=8 K=3..7 it spilled 4 bytes for 0.2 %).
     if (__all_sync(FULL_MASK, ++steps_since_fold == FOLD_STEPS)) {
 #else
     if (++steps_since_fold == FOLD_STEPS) {
