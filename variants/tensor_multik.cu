@@ -184,9 +184,6 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // cap, ran 1 % slower, and N=16 (operands=per-step) and N=8 with group_min=int spill 4-16 bytes
 // (NVRTC, sm_90).
 #define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED && BLOCK * MIN_BLOCKS > 512)
-#ifndef CHUNKED_FOLD
-#define CHUNKED_FOLD LEAN_STEP
-#endif
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
   const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
@@ -748,9 +745,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   double* warp_inertia = s_inertia + warp * KCOUNT;
   if (lane < KCOUNT) warp_inertia[lane] = 0.0;
   __syncwarp();
-#if !CHUNKED_FOLD
   int steps_since_fold = 0;
-#endif
 
 #if !EARLY_FETCH && !FETCH_REGS
 #pragma unroll
@@ -893,34 +888,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     return j < NORM_REG_TILES ? norm_quads[j < NORM_REG_TILES ? j : 0] : lds128(norms_shared + 64 * j);
   };
   int ring_slot = 0;
-  // Every FOLD_STEPS steps: inertia partials to the warp's FP64 total (FP32 partials stay
-  // short sums) and one-hot counts to the block's counters. 64 rather than 32 halves the fold's
-  // share (6 % of the stall samples at N=8, session 15).
-  auto fold = [&]() {
-    flush_counts(tile_counts, block_counts, g, t);
-#pragma unroll
-    for (int k = 0; k < KCOUNT; ++k) {
-      float value = partial_inertia[k];
-      partial_inertia[k] = 0.f;
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) value += __shfl_xor_sync(FULL_MASK, value, off);
-      if (lane == 0) warp_inertia[k] += (double)value;
-    }
-  };
-#if CHUNKED_FOLD
-  // The steps in chunks of FOLD_STEPS, the fold after each: no counter, test or branch a step.
-  for (int chunk = warp_global; chunk < steps; chunk += FOLD_STEPS * warps_total) {
-    const int chunk_end = (int)min((unsigned)steps, (unsigned)chunk + FOLD_STEPS * (unsigned)warps_total);
-#if TWO_AHEAD
-#pragma unroll 2
-#endif
-  for (int step = chunk; step < chunk_end; step += warps_total) {
-#else
 #if TWO_AHEAD
 #pragma unroll 2
 #endif
   for (int step = warp_global; step < steps; step += warps_total) {
-#endif
 #if !FETCH_REGS
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
     cp_async_wait<STAGES - 1>();
@@ -1533,19 +1504,29 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
     }
 
-#if !CHUNKED_FOLD
+    // Every FOLD_STEPS steps: inertia partials to the warp's FP64 total (FP32 partials stay
+    // short sums) and one-hot counts to the block's counters. 64 rather than 32 halves the fold's
+    // share (6 % of the stall samples at N=8, session 15).
 #if LEAN_STEP
     // As a vote, ptxas knows the branch is uniform: no reconvergence barrier around the fold and
     // no divergence check before the update's shuffles (N=4 1.3 % faster, session 19 call 5; at
-    // N=8 K=3..7 it spilled 4 bytes for 0.2 %).
+    // N=8 K=3..7 it spilled 4 bytes for 0.2 %). (The steps in chunks of FOLD_STEPS with the fold
+    // after each, no per-step test at all: N=4 0.5 % faster, N=8 K=16 3 % slower, call 9.)
     if (__all_sync(FULL_MASK, ++steps_since_fold == FOLD_STEPS)) {
 #else
     if (++steps_since_fold == FOLD_STEPS) {
 #endif
       steps_since_fold = 0;
-      fold();
+      flush_counts(tile_counts, block_counts, g, t);
+#pragma unroll
+      for (int k = 0; k < KCOUNT; ++k) {
+        float value = partial_inertia[k];
+        partial_inertia[k] = 0.f;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) value += __shfl_xor_sync(FULL_MASK, value, off);
+        if (lane == 0) warp_inertia[k] += (double)value;
+      }
     }
-#endif
 
 #if UPDATE_F16
     // Update: D[dims hi|lo × slots] += Xᵀ[16 × 16 points] · onehot[16 points × 8 slots] in
@@ -1714,10 +1695,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     __syncwarp();
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
   }
-#if CHUNKED_FOLD
-    fold();
-  }
-#endif
   cp_async_wait<0>();
 
   // Inertia: warp totals meet in shared memory and each block adds one FP64 atomic per K.
