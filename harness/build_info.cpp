@@ -27,11 +27,13 @@
 namespace mk {
 
 nlohmann::json BuildInfo::to_json() const {
-  return {{"git_sha", git_sha},
-          {"cxx_compiler", cxx_compiler},
-          {"cuda_compiler", cuda_compiler},
-          {"cuda_architectures", cuda_architectures},
-          {"build_type", build_type}};
+  nlohmann::json json = {{"git_sha", git_sha},
+                         {"cxx_compiler", cxx_compiler},
+                         {"cuda_compiler", cuda_compiler},
+                         {"cuda_architectures", cuda_architectures},
+                         {"build_type", build_type}};
+  if (!kernel_defines.empty()) json["kernel_defines"] = kernel_defines;
+  return json;
 }
 
 BuildInfo BuildInfo::from_json(const nlohmann::json& json) {
@@ -46,6 +48,7 @@ BuildInfo BuildInfo::from_json(const nlohmann::json& json) {
   info.cuda_compiler = text("cuda_compiler");
   info.cuda_architectures = text("cuda_architectures");
   info.build_type = text("build_type");
+  info.kernel_defines = text("kernel_defines");
   return info;
 }
 
@@ -56,6 +59,7 @@ BuildInfo current_build_info() {
   info.cuda_compiler = MKBENCH_CUDA_COMPILER;
   info.cuda_architectures = MKBENCH_CUDA_ARCHS;
   info.build_type = MKBENCH_BUILD_TYPE;
+  if (const char* defines = std::getenv("MKBENCH_NVRTC_DEFINES"); defines && *defines) info.kernel_defines = defines;
   return info;
 }
 

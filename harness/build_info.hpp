@@ -12,6 +12,9 @@ struct BuildInfo {
   std::string cuda_compiler;
   std::string cuda_architectures;
   std::string build_type;
+  // MKBENCH_NVRTC_DEFINES when the run had it: its runtime-compiled kernels were an experiment,
+  // not the build's defaults. Empty (and absent from JSON) otherwise.
+  std::string kernel_defines;
 
   nlohmann::json to_json() const;
   static BuildInfo from_json(const nlohmann::json& json);  // missing keys stay empty

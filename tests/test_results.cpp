@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/build_info.hpp"
 #include "harness/errors.hpp"
 #include "harness/results.hpp"
 
@@ -204,6 +205,17 @@ TEST(DeviceFromJson, InvertsToJson) {
   EXPECT_DOUBLE_EQ(back.peaks.fp32_gflops_theoretical, 66900);
   EXPECT_EQ(back.peaks.measured_at, "2026-11-22");
   EXPECT_EQ(back.slug(), device.slug());
+}
+
+// A run with MKBENCH_NVRTC_DEFINES says so in its file; a default run's build has no such key.
+TEST(BuildInfoJson, KernelDefinesAppearOnlyWhenSet) {
+  BuildInfo build = current_build_info();
+  build.kernel_defines.clear();
+  EXPECT_FALSE(build.to_json().contains("kernel_defines"));
+  build.kernel_defines = "LEAN_STEP=0";
+  const nlohmann::json json = build.to_json();
+  ASSERT_TRUE(json.contains("kernel_defines"));
+  EXPECT_EQ(BuildInfo::from_json(json).kernel_defines, "LEAN_STEP=0");
 }
 
 }  // namespace
