@@ -133,15 +133,42 @@ typedef unsigned long long u64;
 #define FEATS (16 * FT)
 #define LO_FEATURE(d) (NDIM <= 4 ? 4 + (d) : NDIM <= 8 ? 8 + (d) : 16 * KT + (d))
 // N ≤ 4 (8 features): the update's product is slots × features, tiles in pairs (see the update).
-#define UPDATE_T (UPDATE_F16 && DIST_F16 && NDIM <= 4)
+#ifndef UPDATE_T_MAX_N
+#define UPDATE_T_MAX_N 4
+#endif
+#define UPDATE_T (UPDATE_F16 && DIST_F16 && NDIM <= UPDATE_T_MAX_N)
+#if UPDATE_T && !(UPDATE_F16 && DIST_F16 && NDIM <= 8)
+#error "the slots × features update takes the FP16 point operands of N <= 8 (one feature tile)"
+#endif
+// Slots × features at N ≤ 8 (an option there): 16 features, so two MMAs per tile pair, one per
+// 8 features (as B: the transposed words of features 0-7, then 8-15).
+#define T_HALVES (NDIM <= 4 ? 1 : 2)
 #define PAIRS ((NT + 1) / 2)
+// MMA_COUNTS (with UPDATE_T): the counts are a second MMA of the same one-hot operands against
+// a B of ones (D = per-slot sums, every column alike) in place of integer adds of the operand
+// words, and a tile whose bits sit in the upper byte of a half (tile 1 of a pair word) is masked
+// where it lies, at bit 8 + g, instead of shifted down first: bits 8-14 alone are the positive
+// FP16 powers of two 2^-16, 2^-15, 2^-14, 2^-13, 2^-11, 2^-7, 2^1, each an exact row scale that
+// comes off at the fold and the finish. Bit 15 is the sign, so a tile whose slot 7 is in use
+// keeps the shift. (The integer count adds cannot take those bits: their 16-bit halves would
+// overflow within a fold.) N=4 K=3..5: 4 SHF and 4 IADD3 become 2 HMMA a step.
+#ifndef MMA_COUNTS
+#define MMA_COUNTS UPDATE_T
+#endif
+#if MMA_COUNTS && !UPDATE_T
+#error "MMA_COUNTS is a form of the slots × features update (N <= 4, distance=f16x2)"
+#endif
 #define UPDATE_TILES FT
 // The kernel works in points ×x_scale throughout (distances ×x_scale²), centroids included.
 #define DSCALE SCALE_X
 #else
 #define UPDATE_TILES DK
 #define DSCALE 0
+#define MMA_COUNTS 0
 #endif
+// Tile s's one-hot byte is the upper one of its halves (pair words: tile 1; else tiles 2, 3 of a word).
+#define UPPER_BYTE_TILE(s) (NT <= 2 ? ((s) & 1) : ((s) & 2))
+#define MASKED_HIGH(s) (MMA_COUNTS && UPPER_BYTE_TILE(s) && SUMK <= 8 * (s) + 7)
 #if SUMK <= 32
 typedef unsigned hot_t;
 #define WORDS 1
@@ -183,7 +210,9 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // they measured 3-6 % faster (H200, session 19 calls 1-5), while N=8 K=3..7, at its 128-register
 // cap, ran 1 % slower, and N=16 (operands=per-step) and N=8 with group_min=int spill 4-16 bytes
 // (NVRTC, sm_90).
+#ifndef LEAN_STEP
 #define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED && BLOCK * MIN_BLOCKS > 512)
+#endif
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
   const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
@@ -399,14 +428,28 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 // (Storing a half last tile whole instead, without the moves that pair d[0] and d[2]: N=4
 // neutral, N=8 K=3..7 4 % slower, H200, session 19 call 4.)
 #define HALF_TILE(j) (!XX_IN_TILE && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
+#ifndef HALF_STORE_X1
+#define HALF_STORE_X1 1
+#endif
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
   const unsigned offset = 4u * (16 * tile_m * TROW + 8 * tile_in_block);
   if (half) {
+#if HALF_STORE_X1
+    // Two x1 stores (lanes 0-7 name rows 0-7; rows 8-15 are 8 rows further): d[0] and d[2] go as
+    // they are, where the x2 form needs them in a register pair, two moves a half tile.
+    asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\n" ::"r"(stsm_half_base + offset),
+                 "r"(__float_as_uint(d[0]))
+                 : "memory");
+    asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\n" ::"r"(stsm_half_base + offset + 32u * TROW),
+                 "r"(__float_as_uint(d[2]))
+                 : "memory");
+#else
     asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1,%2};\n" ::"r"(stsm_half_base + offset),
                  "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[2]))
                  : "memory");
+#endif
   } else {
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(stsm_base + offset),
                  "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[1])), "r"(__float_as_uint(d[2])),
@@ -471,6 +514,34 @@ __device__ __forceinline__ void flush_counts(unsigned (&tile_counts)[NT], unsign
     if (t == 0 && slot < SUMK && c) atomicAdd(&block_counts[slot], c);
   }
 }
+
+#if UPDATE_T
+// 1 / the one-hot value of row g of tile s in the slots × features update: 2^(24-g) for the
+// bit at g, and for a MASKED_HIGH tile 1 / (FP16 value of bit 8+g): 2^(24-j) below bit 10,
+// 2^(15 - 2^(j-10)) from there (exponent field 2^(j-10), mantissa 0). A power of two: exact.
+__device__ __forceinline__ float row_unscale(int s, int g) {
+  const int j = MASKED_HIGH(s) ? 8 + g : g;
+  return __int_as_float((j < 10 ? 127 + 24 - j : 127 + 15 - (1 << (j - 10))) << 23);
+}
+#endif
+#if MMA_COUNTS
+// Every column of a count tile is the same sum, so lanes t = 0 take it; at most 32·FOLD_STEPS
+// points of one-hot values ≤ 2 since the last flush, exact in FP32.
+__device__ __forceinline__ void flush_count_mma(float (&count_acc)[PAIRS][4], unsigned* block_counts, int g, int t) {
+#pragma unroll
+  for (int p = 0; p < PAIRS; ++p)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int s = 2 * p + r, slot = 8 * s + g;
+      const unsigned c = __float2uint_rn(count_acc[p][2 * r] * row_unscale(s, g));
+      count_acc[p][2 * r] = count_acc[p][2 * r + 1] = 0.f;
+      if (t == 0 && s < NT && slot < SUMK && c) atomicAdd(&block_counts[slot], c);
+    }
+}
+#define FLUSH_COUNTS() flush_count_mma(count_acc, block_counts, g, t)
+#else
+#define FLUSH_COUNTS() flush_counts(tile_counts, block_counts, g, t)
+#endif
 
 // Pairwise reduction of x[0..count) in place: for the group min (exact) and the sum of the
 // window's 0/1 counts it gives what a chain gives, in log2(count) dependent steps instead of
@@ -729,14 +800,24 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   // Update accumulators: acc[q][s] = D[16 × 8] with rows 0-7 the hi and 8-15 the lo parts of
   // dims 8q..8q+7 and the columns of tile s (see flush_counts for which slots).
+#if UPDATE_T
+  float acc[T_HALVES][NT][4];  // [feature half][tile pair p < PAIRS]
+#else
   float acc[UPDATE_TILES][NT][4];
+#endif
+#if MMA_COUNTS
+  float count_acc[PAIRS][4];  // rows: slots 16p + g and 16p + 8 + g, times their one-hot values
+#pragma unroll
+  for (int p = 0; p < PAIRS; ++p) count_acc[p][0] = count_acc[p][1] = count_acc[p][2] = count_acc[p][3] = 0.f;
+#else
   unsigned tile_counts[NT];
 #pragma unroll
-  for (int q = 0; q < UPDATE_TILES; ++q)
+  for (int s = 0; s < NT; ++s) tile_counts[s] = 0u;
+#endif
+#pragma unroll
+  for (int q = 0; q < (UPDATE_T ? T_HALVES : UPDATE_TILES); ++q)
 #pragma unroll
     for (int s = 0; s < NT; ++s) acc[q][s][0] = acc[q][s][1] = acc[q][s][2] = acc[q][s][3] = 0.f;
-#pragma unroll
-  for (int s = 0; s < NT; ++s) tile_counts[s] = 0u;
   // Inertia: FP32 partials per lane, every FOLD_STEPS steps summed over the warp and added to the
   // warp's FP64 total in shared memory (FP64 registers for every K would cost occupancy).
   float partial_inertia[KCOUNT];
@@ -753,6 +834,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
   // The update's FP16 one-hot bit (bit g of each half) and the first lane of its point pairs.
   const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
+#if MMA_COUNTS
+  const unsigned high_bits = PIN_IF_ROOM(0x01000100u << g);  // the same slot's bit in the upper bytes
+#endif
   const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
 // (With 128 registers, and at N=4 with 80: at 80, N=8 K=1..4 spills with them.)
 #define PIN_PAIR_SOURCES (PREPARED_OPERANDS && (BLOCK * MIN_BLOCKS <= 512 || NDIM == 4))
@@ -876,10 +960,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Only where launch bounds leave 128 registers (at 80, 384 × 2, N=8 K=16 and K=1..4 spill).
   // N=4 with prepared operands needs 64 of its 80, so its (at most two) quads stay too: two
   // shared loads a step fewer on an L1 pipe that was 82 % busy (session 16).
-#define NORM_REG_TILES                                                                                  \
+#ifndef NORM_REG_TILES_CAP
+#define NORM_REG_TILES_CAP 4
+#endif
+#define NORM_REG_TILES_BY_SHAPE                                                                         \
   (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS <= 512 ? (PREPARED_OPERANDS ? (NT < 4 ? NT : 4) : 2) \
    : PREPARED_OPERANDS && NDIM == 4 && NT <= 2       ? NT                                             \
                                                       : 0)
+#define NORM_REG_TILES (NORM_REG_TILES_BY_SHAPE < NORM_REG_TILES_CAP ? NORM_REG_TILES_BY_SHAPE : NORM_REG_TILES_CAP)
   float4 norm_quads[NORM_REG_TILES > 0 ? NORM_REG_TILES : 1];
 #pragma unroll
   for (int j = 0; j < NORM_REG_TILES; ++j) norm_quads[j] = lds128(norms_shared + 64 * j);
@@ -1517,7 +1605,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     if (++steps_since_fold == FOLD_STEPS) {
 #endif
       steps_since_fold = 0;
-      flush_counts(tile_counts, block_counts, g, t);
+      FLUSH_COUNTS();
 #pragma unroll
       for (int k = 0; k < KCOUNT; ++k) {
         float value = partial_inertia[k];
@@ -1587,13 +1675,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
             if (s < NT) {
               // Tile i's byte: i & 1 picks the word, i & 2 its upper byte (one word: tile 1 is there).
               const unsigned word = ONE_PAIR_WORD || !(i & 1) ? even : odd;
-              b[s][h] = ((ONE_PAIR_WORD ? i : i & 2) ? word >> 8 : word) & half_bits;
+#if MMA_COUNTS
+              if (MASKED_HIGH(s))
+                b[s][h] = word & high_bits;
+              else
+#endif
+                b[s][h] = (UPPER_BYTE_TILE(s) ? word >> 8 : word) & half_bits;
             }
           }
         }
       }
+#if !MMA_COUNTS
 #pragma unroll
       for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
+#endif
 #if DIST_F16
       // Features × points of this half-step: the distance fragments of m-tile kg, transposed.
 #if UPDATE_T
@@ -1602,14 +1697,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       {
 #if PREPARED_OPERANDS
         const unsigned b0 = update_a[kg][0], b1 = update_a[kg][2];
+        const unsigned b2 = update_a[kg][1], b3 = update_a[kg][3];  // (N = 8) features 8-15
 #else
         const unsigned b0 = transpose8x8(af[kg][0][0]), b1 = transpose8x8(af[kg][0][1]);  // points 0-7, 8-15
+        const unsigned b2 = T_HALVES == 2 ? transpose8x8(af[kg][0][2]) : 0u;
+        const unsigned b3 = T_HALVES == 2 ? transpose8x8(af[kg][0][3]) : 0u;
 #endif
 #pragma unroll
         for (int p = 0; p < PAIRS; ++p) {
           const unsigned a[4] = {b[2 * p][0], 2 * p + 1 < NT ? b[2 * p + 1][0] : 0u, b[2 * p][1],
                                  2 * p + 1 < NT ? b[2 * p + 1][1] : 0u};
           mma_f16(acc[0][p], a, b0, b1);
+          if (T_HALVES == 2) mma_f16(acc[T_HALVES - 1][p], a, b2, b3);
+#if MMA_COUNTS
+          mma_f16(count_acc[p], a, 0x3c003c00u, 0x3c003c00u);  // B = ones (FP16 1.0 pairs)
+#endif
         }
       }
 #elif PREPARED_OPERANDS
@@ -1719,7 +1821,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Each warp's sums go to its own (now idle) ring as plain stores: every (slot, dim) is one
   // lane's, so no shared atomics (float ones are CAS loops, contended by every warp of the
   // block). The ring holds ≥ 64·NDIM floats ≥ SUMK·NDIM.
-  flush_counts(tile_counts, block_counts, g, t);
+  FLUSH_COUNTS();
 #if UPDATE_F16
   // Column c's one-hot value was 2^(c-24) and the points were scaled by x_scale (a power of
   // two): both come off exactly here.
@@ -1734,17 +1836,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Rows are slots (16p + g and 16p + 8 + g, one-hot value 2^(g-24) for both), columns the
   // features 2t, 2t+1.
   {
-    const float unscale_row = __int_as_float((127 + 24 - g) << 23) / x_scale;
 #pragma unroll
     for (int p = 0; p < PAIRS; ++p) {
       const int slot0 = 16 * p + g, slot1 = slot0 + 8;
-      if (slot0 < SUMK) {
-        ring[slot0 * FEATS + 2 * t] = acc[0][p][0] * unscale_row;
-        ring[slot0 * FEATS + 2 * t + 1] = acc[0][p][1] * unscale_row;
-      }
-      if (slot1 < SUMK) {
-        ring[slot1 * FEATS + 2 * t] = acc[0][p][2] * unscale_row;
-        ring[slot1 * FEATS + 2 * t + 1] = acc[0][p][3] * unscale_row;
+      const float unscale_row0 = row_unscale(2 * p, g) / x_scale, unscale_row1 = row_unscale(2 * p + 1, g) / x_scale;
+#pragma unroll
+      for (int fh = 0; fh < T_HALVES; ++fh) {
+        const int feature = 8 * fh + 2 * t;
+        if (slot0 < SUMK) {
+          ring[slot0 * FEATS + feature] = acc[fh][p][0] * unscale_row0;
+          ring[slot0 * FEATS + feature + 1] = acc[fh][p][1] * unscale_row0;
+        }
+        if (slot1 < SUMK) {
+          ring[slot1 * FEATS + feature] = acc[fh][p][2] * unscale_row1;
+          ring[slot1 * FEATS + feature + 1] = acc[fh][p][3] * unscale_row1;
+        }
       }
     }
   }
