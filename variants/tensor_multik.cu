@@ -133,42 +133,15 @@ typedef unsigned long long u64;
 #define FEATS (16 * FT)
 #define LO_FEATURE(d) (NDIM <= 4 ? 4 + (d) : NDIM <= 8 ? 8 + (d) : 16 * KT + (d))
 // N ≤ 4 (8 features): the update's product is slots × features, tiles in pairs (see the update).
-#ifndef UPDATE_T_MAX_N
-#define UPDATE_T_MAX_N 4
-#endif
-#define UPDATE_T (UPDATE_F16 && DIST_F16 && NDIM <= UPDATE_T_MAX_N)
-#if UPDATE_T && !(UPDATE_F16 && DIST_F16 && NDIM <= 8)
-#error "the slots × features update takes the FP16 point operands of N <= 8 (one feature tile)"
-#endif
-// Slots × features at N ≤ 8 (an option there): 16 features, so two MMAs per tile pair, one per
-// 8 features (as B: the transposed words of features 0-7, then 8-15).
-#define T_HALVES (NDIM <= 4 ? 1 : 2)
+#define UPDATE_T (UPDATE_F16 && DIST_F16 && NDIM <= 4)
 #define PAIRS ((NT + 1) / 2)
-// MMA_COUNTS (with UPDATE_T): the counts are a second MMA of the same one-hot operands against
-// a B of ones (D = per-slot sums, every column alike) in place of integer adds of the operand
-// words, and a tile whose bits sit in the upper byte of a half (tile 1 of a pair word) is masked
-// where it lies, at bit 8 + g, instead of shifted down first: bits 8-14 alone are the positive
-// FP16 powers of two 2^-16, 2^-15, 2^-14, 2^-13, 2^-11, 2^-7, 2^1, each an exact row scale that
-// comes off at the fold and the finish. Bit 15 is the sign, so a tile whose slot 7 is in use
-// keeps the shift. (The integer count adds cannot take those bits: their 16-bit halves would
-// overflow within a fold.) N=4 K=3..5: 4 SHF and 4 IADD3 become 2 HMMA a step.
-#ifndef MMA_COUNTS
-#define MMA_COUNTS UPDATE_T
-#endif
-#if MMA_COUNTS && !UPDATE_T
-#error "MMA_COUNTS is a form of the slots × features update (N <= 4, distance=f16x2)"
-#endif
 #define UPDATE_TILES FT
 // The kernel works in points ×x_scale throughout (distances ×x_scale²), centroids included.
 #define DSCALE SCALE_X
 #else
 #define UPDATE_TILES DK
 #define DSCALE 0
-#define MMA_COUNTS 0
 #endif
-// Tile s's one-hot byte is the upper one of its halves (pair words: tile 1; else tiles 2, 3 of a word).
-#define UPPER_BYTE_TILE(s) (NT <= 2 ? ((s) & 1) : ((s) & 2))
-#define MASKED_HIGH(s) (MMA_COUNTS && UPPER_BYTE_TILE(s) && SUMK <= 8 * (s) + 7)
 #if SUMK <= 32
 typedef unsigned hot_t;
 #define WORDS 1
@@ -176,6 +149,16 @@ typedef unsigned hot_t;
 typedef unsigned long long hot_t;
 #define WORDS 2
 #endif
+// The update's partner word is shuffled before the fix-up branch (see the step).
+#define EARLY_PARTNER (ARGMIN_MASK && UPDATE_F16 && WORDS == 1)
+// DEFERRED_UPDATE: a step's update (its shuffles, masks and MMAs) runs in the next step's first
+// block, beside that step's distance MMAs, loads and transposes, so ptxas can overlap the two
+// dependency chains in one warp; the last step's runs after the loop. Until then the step's
+// one-hot word, partner word and update operands wait in registers.
+#ifndef DEFERRED_UPDATE
+#define DEFERRED_UPDATE 0
+#endif
+#define DEFERRED (DEFERRED_UPDATE && PREPARED_OPERANDS && UPDATE_F16 && DIST_F16 && EARLY_PARTNER)
 
 // D = A·B + D (accumulate) and D = A·B + C (first product of a tile, C = the tile's ‖c‖²
 // quad straight from shared memory, so no register moves build the initial accumulator).
@@ -210,9 +193,7 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // they measured 3-6 % faster (H200, session 19 calls 1-5), while N=8 K=3..7, at its 128-register
 // cap, ran 1 % slower, and N=16 (operands=per-step) and N=8 with group_min=int spill 4-16 bytes
 // (NVRTC, sm_90).
-#ifndef LEAN_STEP
 #define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED && BLOCK * MIN_BLOCKS > 512)
-#endif
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
   const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
@@ -428,28 +409,14 @@ __device__ __forceinline__ unsigned stmatrix_half_base(const float* tbuf, int la
 // (Storing a half last tile whole instead, without the moves that pair d[0] and d[2]: N=4
 // neutral, N=8 K=3..7 4 % slower, H200, session 19 call 4.)
 #define HALF_TILE(j) (!XX_IN_TILE && (j) == NT - 1 && SUMK - 8 * (NT - 1) <= 4)
-#ifndef HALF_STORE_X1
-#define HALF_STORE_X1 1
-#endif
 __device__ __forceinline__ void store_fragment(float* tbuf, unsigned stsm_base, unsigned stsm_half_base, int tile_m,
                                                int tile_in_block, bool half, const float (&d)[4], int lane) {
 #if USE_STMATRIX
   const unsigned offset = 4u * (16 * tile_m * TROW + 8 * tile_in_block);
   if (half) {
-#if HALF_STORE_X1
-    // Two x1 stores (lanes 0-7 name rows 0-7; rows 8-15 are 8 rows further): d[0] and d[2] go as
-    // they are, where the x2 form needs them in a register pair, two moves a half tile.
-    asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\n" ::"r"(stsm_half_base + offset),
-                 "r"(__float_as_uint(d[0]))
-                 : "memory");
-    asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\n" ::"r"(stsm_half_base + offset + 32u * TROW),
-                 "r"(__float_as_uint(d[2]))
-                 : "memory");
-#else
     asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1,%2};\n" ::"r"(stsm_half_base + offset),
                  "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[2]))
                  : "memory");
-#endif
   } else {
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(stsm_base + offset),
                  "r"(__float_as_uint(d[0])), "r"(__float_as_uint(d[1])), "r"(__float_as_uint(d[2])),
@@ -514,34 +481,6 @@ __device__ __forceinline__ void flush_counts(unsigned (&tile_counts)[NT], unsign
     if (t == 0 && slot < SUMK && c) atomicAdd(&block_counts[slot], c);
   }
 }
-
-#if UPDATE_T
-// 1 / the one-hot value of row g of tile s in the slots × features update: 2^(24-g) for the
-// bit at g, and for a MASKED_HIGH tile 1 / (FP16 value of bit 8+g): 2^(24-j) below bit 10,
-// 2^(15 - 2^(j-10)) from there (exponent field 2^(j-10), mantissa 0). A power of two: exact.
-__device__ __forceinline__ float row_unscale(int s, int g) {
-  const int j = MASKED_HIGH(s) ? 8 + g : g;
-  return __int_as_float((j < 10 ? 127 + 24 - j : 127 + 15 - (1 << (j - 10))) << 23);
-}
-#endif
-#if MMA_COUNTS
-// Every column of a count tile is the same sum, so lanes t = 0 take it; at most 32·FOLD_STEPS
-// points of one-hot values ≤ 2 since the last flush, exact in FP32.
-__device__ __forceinline__ void flush_count_mma(float (&count_acc)[PAIRS][4], unsigned* block_counts, int g, int t) {
-#pragma unroll
-  for (int p = 0; p < PAIRS; ++p)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int s = 2 * p + r, slot = 8 * s + g;
-      const unsigned c = __float2uint_rn(count_acc[p][2 * r] * row_unscale(s, g));
-      count_acc[p][2 * r] = count_acc[p][2 * r + 1] = 0.f;
-      if (t == 0 && s < NT && slot < SUMK && c) atomicAdd(&block_counts[slot], c);
-    }
-}
-#define FLUSH_COUNTS() flush_count_mma(count_acc, block_counts, g, t)
-#else
-#define FLUSH_COUNTS() flush_counts(tile_counts, block_counts, g, t)
-#endif
 
 // Pairwise reduction of x[0..count) in place: for the group min (exact) and the sum of the
 // window's 0/1 counts it gives what a chain gives, in log2(count) dependent steps instead of
@@ -800,24 +739,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 
   // Update accumulators: acc[q][s] = D[16 × 8] with rows 0-7 the hi and 8-15 the lo parts of
   // dims 8q..8q+7 and the columns of tile s (see flush_counts for which slots).
-#if UPDATE_T
-  float acc[T_HALVES][NT][4];  // [feature half][tile pair p < PAIRS]
-#else
   float acc[UPDATE_TILES][NT][4];
-#endif
-#if MMA_COUNTS
-  float count_acc[PAIRS][4];  // rows: slots 16p + g and 16p + 8 + g, times their one-hot values
-#pragma unroll
-  for (int p = 0; p < PAIRS; ++p) count_acc[p][0] = count_acc[p][1] = count_acc[p][2] = count_acc[p][3] = 0.f;
-#else
   unsigned tile_counts[NT];
 #pragma unroll
-  for (int s = 0; s < NT; ++s) tile_counts[s] = 0u;
-#endif
-#pragma unroll
-  for (int q = 0; q < (UPDATE_T ? T_HALVES : UPDATE_TILES); ++q)
+  for (int q = 0; q < UPDATE_TILES; ++q)
 #pragma unroll
     for (int s = 0; s < NT; ++s) acc[q][s][0] = acc[q][s][1] = acc[q][s][2] = acc[q][s][3] = 0.f;
+#pragma unroll
+  for (int s = 0; s < NT; ++s) tile_counts[s] = 0u;
   // Inertia: FP32 partials per lane, every FOLD_STEPS steps summed over the warp and added to the
   // warp's FP64 total in shared memory (FP64 registers for every K would cost occupancy).
   float partial_inertia[KCOUNT];
@@ -834,9 +763,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
   // The update's FP16 one-hot bit (bit g of each half) and the first lane of its point pairs.
   const unsigned half_bits = PIN_IF_ROOM(0x00010001u << g);
-#if MMA_COUNTS
-  const unsigned high_bits = PIN_IF_ROOM(0x01000100u << g);  // the same slot's bit in the upper bytes
-#endif
   const int pair_lane = (int)PIN_IF_ROOM(DIST_F16 ? 2 * t : t);
 // (With 128 registers, and at N=4 with 80: at 80, N=8 K=1..4 spills with them.)
 #define PIN_PAIR_SOURCES (PREPARED_OPERANDS && (BLOCK * MIN_BLOCKS <= 512 || NDIM == 4))
@@ -960,14 +886,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Only where launch bounds leave 128 registers (at 80, 384 × 2, N=8 K=16 and K=1..4 spill).
   // N=4 with prepared operands needs 64 of its 80, so its (at most two) quads stay too: two
   // shared loads a step fewer on an L1 pipe that was 82 % busy (session 16).
-#ifndef NORM_REG_TILES_CAP
-#define NORM_REG_TILES_CAP 4
-#endif
-#define NORM_REG_TILES_BY_SHAPE                                                                         \
+#define NORM_REG_TILES                                                                                  \
   (FETCH_REGS && NDIM == 8 && BLOCK * MIN_BLOCKS <= 512 ? (PREPARED_OPERANDS ? (NT < 4 ? NT : 4) : 2) \
    : PREPARED_OPERANDS && NDIM == 4 && NT <= 2       ? NT                                             \
                                                       : 0)
-#define NORM_REG_TILES (NORM_REG_TILES_BY_SHAPE < NORM_REG_TILES_CAP ? NORM_REG_TILES_BY_SHAPE : NORM_REG_TILES_CAP)
   float4 norm_quads[NORM_REG_TILES > 0 ? NORM_REG_TILES : 1];
 #pragma unroll
   for (int j = 0; j < NORM_REG_TILES; ++j) norm_quads[j] = lds128(norms_shared + 64 * j);
@@ -975,6 +897,189 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   auto tile_norms = [&](int j) {
     return j < NORM_REG_TILES ? norm_quads[j < NORM_REG_TILES ? j : 0] : lds128(norms_shared + 64 * j);
   };
+  // One step's update from its one-hot word (and, EARLY_PARTNER, its partner's), its update
+  // operands (operands=prepared), its distance A fragments (f16x2, per-step operands) or its
+  // staged rows X (the others).
+#if DIST_F16
+  typedef unsigned AfArray[2][FT][4];
+#else
+  typedef unsigned AfArray[2][4];  // (no distance fragments to pass: update_a stands in)
+#endif
+  auto update_step = [&](hot_t hot, unsigned partner_word, const unsigned(&update_a)[2][4], const AfArray& af,
+                         const float* X) {
+    (void)partner_word, (void)update_a, (void)af, (void)X;
+#if UPDATE_F16
+    // Update: D[dims hi|lo × slots] += Xᵀ[16 × 16 points] · onehot[16 points × 8 slots] in
+    // FP16 for each half-step kg of 16 points. The MMA's k index 2t, 2t+1, 2t+8, 2t+9 stands
+    // for points t, t+4, t+8, t+12 of the half-step, so lane (g,t) reads dim 8q+g of those
+    // four rows (bank-conflict free) and the one-hot bits of two point pairs (t, t+4) and
+    // (t+8, t+12).
+    // Pair words: lane p (p & 4 == 0) interleaves its one-hot bytes with those of point p+4,
+    // so one shuffle brings a receiver both points' bytes and one AND (after a byte shift
+    // for tiles 2 and 3 of a word) leaves bit g of each in its own half: an FP16 operand.
+#if DIST_F16
+    // The transposed point operands put points 2t, 2t+1 at k = 2t, 2t+1: pairs are adjacent lanes.
+#define PARTNER_LANE 1
+#else
+#define PARTNER_LANE 4
+#endif
+#if PIN_PAIR_SOURCES
+#define PAIR_SOURCE(kg, h) pair_sources[kg][h]
+#else
+#define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + pair_lane)
+#endif
+    // Up to 2 tiles (ΣK ≤ 16) a point's one-hot bits fill 2 bytes, so one word carries both
+    // tiles of the pair (own.b0, own.b1, partner.b0, partner.b1): half the broadcast shuffles.
+    // N=4 K=3..5 spent 82 % of its L1 pipe's cycles (ncu, session 16), 9.4 shuffles a step of it.
+#define ONE_PAIR_WORD (NT <= 2)
+    unsigned pair_even[WORDS], pair_odd[WORDS];
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) {
+      const unsigned own = (unsigned)(hot >> (32 * w));
+#if EARLY_PARTNER
+      const unsigned partner = partner_word;
+#else
+      const unsigned partner = __shfl_xor_sync(FULL_MASK, own, PARTNER_LANE);
+#endif
+      // Selector nibble n (from the low end) names result byte n; bytes 0-3 are own, 4-7 partner.
+      if (ONE_PAIR_WORD) {
+        pair_even[w] = __byte_perm(own, partner, 0x5410);  // own.b0, own.b1, partner.b0, partner.b1
+        pair_odd[w] = 0u;
+      } else {
+        pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
+        pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
+      }
+    }
+    // (half_bits and pair_lane are pinned before the loop.)
+#pragma unroll
+    for (int kg = 0; kg < 2; ++kg) {
+      unsigned b[NT][2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int src = PAIR_SOURCE(kg, h);
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+          const unsigned even = __shfl_sync(FULL_MASK, pair_even[w], src);
+          const unsigned odd = !ONE_PAIR_WORD && 4 * w + 1 < NT ? __shfl_sync(FULL_MASK, pair_odd[w], src) : 0u;
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int s = 4 * w + i;
+            if (s < NT) {
+              // Tile i's byte: i & 1 picks the word, i & 2 its upper byte (one word: tile 1 is there).
+              const unsigned word = ONE_PAIR_WORD || !(i & 1) ? even : odd;
+              b[s][h] = ((ONE_PAIR_WORD ? i : i & 2) ? word >> 8 : word) & half_bits;
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
+#if DIST_F16
+      // Features × points of this half-step: the distance fragments of m-tile kg, transposed.
+#if UPDATE_T
+      // N ≤ 4 has 8 features: slots × features instead (one-hot as A, tiles 2p and 2p+1 as its
+      // rows; the transposed points as B), one MMA per tile pair and no zero rows.
+      {
+#if PREPARED_OPERANDS
+        const unsigned b0 = update_a[kg][0], b1 = update_a[kg][2];
+#else
+        const unsigned b0 = transpose8x8(af[kg][0][0]), b1 = transpose8x8(af[kg][0][1]);  // points 0-7, 8-15
+#endif
+#pragma unroll
+        for (int p = 0; p < PAIRS; ++p) {
+          const unsigned a[4] = {b[2 * p][0], 2 * p + 1 < NT ? b[2 * p + 1][0] : 0u, b[2 * p][1],
+                                 2 * p + 1 < NT ? b[2 * p + 1][1] : 0u};
+          mma_f16(acc[0][p], a, b0, b1);
+        }
+      }
+#elif PREPARED_OPERANDS
+#pragma unroll
+      for (int s = 0; s < NT; ++s) mma_f16(acc[0][s], update_a[kg], b[s][0], b[s][1]);
+#else
+#pragma unroll
+      for (int ft = 0; ft < FT; ++ft) {
+        unsigned a[4];
+        a[0] = transpose8x8(af[kg][ft][0]);  // features 0-7 (of the tile), points 0-7
+        a[2] = transpose8x8(af[kg][ft][1]);  // features 0-7, points 8-15
+        if (NDIM <= 4) {
+          a[1] = a[3] = 0u;  // features 8-15 repeat 0-7
+        } else {
+          a[1] = transpose8x8(af[kg][ft][2]);  // features 8-15, points 0-7
+          a[3] = transpose8x8(af[kg][ft][3]);
+        }
+#pragma unroll
+        for (int s = 0; s < NT; ++s) mma_f16(acc[ft][s], a, b[s][0], b[s][1]);
+      }
+#endif
+#else
+#pragma unroll
+      for (int q = 0; q < DK; ++q) {
+        const int dim = 8 * q + g;
+        float v[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          v[u] = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, u, 16 * kg * NDIM) : 0.f;
+#if SCALE_X
+          v[u] *= x_scale;
+#endif
+        }
+        unsigned a[4];
+        split_half2(v[0], v[1], a[0], a[1]);
+        split_half2(v[2], v[3], a[2], a[3]);
+#pragma unroll
+        for (int s = 0; s < NT; ++s) mma_f16(acc[q][s], a, b[s][0], b[s][1]);
+      }
+#endif
+    }
+#else
+    // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
+    // each group of 8 points; lane (g,t) feeds points t and t+4 of the group, dim 8q+g, and
+    // WORD_TILES(w) adjacent bits of each one-hot word w.
+#pragma unroll
+    for (int group = 0; group < 4; ++group) {
+      const int src0 = 8 * group + t, src1 = src0 + 4;
+      unsigned nib0[WORDS], nib1[WORDS];
+      {
+        const hot_t h0 = __shfl_sync(FULL_MASK, hot, src0), h1 = __shfl_sync(FULL_MASK, hot, src1);
+#pragma unroll
+        for (int w = 0; w < WORDS; ++w) {
+          nib0[w] = (unsigned)(h0 >> (32 * w)) >> (WORD_TILES(w) * g);
+          nib1[w] = (unsigned)(h1 >> (32 * w)) >> (WORD_TILES(w) * g);
+        }
+      }
+      unsigned b0[NT], b1[NT];
+#pragma unroll
+      for (int s = 0; s < NT; ++s) {
+        // 1.0f = 0x3f8 << 20 is divisible by 2^0..2^3.
+        const unsigned bit = 1u << TILE_SUB(s);
+        const unsigned m0 = nib0[TILE_WORD(s)] & bit, m1 = nib1[TILE_WORD(s)] & bit;
+        tile_counts[s] += m0 + m1;
+        b0[s] = m0 * (0x3f800000u >> TILE_SUB(s));
+        b1[s] = m1 * (0x3f800000u >> TILE_SUB(s));
+      }
+#pragma unroll
+      for (int q = 0; q < DK; ++q) {
+        const int dim = 8 * q + g;
+        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 0, 8 * group * NDIM) : 0.f;
+        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 1, 8 * group * NDIM) : 0.f;
+        unsigned a[4];
+        split_truncate(v0, a[0], a[1]);
+        split_truncate(v1, a[2], a[3]);
+#pragma unroll
+        for (int s = 0; s < NT; ++s) mma_tf32(acc[q][s], a, b0[s], b1[s]);
+      }
+    }
+#endif
+  };
+#if DEFERRED
+  hot_t pending_hot = 0;  // all zero: the first step's call adds nothing
+  unsigned pending_partner = 0u, pending_a[2][4];
+  const AfArray no_af = {};  // (the prepared update reads no distance fragments)
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) pending_a[i][r] = 0u;
+#endif
   int ring_slot = 0;
 #if TWO_AHEAD
 #pragma unroll 2
@@ -1140,6 +1245,25 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         split_nearest(r0.y, a_hi[i][kk][2], a_lo[i][kk][2]);
         split_nearest(r1.y, a_hi[i][kk][3], a_lo[i][kk][3]);
       }
+#endif
+
+#if !(DIST_F16 && PREPARED_OPERANDS && !XX_IN_TILE)
+    const unsigned update_a[2][4] = {};  // (only operands=prepared has update operands of its own)
+#endif
+#if DIST_F16
+#define AF_ARG af
+#else
+#define AF_ARG update_a
+#endif
+#if FETCH_REGS
+#define X_ARG nullptr
+#else
+#define X_ARG X
+#endif
+#if EARLY_PARTNER
+#define PARTNER_ARG partner_word
+#else
+#define PARTNER_ARG 0u
 #endif
 
     // Per K group: the winner goes straight into the one-hot word and the inertia term; groups
@@ -1346,6 +1470,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         set_bounds();
       }
 #endif
+#if DEFERRED
+      if (cb == 0) update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
+#endif
       __syncwarp();  // tbuf is rewritten by the next block or step
 
 #if ARGMIN_MASK
@@ -1487,7 +1614,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // The update's partner word is shuffled before the fix-up branch (and again inside it, where
     // the word may change): after it, its PRMT was the step's largest single stall, 3 % of the
     // samples at N=8 (session 14), waiting on this shuffle.
-#define EARLY_PARTNER (UPDATE_F16 && WORDS == 1)
 #if EARLY_PARTNER
     unsigned partner_word = __shfl_xor_sync(FULL_MASK, (unsigned)hot, DIST_F16 ? 1 : 4);
 #endif
@@ -1605,7 +1731,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     if (++steps_since_fold == FOLD_STEPS) {
 #endif
       steps_since_fold = 0;
-      FLUSH_COUNTS();
+      flush_counts(tile_counts, block_counts, g, t);
 #pragma unroll
       for (int k = 0; k < KCOUNT; ++k) {
         float value = partial_inertia[k];
@@ -1616,187 +1742,27 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
     }
 
-#if UPDATE_F16
-    // Update: D[dims hi|lo × slots] += Xᵀ[16 × 16 points] · onehot[16 points × 8 slots] in
-    // FP16 for each half-step kg of 16 points. The MMA's k index 2t, 2t+1, 2t+8, 2t+9 stands
-    // for points t, t+4, t+8, t+12 of the half-step, so lane (g,t) reads dim 8q+g of those
-    // four rows (bank-conflict free) and the one-hot bits of two point pairs (t, t+4) and
-    // (t+8, t+12).
-    // Pair words: lane p (p & 4 == 0) interleaves its one-hot bytes with those of point p+4,
-    // so one shuffle brings a receiver both points' bytes and one AND (after a byte shift
-    // for tiles 2 and 3 of a word) leaves bit g of each in its own half: an FP16 operand.
-#if DIST_F16
-    // The transposed point operands put points 2t, 2t+1 at k = 2t, 2t+1: pairs are adjacent lanes.
-#define PARTNER_LANE 1
-#else
-#define PARTNER_LANE 4
-#endif
-#if PIN_PAIR_SOURCES
-#define PAIR_SOURCE(kg, h) pair_sources[kg][h]
-#else
-#define PAIR_SOURCE(kg, h) (16 * (kg) + 8 * (h) + pair_lane)
-#endif
-    // Up to 2 tiles (ΣK ≤ 16) a point's one-hot bits fill 2 bytes, so one word carries both
-    // tiles of the pair (own.b0, own.b1, partner.b0, partner.b1): half the broadcast shuffles.
-    // N=4 K=3..5 spent 82 % of its L1 pipe's cycles (ncu, session 16), 9.4 shuffles a step of it.
-#define ONE_PAIR_WORD (NT <= 2)
-    unsigned pair_even[WORDS], pair_odd[WORDS];
-#pragma unroll
-    for (int w = 0; w < WORDS; ++w) {
-      const unsigned own = (unsigned)(hot >> (32 * w));
+#if DEFERRED
+    // This step's update runs in the next step's first block (or after the loop).
+    pending_hot = hot;
 #if EARLY_PARTNER
-      const unsigned partner = partner_word;
+    pending_partner = partner_word;
+#endif
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) pending_a[i][r] = update_a[i][r];
 #else
-      const unsigned partner = __shfl_xor_sync(FULL_MASK, own, PARTNER_LANE);
-#endif
-      // Selector nibble n (from the low end) names result byte n; bytes 0-3 are own, 4-7 partner.
-      if (ONE_PAIR_WORD) {
-        pair_even[w] = __byte_perm(own, partner, 0x5410);  // own.b0, own.b1, partner.b0, partner.b1
-        pair_odd[w] = 0u;
-      } else {
-        pair_even[w] = __byte_perm(own, partner, 0x6420);  // own.b0, own.b2, partner.b0, partner.b2
-        pair_odd[w] = __byte_perm(own, partner, 0x7531);   // own.b1, own.b3, partner.b1, partner.b3
-      }
-    }
-    // (half_bits and pair_lane are pinned before the loop.)
-#pragma unroll
-    for (int kg = 0; kg < 2; ++kg) {
-      unsigned b[NT][2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int src = PAIR_SOURCE(kg, h);
-#pragma unroll
-        for (int w = 0; w < WORDS; ++w) {
-          const unsigned even = __shfl_sync(FULL_MASK, pair_even[w], src);
-          const unsigned odd = !ONE_PAIR_WORD && 4 * w + 1 < NT ? __shfl_sync(FULL_MASK, pair_odd[w], src) : 0u;
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const int s = 4 * w + i;
-            if (s < NT) {
-              // Tile i's byte: i & 1 picks the word, i & 2 its upper byte (one word: tile 1 is there).
-              const unsigned word = ONE_PAIR_WORD || !(i & 1) ? even : odd;
-#if MMA_COUNTS
-              if (MASKED_HIGH(s))
-                b[s][h] = word & high_bits;
-              else
-#endif
-                b[s][h] = (UPPER_BYTE_TILE(s) ? word >> 8 : word) & half_bits;
-            }
-          }
-        }
-      }
-#if !MMA_COUNTS
-#pragma unroll
-      for (int s = 0; s < NT; ++s) tile_counts[s] += b[s][0] + b[s][1];
-#endif
-#if DIST_F16
-      // Features × points of this half-step: the distance fragments of m-tile kg, transposed.
-#if UPDATE_T
-      // N ≤ 4 has 8 features: slots × features instead (one-hot as A, tiles 2p and 2p+1 as its
-      // rows; the transposed points as B), one MMA per tile pair and no zero rows.
-      {
-#if PREPARED_OPERANDS
-        const unsigned b0 = update_a[kg][0], b1 = update_a[kg][2];
-        const unsigned b2 = update_a[kg][1], b3 = update_a[kg][3];  // (N = 8) features 8-15
-#else
-        const unsigned b0 = transpose8x8(af[kg][0][0]), b1 = transpose8x8(af[kg][0][1]);  // points 0-7, 8-15
-        const unsigned b2 = T_HALVES == 2 ? transpose8x8(af[kg][0][2]) : 0u;
-        const unsigned b3 = T_HALVES == 2 ? transpose8x8(af[kg][0][3]) : 0u;
-#endif
-#pragma unroll
-        for (int p = 0; p < PAIRS; ++p) {
-          const unsigned a[4] = {b[2 * p][0], 2 * p + 1 < NT ? b[2 * p + 1][0] : 0u, b[2 * p][1],
-                                 2 * p + 1 < NT ? b[2 * p + 1][1] : 0u};
-          mma_f16(acc[0][p], a, b0, b1);
-          if (T_HALVES == 2) mma_f16(acc[T_HALVES - 1][p], a, b2, b3);
-#if MMA_COUNTS
-          mma_f16(count_acc[p], a, 0x3c003c00u, 0x3c003c00u);  // B = ones (FP16 1.0 pairs)
-#endif
-        }
-      }
-#elif PREPARED_OPERANDS
-#pragma unroll
-      for (int s = 0; s < NT; ++s) mma_f16(acc[0][s], update_a[kg], b[s][0], b[s][1]);
-#else
-#pragma unroll
-      for (int ft = 0; ft < FT; ++ft) {
-        unsigned a[4];
-        a[0] = transpose8x8(af[kg][ft][0]);  // features 0-7 (of the tile), points 0-7
-        a[2] = transpose8x8(af[kg][ft][1]);  // features 0-7, points 8-15
-        if (NDIM <= 4) {
-          a[1] = a[3] = 0u;  // features 8-15 repeat 0-7
-        } else {
-          a[1] = transpose8x8(af[kg][ft][2]);  // features 8-15, points 0-7
-          a[3] = transpose8x8(af[kg][ft][3]);
-        }
-#pragma unroll
-        for (int s = 0; s < NT; ++s) mma_f16(acc[ft][s], a, b[s][0], b[s][1]);
-      }
-#endif
-#else
-#pragma unroll
-      for (int q = 0; q < DK; ++q) {
-        const int dim = 8 * q + g;
-        float v[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          v[u] = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, u, 16 * kg * NDIM) : 0.f;
-#if SCALE_X
-          v[u] *= x_scale;
-#endif
-        }
-        unsigned a[4];
-        split_half2(v[0], v[1], a[0], a[1]);
-        split_half2(v[2], v[3], a[2], a[3]);
-#pragma unroll
-        for (int s = 0; s < NT; ++s) mma_f16(acc[q][s], a, b[s][0], b[s][1]);
-      }
-#endif
-    }
-#else
-    // Update: D[dims hi|lo × slots] += Xᵀ[16 × 8 points] · onehot[8 points × 8 slots] for
-    // each group of 8 points; lane (g,t) feeds points t and t+4 of the group, dim 8q+g, and
-    // WORD_TILES(w) adjacent bits of each one-hot word w.
-#pragma unroll
-    for (int group = 0; group < 4; ++group) {
-      const int src0 = 8 * group + t, src1 = src0 + 4;
-      unsigned nib0[WORDS], nib1[WORDS];
-      {
-        const hot_t h0 = __shfl_sync(FULL_MASK, hot, src0), h1 = __shfl_sync(FULL_MASK, hot, src1);
-#pragma unroll
-        for (int w = 0; w < WORDS; ++w) {
-          nib0[w] = (unsigned)(h0 >> (32 * w)) >> (WORD_TILES(w) * g);
-          nib1[w] = (unsigned)(h1 >> (32 * w)) >> (WORD_TILES(w) * g);
-        }
-      }
-      unsigned b0[NT], b1[NT];
-#pragma unroll
-      for (int s = 0; s < NT; ++s) {
-        // 1.0f = 0x3f8 << 20 is divisible by 2^0..2^3.
-        const unsigned bit = 1u << TILE_SUB(s);
-        const unsigned m0 = nib0[TILE_WORD(s)] & bit, m1 = nib1[TILE_WORD(s)] & bit;
-        tile_counts[s] += m0 + m1;
-        b0[s] = m0 * (0x3f800000u >> TILE_SUB(s));
-        b1[s] = m1 * (0x3f800000u >> TILE_SUB(s));
-      }
-#pragma unroll
-      for (int q = 0; q < DK; ++q) {
-        const int dim = 8 * q + g;
-        const float v0 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 0, 8 * group * NDIM) : 0.f;
-        const float v1 = (NDIM % 8 == 0 || dim < NDIM) ? UPDATE_VALUE(q, 1, 8 * group * NDIM) : 0.f;
-        unsigned a[4];
-        split_truncate(v0, a[0], a[1]);
-        split_truncate(v1, a[2], a[3]);
-#pragma unroll
-        for (int s = 0; s < NT; ++s) mma_tf32(acc[q][s], a, b0[s], b1[s]);
-      }
-    }
+    update_step(hot, PARTNER_ARG, update_a, AF_ARG, X_ARG);
 #endif
     // Every lane is done with this stage (and, fetch=registers, with its transposed row, which the
     // fix-up reads after the argmin) before the next step refills it.
     __syncwarp();
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
   }
+#if DEFERRED
+  update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
+#endif
   cp_async_wait<0>();
 
   // Inertia: warp totals meet in shared memory and each block adds one FP64 atomic per K.
@@ -1821,7 +1787,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Each warp's sums go to its own (now idle) ring as plain stores: every (slot, dim) is one
   // lane's, so no shared atomics (float ones are CAS loops, contended by every warp of the
   // block). The ring holds ≥ 64·NDIM floats ≥ SUMK·NDIM.
-  FLUSH_COUNTS();
+  flush_counts(tile_counts, block_counts, g, t);
 #if UPDATE_F16
   // Column c's one-hot value was 2^(c-24) and the points were scaled by x_scale (a power of
   // two): both come off exactly here.
@@ -1836,21 +1802,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Rows are slots (16p + g and 16p + 8 + g, one-hot value 2^(g-24) for both), columns the
   // features 2t, 2t+1.
   {
+    const float unscale_row = __int_as_float((127 + 24 - g) << 23) / x_scale;
 #pragma unroll
     for (int p = 0; p < PAIRS; ++p) {
       const int slot0 = 16 * p + g, slot1 = slot0 + 8;
-      const float unscale_row0 = row_unscale(2 * p, g) / x_scale, unscale_row1 = row_unscale(2 * p + 1, g) / x_scale;
-#pragma unroll
-      for (int fh = 0; fh < T_HALVES; ++fh) {
-        const int feature = 8 * fh + 2 * t;
-        if (slot0 < SUMK) {
-          ring[slot0 * FEATS + feature] = acc[fh][p][0] * unscale_row0;
-          ring[slot0 * FEATS + feature + 1] = acc[fh][p][1] * unscale_row0;
-        }
-        if (slot1 < SUMK) {
-          ring[slot1 * FEATS + feature] = acc[fh][p][2] * unscale_row1;
-          ring[slot1 * FEATS + feature + 1] = acc[fh][p][3] * unscale_row1;
-        }
+      if (slot0 < SUMK) {
+        ring[slot0 * FEATS + 2 * t] = acc[0][p][0] * unscale_row;
+        ring[slot0 * FEATS + 2 * t + 1] = acc[0][p][1] * unscale_row;
+      }
+      if (slot1 < SUMK) {
+        ring[slot1 * FEATS + 2 * t] = acc[0][p][2] * unscale_row;
+        ring[slot1 * FEATS + 2 * t + 1] = acc[0][p][3] * unscale_row;
       }
     }
   }
