@@ -488,6 +488,27 @@ TEST(TensorMultiKCompile, ScaledFp16UpdateAndTf32UpdateCompileForHopperWithoutSp
   }
 }
 
+// distance=tf32x3 with update=f16 (the form `auto` picks for N=8 K=3..7 on some tuned buckets)
+// shares no operands between the products, so macros that only the f16x2 distance defines must
+// not reach its code: a session-20 experiment did, and only the device tests caught it.
+TEST(TensorMultiKCompile, Tf32DistanceWithFp16UpdateCompilesForHopperAndAmpere) {
+  const Variant& variant = Registry::instance().get("tensor-multik");
+  for (const int cc_major : {9, 8}) {
+    const DeviceInfo device = fake_gpu(cc_major, 0);
+    for (const Problem& problem : {shape(8, 3, 7), shape(4, 3, 5), shape(8, 16, 16)}) {
+      SCOPED_TRACE(problem.str() + " sm_" + std::to_string(cc_major) + "0");
+      Params params = resolve_params(variant, problem, device, Params::object());
+      params["distance"] = "tf32x3";
+      params["update"] = "f16";
+      params["fetch"] = "ring";        // fetch=registers needs the FP16 distance
+      params["operands"] = "per-step";  // and prepared operands need fetch=registers
+      ASSERT_FALSE(variant.can_implement(problem, device).has_value());
+      const int spilled = spill_store_bytes(tensor_multik::compile_report(problem, params, cc_major, 0));
+      EXPECT_GE(spilled, 0);  // negative: the specialisation did not compile
+    }
+  }
+}
+
 Dataset constant_data(float value) {
   Dataset data;
   data.m = 4;
