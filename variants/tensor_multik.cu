@@ -196,7 +196,12 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // they measured 3-6 % faster (H200, session 19 calls 1-5), while N=8 K=3..7, at its 128-register
 // cap, ran 1 % slower, and N=16 (operands=per-step) and N=8 with group_min=int spill 4-16 bytes
 // (NVRTC, sm_90).
-#define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED && BLOCK * MIN_BLOCKS > 512)
+// LEAN_STEP_ANY_BLOCK=1 (experiments): the lean step at every block shape its forms allow.
+#ifndef LEAN_STEP_ANY_BLOCK
+#define LEAN_STEP_ANY_BLOCK 0
+#endif
+#define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED && \
+                   (LEAN_STEP_ANY_BLOCK || BLOCK * MIN_BLOCKS > 512))
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
   const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
