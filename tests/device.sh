@@ -219,7 +219,8 @@ PY
           >$OUT/raw/balance-$tag.csv 2>$OUT/raw/balance-$tag.log
         python3 - $OUT/raw/balance-$tag.csv "$tag" <<'PY' | tee -a $OUT/balance.txt
 import csv, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+# (mkbench's own table shares stdout: only ncu's header and metric rows are kept.)
+rows = [r for r in csv.reader(open(sys.argv[1])) if "Metric Name" in r or (len(r) > 14 and r[0].isdigit())]
 if len(rows) < 2: print(sys.argv[2], "no metrics (see raw/balance log)"); sys.exit()
 h = rows[0]; v = {r[h.index("Metric Name")]: r[h.index("Metric Value")].replace(",", "") for r in rows[1:]}
 f = lambda k: float(v.get(k, "nan"))

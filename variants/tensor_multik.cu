@@ -162,6 +162,24 @@ typedef unsigned long long hot_t;
 #define DEFERRED_UPDATE (LEAN_STEP && !PREPARED_RING)
 #endif
 #define DEFERRED (DEFERRED_UPDATE && PREPARED_OPERANDS && UPDATE_F16 && DIST_F16 && EARLY_PARTNER)
+// DYNAMIC_STEPS: each block owns a contiguous range of steps and its warps take them two at a
+// time from a shared counter, instead of every warp a fixed grid-strided share. With fixed
+// shares the warp scheduler's favourites finish early and the SM runs its last stretch with
+// fewer warps (ncu, H200: 5.23 of 6 warps per scheduler at N=4 K=3..5, 3.77 of 4 at N=8
+// K=3..7). Operands=prepared with fetch=registers only (the look-ahead of the loads and the L2
+// prefetch follows each warp's queue of claimed steps).
+#ifndef DYNAMIC_STEPS
+#define DYNAMIC_STEPS 0
+#endif
+// N=4 (fetch=registers): the words are loaded two steps ahead, not one. Its step is short
+// (~150 instructions) and it waited on those loads (long scoreboard 2.0 cycles per instruction,
+// session 16); the step loop is unrolled by 2 so that the two register sets trade roles
+// without moves (a move would wait on the load as the use does). 80 registers, its cap at
+// 384 × 2; N=8 has no registers to spare at 128. H200, same call: 0.281 → 0.273 ms (session 17).
+#define TWO_AHEAD (PREPARED_OPERANDS && !PREPARED_RING && NDIM == 4)
+#define DYNAMIC (DYNAMIC_STEPS && PREPARED_OPERANDS && FETCH_REGS && !PREPARED_RING)
+// How many steps ahead of the one it computes a warp loads.
+#define LOAD_AHEAD (TWO_AHEAD ? 2 : 1)
 
 // D = A·B + D (accumulate) and D = A·B + C (first product of a tile, C = the tile's ‖c‖²
 // quad straight from shared memory, so no register moves build the initial accumulator).
@@ -528,6 +546,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __shared__ float4 s_norm_quads[NT * 4];
   __shared__ float s_max_norm;
   __shared__ unsigned s_ticket;
+#if DYNAMIC
+  __shared__ unsigned s_next_step;  // the block's next unclaimed step
+#endif
 #if CFRAG_SHARED && DIST_F16
   __shared__ uint4 s_bfrag[NT * KT * 32];  // lane's {c_hi0, c_hi1, c_lo0, c_lo1} of tile j, k-step kt
 #elif CFRAG_SHARED
@@ -560,6 +581,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
   const int last_step_points = (int)(m - 32LL * (steps - 1));
+#if DYNAMIC
+  // Pairs of steps: ranges start even, and a last odd step is paired with one past the end,
+  // which no lane counts (valid) and whose loads are clamped.
+  const int pairs = (steps + 1) / 2;
+  const int block_first_step = 2 * (int)((long long)pairs * blockIdx.x / gridDim.x);
+  const int block_end_step = 2 * (int)((long long)pairs * (blockIdx.x + 1) / gridDim.x);
+#endif
 #if LEAN_STEP
   // This lane's point is real below this step: one compare a step. (Pinned: from `steps` and
   // the lane, ptxas rebuilt the 64-bit last-step count every N=4 step, 6 instructions of 145,
@@ -611,6 +639,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
   for (int s = threadIdx.x; s < SUMK; s += BLOCK) block_counts[s] = 0u;
   if (threadIdx.x == 0) s_max_norm = 0.f;
+#if DYNAMIC
+  // Every warp starts with two pairs of its own; the counter hands out the rest of the block's
+  // range.
+  if (threadIdx.x == 0) s_next_step = (unsigned)(block_first_step + 4 * WARPS);
+#endif
 #if PREPARED_OPERANDS
   // Prepared points are centred on the data's mean μ (their operands hold fl(x − μ)): the
   // distance product and ‖c‖² use fl(c − μ) the same way, while s_c keeps the exact centroids
@@ -791,12 +824,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   uint4 frag_words[FRAG_VECS];
   float next_xx;
   const int last_step = BLOCK * MIN_BLOCKS <= 512 ? (int)PIN_IF_ROOM(steps - 1) : steps - 1;  // (pinned: else recomputed every step)
-// N=4 (fetch=registers): the words are loaded two steps ahead, not one. Its step is short
-// (~150 instructions) and it waited on those loads (long scoreboard 2.0 cycles per instruction,
-// session 16); the step loop is unrolled by 2 so that the two register sets trade roles
-// without moves (a move would wait on the load as the use does). 80 registers, its cap at
-// 384 × 2; N=8 has no registers to spare at 128. H200, same call: 0.281 → 0.273 ms (session 17).
-#define TWO_AHEAD (PREPARED_OPERANDS && !PREPARED_RING && NDIM == 4)
 #if TWO_AHEAD
   uint4 words_ahead[FRAG_VECS];
   float xx_ahead;
@@ -847,13 +874,25 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   cp_async_wait<STAGES - 1>();
   read_ring(0u);
 #define FETCH_DEPTH STAGES
-#elif TWO_AHEAD
-  load_fragment_pairs(min(warp_global, steps - 1));
-  load_fragment_pairs(min(warp_global + warps_total, steps - 1));
+#else
+#if DYNAMIC
+  // The warp computes the pair at `pair` and loads ahead into `next_pair` (its own two first
+  // pairs, then claimed ones). A pair past the block's range ends the loop when it becomes
+  // `pair`; loaded before that, it is clamped like the grid-strided steps.
+  int pair = block_first_step + 2 * warp, next_pair = pair + 2 * WARPS;
+#define AHEAD_STEP(a) (LOAD_AHEAD == 2 ? ((a) == 0 ? pair : pair + 1) : pair)
+#else
+#define AHEAD_STEP(a) (warp_global + (a) * warps_total)
+#endif
+#if TWO_AHEAD
+  load_fragment_pairs(min(AHEAD_STEP(0), steps - 1));
+  load_fragment_pairs(min(AHEAD_STEP(1), steps - 1));
 #define FETCH_DEPTH 2
 #else
-  load_fragment_pairs(min(warp_global, steps - 1));
+  load_fragment_pairs(min(AHEAD_STEP(0), steps - 1));
 #define FETCH_DEPTH 1
+#endif
+#undef AHEAD_STEP
 #endif
   // The loads above reach FETCH_DEPTH steps ahead; one (fetch=registers) covers a DRAM round
   // trip only partly: with the step shortened, N=4 stalled 2 cycles per instruction on them
@@ -1089,10 +1128,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int r = 0; r < 4; ++r) pending_a[i][r] = 0u;
 #endif
   int ring_slot = 0;
+#if DYNAMIC
+  while (pair < block_end_step) {
+    // The two steps of a pair as one unrolled body: the load-ahead index of each is static.
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int step = pair + half;
+    const int dynamic_load_step = LOAD_AHEAD == 2 ? next_pair + half : half == 0 ? pair + 1 : next_pair;
+#else
 #if TWO_AHEAD
 #pragma unroll 2
 #endif
   for (int step = warp_global; step < steps; step += warps_total) {
+#endif
 #if !FETCH_REGS
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
     cp_async_wait<STAGES - 1>();
@@ -1101,6 +1149,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
 #if LEAN_STEP
     const bool valid = step < lane_steps;
+#elif DYNAMIC
+    // (A pair's second step may lie one past the last.)
+    const bool valid = step < steps - 1 || (step == steps - 1 && lane < last_step_points);
 #else
     const bool valid = step < steps - 1 || lane < last_step_points;
 #endif
@@ -1363,14 +1414,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         cp_async_wait<STAGES - 1>();
         read_ring(ring_slot_bytes);
 #else
-#if TWO_AHEAD
+#if DYNAMIC
+        load_fragment_pairs(min(dynamic_load_step, last_step));
+#elif TWO_AHEAD
         load_fragment_pairs((int)min((unsigned)step + 2u * (unsigned)warps_total, (unsigned)last_step));
 #else
         // (The signed form: the unsigned one above measured 0.5 % slower at N=8, session 17 call 3.)
         load_fragment_pairs(min(step + warps_total, last_step));
 #endif
 #endif
-#if PREFETCH_AHEAD
+#if PREFETCH_AHEAD && DYNAMIC
+        // The block's warps take its steps in about the order of the counter, so the step
+        // PREFETCH_AHEAD rounds of its warps beyond the one loaded is one a warp loads later:
+        // together they prefetch the whole range.
+        prefetch_to_l2(min(dynamic_load_step + PREFETCH_AHEAD * 2 * WARPS, last_step));
+#elif PREFETCH_AHEAD
         // (Unsigned: no overflow near 2^31 steps.)
         prefetch_to_l2((int)min((unsigned)step + (FETCH_DEPTH + PREFETCH_AHEAD) * (unsigned)warps_total, (unsigned)last_step));
 #endif
@@ -1767,6 +1825,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // fix-up reads after the argmin) before the next step refills it.
     __syncwarp();
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
+#if DYNAMIC
+    if (half == 1) {
+      // The next pair is claimed at the end of a step and first used by the next step's loads,
+      // after its distance products. Lane 0 claims and the warp reads its answer.
+      unsigned claimed = 0u;
+      if (lane == 0) claimed = atomicAdd(&s_next_step, 2u);
+      pair = next_pair;
+      next_pair = (int)__shfl_sync(FULL_MASK, claimed, 0);
+    }
+  }
+#endif
   }
 #if DEFERRED
   update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
@@ -2451,7 +2520,9 @@ class TensorMultiK : public Variant {
     std::vector<nlohmann::json> grids{0};
     for (int factor : {1, 2, 3, 4, 6, 8}) grids.push_back(int64_t(factor) * sms);
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
-    space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block"});
+    // 640 and 768: one block per SM at 96 and 80 registers (with DYNAMIC_STEPS, every warp of
+    // the SM then draws its steps from one counter).
+    space.axes.push_back({"block", {128, 256, 384, 512, 640, 768}, "threads per block"});
     // 5 and 6 (20 and 24 warps of 128-thread blocks at 96 and 80 registers) measured 7-15 %
     // slower at N=8 K=3..7 and 11 % at N=4 K=3..5 (session 9), so the space stops at 4.
     space.axes.push_back({"min_blocks", {1, 2, 3, 4},
