@@ -2522,7 +2522,7 @@ class TensorMultiK : public Variant {
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
     // 640 and 768: one block per SM at 96 and 80 registers (with DYNAMIC_STEPS, every warp of
     // the SM then draws its steps from one counter).
-    space.axes.push_back({"block", {128, 256, 384, 512, 640, 768}, "threads per block"});
+    space.axes.push_back({"block", {128, 256, 384, 512, 576, 640, 704, 768}, "threads per block"});
     // 5 and 6 (20 and 24 warps of 128-thread blocks at 96 and 80 registers) measured 7-15 %
     // slower at N=8 K=3..7 and 11 % at N=4 K=3..5 (session 9), so the space stops at 4.
     space.axes.push_back({"min_blocks", {1, 2, 3, 4},
