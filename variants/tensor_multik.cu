@@ -155,31 +155,14 @@ typedef unsigned long long hot_t;
 // block, beside that step's distance MMAs, loads and transposes, so ptxas can overlap the two
 // dependency chains in one warp; the last step's runs after the loop. Until then the step's
 // one-hot word, partner word and update operands wait in registers. On by default where the
-// lean step is (the 80-register prepared forms): H200, same binary, N=4 K=3..5 0.2640 → 0.2585 ms,
-// N=8 K=16 0.0929 → 0.0918 (session 20 call 2). N=8 K=3..7 at its 128-register cap spills 8
-// bytes with it and ran 4 % slower; the prepared ring spills 24 (NVRTC, sm_90).
+// lean step is: H200, same binary, N=4 K=3..5 0.2640 → 0.2585 ms, N=8 K=16 0.0929 → 0.0918
+// (session 20 call 2). N=8 K=3..7 without the lean step spills 8 bytes with it at its
+// 128-register cap and ran 4 % slower (with it: no spill, see LEAN_STEP); the prepared ring
+// spills 24 (NVRTC, sm_90).
 #ifndef DEFERRED_UPDATE
 #define DEFERRED_UPDATE (LEAN_STEP && !PREPARED_RING)
 #endif
 #define DEFERRED (DEFERRED_UPDATE && PREPARED_OPERANDS && UPDATE_F16 && DIST_F16 && EARLY_PARTNER)
-// DYNAMIC_STEPS: each block owns a contiguous range of steps and its warps take them two at a
-// time from a shared counter, instead of every warp a fixed grid-strided share. With fixed
-// shares the warp scheduler's favourites finish early and the SM runs its last stretch with
-// fewer warps (ncu, H200: 5.23 of 6 warps per scheduler at N=4 K=3..5, 3.77 of 4 at N=8
-// K=3..7). Operands=prepared with fetch=registers only (the look-ahead of the loads and the L2
-// prefetch follows each warp's queue of claimed steps).
-#ifndef DYNAMIC_STEPS
-#define DYNAMIC_STEPS 0
-#endif
-// N=4 (fetch=registers): the words are loaded two steps ahead, not one. Its step is short
-// (~150 instructions) and it waited on those loads (long scoreboard 2.0 cycles per instruction,
-// session 16); the step loop is unrolled by 2 so that the two register sets trade roles
-// without moves (a move would wait on the load as the use does). 80 registers, its cap at
-// 384 × 2; N=8 has no registers to spare at 128. H200, same call: 0.281 → 0.273 ms (session 17).
-#define TWO_AHEAD (PREPARED_OPERANDS && !PREPARED_RING && NDIM == 4)
-#define DYNAMIC (DYNAMIC_STEPS && PREPARED_OPERANDS && FETCH_REGS && !PREPARED_RING)
-// How many steps ahead of the one it computes a warp loads.
-#define LOAD_AHEAD (TWO_AHEAD ? 2 : 1)
 
 // D = A·B + D (accumulate) and D = A·B + C (first product of a tile, C = the tile's ‖c‖²
 // quad straight from shared memory, so no register moves build the initial accumulator).
@@ -209,17 +192,20 @@ __device__ __forceinline__ unsigned pinned(unsigned v) { return __shfl_sync(FULL
 // LEAN_STEP: forms that save instructions a step but cost registers or change ptxas's schedule:
 // the window as one FMA on ‖x‖² (its coefficient held beside its constant, no square root), the
 // lane's step limit held (one compare), the fix-up test without short-circuits (no branch), the
-// guard's multiply inside the fix-up, and the fold's test as a warp vote. Only the prepared forms
-// at 80 registers (block·min_blocks 768: N=4 K=3..5 and N=8 K=16 by default) take them: there
-// they measured 3-6 % faster (H200, session 19 calls 1-5), while N=8 K=3..7, at its 128-register
-// cap, ran 1 % slower, and N=16 (operands=per-step) and N=8 with group_min=int spill 4-16 bytes
-// (NVRTC, sm_90).
+// guard's multiply inside the fix-up, and the fold's test as a warp vote. The prepared forms with
+// more than 512 threads per SM take them (N=4 K=3..5 and N=8 K=16 by default): there they
+// measured 3-6 % faster (H200, session 19 calls 1-5). N=8 K=3..7 (256 × 2, 128 registers) ran
+// 1 % slower with them alone (session 19) but, together with the deferred update they bring,
+// 1 % faster: 0.5104-0.5157 against 0.5148-0.5201 ms in three calls (session 21); with
+// scaled points (scale=on) it spills 8 bytes. N=16 (operands=per-step) and N=8 with
+// group_min=int spill 4-16 bytes with them (NVRTC, sm_90).
 // LEAN_STEP_ANY_BLOCK=1 (experiments): the lean step at every block shape its forms allow.
 #ifndef LEAN_STEP_ANY_BLOCK
 #define LEAN_STEP_ANY_BLOCK 0
 #endif
-#define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED && \
-                   (LEAN_STEP_ANY_BLOCK || BLOCK * MIN_BLOCKS > 512))
+#define LEAN_STEP (DIST_F16 && PREPARED_OPERANDS && !INT_GROUP_MIN && PIN_IF_ROOM_ENABLED &&           \
+                   (LEAN_STEP_ANY_BLOCK || BLOCK * MIN_BLOCKS > 512 ||                               \
+                    (BLOCK * MIN_BLOCKS == 512 && NDIM == 8 && NT == 4 && !DSCALE)))
 __device__ __forceinline__ const float* pinned_pointer(const float* p) {
   if (!PIN_IF_ROOM_ENABLED) return p;
   const unsigned long long bits = reinterpret_cast<unsigned long long>(p);
@@ -546,9 +532,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __shared__ float4 s_norm_quads[NT * 4];
   __shared__ float s_max_norm;
   __shared__ unsigned s_ticket;
-#if DYNAMIC
-  __shared__ unsigned s_next_step;  // the block's next unclaimed step
-#endif
 #if CFRAG_SHARED && DIST_F16
   __shared__ uint4 s_bfrag[NT * KT * 32];  // lane's {c_hi0, c_hi1, c_lo0, c_lo1} of tile j, k-step kt
 #elif CFRAG_SHARED
@@ -581,13 +564,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   // Step indices fit 32 bits up to 2^36 points; only the last step can be partial.
   const int steps = (int)((m + 31) / 32);
   const int last_step_points = (int)(m - 32LL * (steps - 1));
-#if DYNAMIC
-  // Pairs of steps: ranges start even, and a last odd step is paired with one past the end,
-  // which no lane counts (valid) and whose loads are clamped.
-  const int pairs = (steps + 1) / 2;
-  const int block_first_step = 2 * (int)((long long)pairs * blockIdx.x / gridDim.x);
-  const int block_end_step = 2 * (int)((long long)pairs * (blockIdx.x + 1) / gridDim.x);
-#endif
 #if LEAN_STEP
   // This lane's point is real below this step: one compare a step. (Pinned: from `steps` and
   // the lane, ptxas rebuilt the 64-bit last-step count every N=4 step, 6 instructions of 145,
@@ -639,11 +615,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
   for (int s = threadIdx.x; s < SUMK; s += BLOCK) block_counts[s] = 0u;
   if (threadIdx.x == 0) s_max_norm = 0.f;
-#if DYNAMIC
-  // Every warp starts with two pairs of its own; the counter hands out the rest of the block's
-  // range.
-  if (threadIdx.x == 0) s_next_step = (unsigned)(block_first_step + 4 * WARPS);
-#endif
 #if PREPARED_OPERANDS
   // Prepared points are centred on the data's mean μ (their operands hold fl(x − μ)): the
   // distance product and ‖c‖² use fl(c − μ) the same way, while s_c keeps the exact centroids
@@ -824,6 +795,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   uint4 frag_words[FRAG_VECS];
   float next_xx;
   const int last_step = BLOCK * MIN_BLOCKS <= 512 ? (int)PIN_IF_ROOM(steps - 1) : steps - 1;  // (pinned: else recomputed every step)
+// N=4 (fetch=registers): the words are loaded two steps ahead, not one. Its step is short
+// (~150 instructions) and it waited on those loads (long scoreboard 2.0 cycles per instruction,
+// session 16); the step loop is unrolled by 2 so that the two register sets trade roles
+// without moves (a move would wait on the load as the use does). 80 registers, its cap at
+// 384 × 2; N=8 has no registers to spare at 128. H200, same call: 0.281 → 0.273 ms (session 17).
+#define TWO_AHEAD (PREPARED_OPERANDS && !PREPARED_RING && NDIM == 4)
 #if TWO_AHEAD
   uint4 words_ahead[FRAG_VECS];
   float xx_ahead;
@@ -874,25 +851,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   cp_async_wait<STAGES - 1>();
   read_ring(0u);
 #define FETCH_DEPTH STAGES
-#else
-#if DYNAMIC
-  // The warp computes the pair at `pair` and loads ahead into `next_pair` (its own two first
-  // pairs, then claimed ones). A pair past the block's range ends the loop when it becomes
-  // `pair`; loaded before that, it is clamped like the grid-strided steps.
-  int pair = block_first_step + 2 * warp, next_pair = pair + 2 * WARPS;
-#define AHEAD_STEP(a) (LOAD_AHEAD == 2 ? ((a) == 0 ? pair : pair + 1) : pair)
-#else
-#define AHEAD_STEP(a) (warp_global + (a) * warps_total)
-#endif
-#if TWO_AHEAD
-  load_fragment_pairs(min(AHEAD_STEP(0), steps - 1));
-  load_fragment_pairs(min(AHEAD_STEP(1), steps - 1));
+#elif TWO_AHEAD
+  load_fragment_pairs(min(warp_global, steps - 1));
+  load_fragment_pairs(min(warp_global + warps_total, steps - 1));
 #define FETCH_DEPTH 2
 #else
-  load_fragment_pairs(min(AHEAD_STEP(0), steps - 1));
+  load_fragment_pairs(min(warp_global, steps - 1));
 #define FETCH_DEPTH 1
-#endif
-#undef AHEAD_STEP
 #endif
   // The loads above reach FETCH_DEPTH steps ahead; one (fetch=registers) covers a DRAM round
   // trip only partly: with the step shortened, N=4 stalled 2 cycles per instruction on them
@@ -1128,19 +1093,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int r = 0; r < 4; ++r) pending_a[i][r] = 0u;
 #endif
   int ring_slot = 0;
-#if DYNAMIC
-  while (pair < block_end_step) {
-    // The two steps of a pair as one unrolled body: the load-ahead index of each is static.
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int step = pair + half;
-    const int dynamic_load_step = LOAD_AHEAD == 2 ? next_pair + half : half == 0 ? pair + 1 : next_pair;
-#else
 #if TWO_AHEAD
 #pragma unroll 2
 #endif
   for (int step = warp_global; step < steps; step += warps_total) {
-#endif
 #if !FETCH_REGS
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
     cp_async_wait<STAGES - 1>();
@@ -1149,9 +1105,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
 #if LEAN_STEP
     const bool valid = step < lane_steps;
-#elif DYNAMIC
-    // (A pair's second step may lie one past the last.)
-    const bool valid = step < steps - 1 || (step == steps - 1 && lane < last_step_points);
 #else
     const bool valid = step < steps - 1 || lane < last_step_points;
 #endif
@@ -1414,21 +1367,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         cp_async_wait<STAGES - 1>();
         read_ring(ring_slot_bytes);
 #else
-#if DYNAMIC
-        load_fragment_pairs(min(dynamic_load_step, last_step));
-#elif TWO_AHEAD
+#if TWO_AHEAD
         load_fragment_pairs((int)min((unsigned)step + 2u * (unsigned)warps_total, (unsigned)last_step));
 #else
         // (The signed form: the unsigned one above measured 0.5 % slower at N=8, session 17 call 3.)
         load_fragment_pairs(min(step + warps_total, last_step));
 #endif
 #endif
-#if PREFETCH_AHEAD && DYNAMIC
-        // The block's warps take its steps in about the order of the counter, so the step
-        // PREFETCH_AHEAD rounds of its warps beyond the one loaded is one a warp loads later:
-        // together they prefetch the whole range.
-        prefetch_to_l2(min(dynamic_load_step + PREFETCH_AHEAD * 2 * WARPS, last_step));
-#elif PREFETCH_AHEAD
+#if PREFETCH_AHEAD
         // (Unsigned: no overflow near 2^31 steps.)
         prefetch_to_l2((int)min((unsigned)step + (FETCH_DEPTH + PREFETCH_AHEAD) * (unsigned)warps_total, (unsigned)last_step));
 #endif
@@ -1825,17 +1771,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // fix-up reads after the argmin) before the next step refills it.
     __syncwarp();
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
-#if DYNAMIC
-    if (half == 1) {
-      // The next pair is claimed at the end of a step and first used by the next step's loads,
-      // after its distance products. Lane 0 claims and the warp reads its answer.
-      unsigned claimed = 0u;
-      if (lane == 0) claimed = atomicAdd(&s_next_step, 2u);
-      pair = next_pair;
-      next_pair = (int)__shfl_sync(FULL_MASK, claimed, 0);
-    }
-  }
-#endif
   }
 #if DEFERRED
   update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
@@ -2520,9 +2455,8 @@ class TensorMultiK : public Variant {
     std::vector<nlohmann::json> grids{0};
     for (int factor : {1, 2, 3, 4, 6, 8}) grids.push_back(int64_t(factor) * sms);
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
-    // 640 and 768: one block per SM at 96 and 80 registers (with DYNAMIC_STEPS, every warp of
-    // the SM then draws its steps from one counter).
-    space.axes.push_back({"block", {128, 256, 384, 512, 576, 640, 704, 768}, "threads per block"});
+    // 640 and 768: one block per SM at 96 and 80 registers. N=4 K=3..5 takes 640 × 1 (below).
+    space.axes.push_back({"block", {128, 256, 384, 512, 640, 768}, "threads per block"});
     // 5 and 6 (20 and 24 warps of 128-thread blocks at 96 and 80 registers) measured 7-15 %
     // slower at N=8 K=3..7 and 11 % at N=4 K=3..5 (session 9), so the space stops at 4.
     space.axes.push_back({"min_blocks", {1, 2, 3, 4},
@@ -2616,7 +2550,8 @@ class TensorMultiK : public Variant {
   // Occupancy is set by registers: the resident centroid tiles and update accumulators grow
   // with tiles = ceil(ΣK/8)·ceil(N/8), and sm_90 ptxas (tests/test_tensor_multik.cpp keeps
   // it honest) fits them without spilling as follows:
-  //   tiles ≤ 2 (N=4 K=3..5, N=8 K=16): ≤ 80 registers → block 384 × 2 = 24 warps per SM;
+  //   tiles ≤ 2 (N=4 K=3..5, N=8 K=16): ≤ 80 registers → block 384 × 2 = 24 warps per SM
+  //   (N ≤ 4 with prepared operands: 640 × 1, below);
   //   tiles ≤ 4 (N=8 K=3..7: 140 uncapped): 128 → block 256 × 2 = 16 warps;
   //   more (N=16 K=3..7: 168 with register fragments): the centroid operands move to shared
   //   memory (fragments=shared, 128 registers without spilling) → block 512 × 1 = 16 warps:
@@ -2676,6 +2611,11 @@ class TensorMultiK : public Variant {
     // every distance was slower, 0.514 → 0.521 and 0.098 → 0.104 at 1 (H200, session 16, same
     // call). (Loading the words through the non-coherent path instead of __ldcg cost N=4 3 %.)
     if (params.at("operands") == "prepared" && problem.n <= 4) params["prefetch"] = 1;
+    // N ≤ 4 with prepared operands needs ~94 registers with the lean step and the deferred
+    // update: 640 × 1 (20 warps at 96) beat 384 × 2 (24 at 80, its cap): N=4 K=3..5 0.2510-0.2521
+    // against 0.2564-0.2589 ms in two calls; 576 × 1 ran 0.273-0.275 and 704 × 1 (80 registers)
+    // 0.265-0.268 (H200, session 21, same calls).
+    if (params.at("operands") == "prepared" && problem.n <= 4 && tiles <= 2) params["block"] = 640, params["min_blocks"] = 1;
     return params;
   }
 
