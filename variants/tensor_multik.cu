@@ -2612,9 +2612,9 @@ class TensorMultiK : public Variant {
     // call). (Loading the words through the non-coherent path instead of __ldcg cost N=4 3 %.)
     if (params.at("operands") == "prepared" && problem.n <= 4) params["prefetch"] = 1;
     // N ≤ 4 with prepared operands needs ~94 registers with the lean step and the deferred
-    // update: 640 × 1 (20 warps at 96) beat 384 × 2 (24 at 80, its cap): N=4 K=3..5 0.2510-0.2521
-    // against 0.2564-0.2589 ms in two calls; 576 × 1 ran 0.273-0.275 and 704 × 1 (80 registers)
-    // 0.265-0.268 (H200, session 21, same calls).
+    // update: 640 × 1 (20 warps at 96) beat 384 × 2 (24 at 80, its cap): N=4 K=3..5 0.2510-0.2531
+    // against 0.2564-0.2599 ms in three calls; 576 × 1 ran 0.273-0.275 and 704 × 1 (80 registers)
+    // 0.265-0.268 (H200, session 21, same calls). Not measured on other GPUs.
     if (params.at("operands") == "prepared" && problem.n <= 4 && tiles <= 2) params["block"] = 640, params["min_blocks"] = 1;
     return params;
   }
