@@ -606,6 +606,24 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) fetch_next();
 #endif
+// operands=prepared, the same for its register loads (experiment): the first FETCH_DEPTH steps'
+// words go out before the centroid load, and the prologue's round trips hide them.
+#ifndef EARLY_PREPARED_FETCH
+#define EARLY_PREPARED_FETCH 0
+#endif
+#define EARLY_PREPARED (EARLY_PREPARED_FETCH && PREPARED_OPERANDS && !PREPARED_RING)
+#if EARLY_PREPARED
+  constexpr int kEarlySteps = NDIM == 4 ? 2 : 1;  // TWO_AHEAD's depth
+  uint4 early_words[kEarlySteps][FRAG_VECS];
+  float early_xx[kEarlySteps];
+#pragma unroll
+  for (int a = 0; a < kEarlySteps; ++a) {
+    const long long first = min(warp_global + a * warps_total, steps - 1);
+#pragma unroll
+    for (int r = 0; r < FRAG_VECS; ++r) early_words[a][r] = __ldcg(frag_layout + lane + first * (32 * FRAG_VECS) + 32 * r);
+    early_xx[a] = __ldcg(point_norms + lane + 32LL * first);
+  }
+#endif
 
 
 #if DSCALE
@@ -852,11 +870,25 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   read_ring(0u);
 #define FETCH_DEPTH STAGES
 #elif TWO_AHEAD
-  load_fragment_pairs(min(warp_global, steps - 1));
-  load_fragment_pairs(min(warp_global + warps_total, steps - 1));
-#define FETCH_DEPTH 2
+#if EARLY_PREPARED
+  static_assert(kEarlySteps == 2, "TWO_AHEAD is N=4's");
+#pragma unroll
+  for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = early_words[0][r], words_ahead[r] = early_words[1][r];
+  next_xx = early_xx[0], xx_ahead = early_xx[1];
 #else
   load_fragment_pairs(min(warp_global, steps - 1));
+  load_fragment_pairs(min(warp_global + warps_total, steps - 1));
+#endif
+#define FETCH_DEPTH 2
+#else
+#if EARLY_PREPARED
+  static_assert(kEarlySteps == 1, "one step ahead");
+#pragma unroll
+  for (int r = 0; r < FRAG_VECS; ++r) frag_words[r] = early_words[0][r];
+  next_xx = early_xx[0];
+#else
+  load_fragment_pairs(min(warp_global, steps - 1));
+#endif
 #define FETCH_DEPTH 1
 #endif
   // The loads above reach FETCH_DEPTH steps ahead; one (fetch=registers) covers a DRAM round
