@@ -16,6 +16,7 @@
 #include "harness/errors.hpp"
 #include "harness/metrics.hpp"
 #include "harness/reference.hpp"
+#include "harness/stream_hold.hpp"
 
 namespace mk {
 
@@ -112,8 +113,14 @@ void initialise_benchmark_library() {
 // CPU runs with steady_clock around iterate + synchronize.
 class IterationTimer {
  public:
-  IterationTimer(PreparedRun& run, bool on_gpu, int ordinal, void* flush_buffer, size_t flush_bytes)
-      : run_(run), on_gpu_(on_gpu), ordinal_(ordinal), flush_buffer_(flush_buffer), flush_bytes_(flush_bytes) {
+  IterationTimer(PreparedRun& run, bool on_gpu, int ordinal, void* flush_buffer, size_t flush_bytes,
+                 bool hide_launch_latency)
+      : run_(run),
+        on_gpu_(on_gpu),
+        ordinal_(ordinal),
+        flush_buffer_(flush_buffer),
+        flush_bytes_(flush_bytes),
+        hide_launch_latency_(hide_launch_latency) {
     if (on_gpu_) {
       stream_ = static_cast<cudaStream_t>(run.stream());
       cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
@@ -141,6 +148,8 @@ class IterationTimer {
       cuda_check(cudaMemsetAsync(flush_buffer_, int(flush_round_++ & 0xff), flush_bytes_, stream_),
                  "L2 flush");
     }
+    // Otherwise the start event fires on an idle stream while the host is still launching.
+    if (hide_launch_latency_) hold_stream(stream_, kLaunchHoldMicroseconds);
     cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
     run_.iterate(store_labels);
     cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
@@ -158,6 +167,7 @@ class IterationTimer {
   int ordinal_;
   void* flush_buffer_;
   size_t flush_bytes_;
+  bool hide_launch_latency_;
   unsigned flush_round_ = 1;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr;
@@ -282,7 +292,8 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
                   << " may be timed with warm L2\n";
     }
 
-    IterationTimer timer(*run, on_gpu, device.ordinal, flush.get(), flush.bytes());
+    row.timing.launch_latency_hidden = on_gpu && options.hide_launch_latency;
+    IterationTimer timer(*run, on_gpu, device.ordinal, flush.get(), flush.bytes(), row.timing.launch_latency_hidden);
     std::vector<double> samples, clocks;
     std::exception_ptr loop_failure;
     {

@@ -29,6 +29,9 @@ struct RowSpec {
 
 struct MeasureOptions {
   bool benchmark_console = false;  // let Google Benchmark print its own report (to stderr)
+  // GPU rows: hold the stream (hold_stream) before each sample's start event, so the events
+  // time the GPU's work and not the host's launch latency too.
+  bool hide_launch_latency = true;
 };
 
 // Never throws for refusals or device failures: those become rows with status

@@ -68,6 +68,7 @@ json timing_to_json(const Timing& t) {
   json j = {{"clock", t.clock},
             {"warmup", t.warmup},
             {"l2_flushed", t.l2_flushed},
+            {"launch_latency_hidden", t.launch_latency_hidden},
             {"samples_ms", t.samples_ms},
             {"sm_clock_mhz", t.sm_clock_mhz}};
   if (t.conversion_ms) j["conversion_ms"] = *t.conversion_ms;
@@ -81,6 +82,11 @@ Timing timing_from_json(const json& j, const std::string& where) {
   const json& flushed = member(j, "l2_flushed", where);
   if (!flushed.is_boolean()) throw InputError(where + ".l2_flushed: expected true or false");
   t.l2_flushed = flushed.get<bool>();
+  if (j.contains("launch_latency_hidden")) {
+    const json& hidden = j.at("launch_latency_hidden");
+    if (!hidden.is_boolean()) throw InputError(where + ".launch_latency_hidden: expected true or false");
+    t.launch_latency_hidden = hidden.get<bool>();
+  }
   t.samples_ms = numbers_at(j, "samples_ms", where);
   if (j.contains("sm_clock_mhz")) t.sm_clock_mhz = numbers_at(j, "sm_clock_mhz", where);
   if (j.contains("conversion_ms")) t.conversion_ms = number_at(j, "conversion_ms", where);

@@ -22,6 +22,9 @@ struct Timing {
   std::string clock = "cuda-event";  // cuda-event | steady-clock
   int warmup = 0;
   bool l2_flushed = false;
+  // The stream was held busy before each start event (MeasureOptions::hide_launch_latency);
+  // false in files written before the field existed.
+  bool launch_latency_hidden = false;
   std::vector<double> samples_ms;
   std::vector<double> sm_clock_mhz;  // one per sample when readable, else empty
   // A one-time conversion of the points that the run made before timing (tensor-multik operands=prepared),

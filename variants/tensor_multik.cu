@@ -35,6 +35,9 @@
 //            so one Lloyd iteration is one kernel launch (no memsets, no divide kernel).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -522,8 +525,40 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const float* __restrict__ points, long long m, float* centroids, double* sums, u64* counts_scratch,
     double* inertia_scratch, unsigned* blocks_done, u64* __restrict__ counts_out, double* __restrict__ inertia_out,
     int* __restrict__ labels, unsigned keep_mask, float x_scale, const uint4* __restrict__ frag_layout,
-    const float* __restrict__ point_norms, const float* __restrict__ point_shift, float key_bias) {
+    const float* __restrict__ point_norms, const float* __restrict__ point_shift, float key_bias,
+    unsigned long long* __restrict__ timeline) {
   extern __shared__ __align__(16) float smem[];
+  // TIMELINE=1 (a diagnostic, MKBENCH_TIMELINE): global-timer stamps of where each block's time
+  // goes, TIMELINE_FIELDS + WARPS per block (see the host's timeline dump), then the last block's
+  // finish.
+#ifndef TIMELINE
+#define TIMELINE 0
+#endif
+#define TIMELINE_FIELDS 5
+#if TIMELINE
+  // (The block's record is recomputed at each stamp from the parameter: a pointer held through
+  // the step loop spilled 48 bytes at N=8.)
+#define STAMP(field)                                                                        \
+  do {                                                                                      \
+    if (timeline) {                                                                         \
+      unsigned long long now_ns;                                                            \
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_ns));                            \
+      timeline[blockIdx.x * (TIMELINE_FIELDS + WARPS) + (field)] = now_ns;                  \
+    }                                                                                       \
+  } while (0)
+  if (threadIdx.x == 0) {
+    STAMP(1);
+    if (timeline) {
+      unsigned sm;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+      timeline[blockIdx.x * (TIMELINE_FIELDS + WARPS)] = sm;
+    }
+  }
+#else
+#define STAMP(field) \
+  do {               \
+  } while (0)
+#endif
   float* s_c = smem;                                   // SUMK × NDIM exact centroids
   float* s_norm = s_c + ((SUMK * NDIM + 3) & ~3);      // SUMK ‖c‖²
   float* warp_areas = s_norm + ((SUMK + 3) & ~3);     // WARPS × (stage ring + transpose buffer)
@@ -644,6 +679,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #define OPERAND_C(i) s_c[i]
 #endif
   __syncthreads();
+  // The centroids are in: their load is the prologue's one round trip. Not at 128 registers:
+  // there this stamp (here or after the prologue's last barrier) changed the step loop's
+  // allocation, 48 bytes of spill at N=8 K=3..7.
+#if BLOCK * MIN_BLOCKS > 512
+  if (threadIdx.x == 0) STAMP(2);
+#endif
   for (int s = threadIdx.x; s < SUMK; s += BLOCK) {
     float norm = 0.f;
     for (int d = 0; d < NDIM; ++d) norm = fmaf(OPERAND_C(s * NDIM + d), OPERAND_C(s * NDIM + d), norm);
@@ -1808,6 +1849,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
 #endif
   cp_async_wait<0>();
+  if (lane == 0) STAMP(TIMELINE_FIELDS + warp);
 
   // Inertia: warp totals meet in shared memory and each block adds one FP64 atomic per K.
   // (An atomic per warp put every warp of the grid on the same KCOUNT addresses at the end of
@@ -1820,6 +1862,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     if (lane == 0) warp_inertia[k] += value;
   }
   __syncthreads();  // every warp is done with its ring: the area holds the block's sums now
+  if (threadIdx.x == 0) STAMP(3);
   for (int k = threadIdx.x; k < KCOUNT; k += BLOCK) {
     double value = 0.0;
     for (int w = 0; w < WARPS; ++w) value += s_inertia[w * KCOUNT + k];
@@ -1924,6 +1967,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
                  : "memory");
     if (ticket == gridDim.x - 1) asm volatile("fence.acq_rel.gpu;" ::: "memory");
     s_ticket = ticket;
+    STAMP(4);
   }
   __syncthreads();
   if (s_ticket != gridDim.x - 1) return;
@@ -1951,6 +1995,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __syncthreads();  // every count is read before it is cleared
   for (int s = threadIdx.x; s < SUMK; s += BLOCK) counts_scratch[s] = 0ull;
   if (threadIdx.x == 0) *blocks_done = 0u;
+#if TIMELINE
+  if (threadIdx.x == 0 && timeline) {
+    unsigned long long now_ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_ns)::"memory");
+    timeline[gridDim.x * (TIMELINE_FIELDS + WARPS)] = now_ns;
+  }
+#endif
 }
 )MKSRC";
 
@@ -2040,13 +2091,14 @@ struct KernelConfig {
   bool store_labels = false;
   int prefetch_ahead = 0;  // operands=prepared: steps beyond the next one asked into L2 (0: none)
   bool int_group_min = false;  // group_min=int: keys biased non-negative, minimised as integers
+  bool timeline = false;       // MKBENCH_TIMELINE: the kernel stamps where each block's time goes
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
                     argmin_mask, f16_distance, fetch_registers, prepared_operands, prepared_ring, cc_major, cc_minor,
-                    store_labels, prefetch_ahead, int_group_min) <
+                    store_labels, prefetch_ahead, int_group_min, timeline) <
            std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
                     o.shared_fragments, o.argmin_mask, o.f16_distance, o.fetch_registers, o.prepared_operands,
-                    o.prepared_ring, o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead, o.int_group_min);
+                    o.prepared_ring, o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead, o.int_group_min, o.timeline);
   }
 };
 
@@ -2072,7 +2124,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
           << "\n#define TIE_SCALE " << window << "f\n#define GUARD_OVER_TIE " << kGuardOverTieScale << "f\n#define ABS_SCALE "
-          << abs_window_scale(config.n) << "f\n";
+          << abs_window_scale(config.n) << "f\n" << (config.timeline ? "#define TIMELINE 1\n" : "");
   gpu::RuntimeCompileRequest request{defines.str() + kTensorMultiKSource, "tensor_multik.cu", config.cc_major, config.cc_minor};
   request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
                         std::to_string(config.kmax) + " block=" + std::to_string(config.block) + " min_blocks=" +
@@ -2082,7 +2134,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         (config.argmin_mask ? " argmin=mask" : "") + (config.f16_distance ? " distance=f16x2" : "") +
                         (config.prepared_ring ? " fetch=ring" : config.fetch_registers ? " fetch=registers" : "") +
                         (config.prepared_operands ? " operands=prepared prefetch=" + std::to_string(config.prefetch_ahead) : "") +
-                        (config.int_group_min ? " group_min=int" : "") + (config.store_labels ? " labels" : "");
+                        (config.int_group_min ? " group_min=int" : "") + (config.store_labels ? " labels" : "") +
+                        (config.timeline ? " timeline" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
@@ -2323,9 +2376,13 @@ class TensorMultiKRun : public gpu::GpuRun {
       throw UnsupportedError("tensor-multik: " + *refusal);
     if (auto refusal = int_group_min_refusal(params)) throw UnsupportedError("tensor-multik: " + *refusal);
     config_ = config;
+    if (const char* path = std::getenv("MKBENCH_TIMELINE")) {
+      timeline_path_ = path;
+      config_.timeline = true;
+    }
     block_ = config.block;
     dynamic_smem_ = size_t(dynamic_smem_bytes(problem.n, problem.k.sum(), config.block, config.stages, ring_kind(params)));
-    kernel_ = loaded_kernel(config);
+    kernel_ = loaded_kernel(config_);
     const int64_t steps = (problem.m + 31) / 32;
     const int64_t useful_blocks = (steps + block_ / 32 - 1) / (block_ / 32);
     int64_t grid = params.at("grid").get<int64_t>();
@@ -2347,6 +2404,10 @@ class TensorMultiKRun : public gpu::GpuRun {
     counts_.allocate(size_t(sum_k), "tensor-multik counts");
     inertia_.allocate(size_t(problem.k.count()), "tensor-multik inertia");
     blocks_done_.allocate(1, "tensor-multik block counter");
+    if (config_.timeline) {
+      timeline_.allocate(size_t(grid_) * timeline_record() + 1, "tensor-multik timeline");
+      gpu::check(cudaMemsetAsync(timeline_.get(), 0, timeline_.bytes(), state_.stream()), "zero timeline");
+    }
     // The kernel leaves these zero for the next launch; only the first needs clearing.
     cudaStream_t stream = state_.stream();
     gpu::check(cudaMemsetAsync(sums_.get(), 0, sums_.bytes(), stream), "zero sums");
@@ -2355,6 +2416,10 @@ class TensorMultiKRun : public gpu::GpuRun {
     gpu::check(cudaMemsetAsync(blocks_done_.get(), 0, blocks_done_.bytes(), stream), "zero block counter");
     if (config.prepared_operands) prepare_operands_once(problem, data, steps, stream);
     gpu::check(cudaStreamSynchronize(stream), "tensor-multik scratch");
+  }
+
+  ~TensorMultiKRun() override {
+    if (timeline_.get()) write_timeline();
   }
 
   std::optional<double> conversion_ms() const override {
@@ -2377,11 +2442,12 @@ class TensorMultiKRun : public gpu::GpuRun {
     double* inertia = inertia_.get();
     unsigned* done = blocks_done_.get();
     const uint4* fragment_words = fragment_words_.get();
+    unsigned long long* timeline = timeline_.get();
     const float* point_norms = point_norms_.get();
     const float* point_shift = point_shift_.get();
     void* args[] = {&points,     &m,           &centroids,  &sums,       &counts,        &inertia,
                     &done,       &acc.counts,  &acc.inertia, &acc.labels, &keep_mask_,    &point_scale_,
-                    &fragment_words, &point_norms, &point_shift, &key_bias_};
+                    &fragment_words, &point_norms, &point_shift, &key_bias_, &timeline};
     const cudaKernel_t kernel = store_labels ? labels_kernel_ : kernel_;
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(grid_)), dim3(unsigned(block_)),
                                 args, dynamic_smem_, state_.stream()),
@@ -2434,6 +2500,39 @@ class TensorMultiKRun : public gpu::GpuRun {
     conversion_ms_ = ms;
   }
 
+  // Per block: SM, then global-timer ns at entry, after the prologue, after the loop's block
+  // barrier, at the ticket, then each warp's loop end (the kernel's TIMELINE_FIELDS + WARPS).
+  int64_t timeline_record() const { return 5 + block_ / 32; }
+
+  // MKBENCH_TIMELINE=file.csv: the last launch's stamps, one row per block, in ns after the first
+  // block's entry (the last block's finish in the header).
+  void write_timeline() const {
+    std::vector<unsigned long long> stamps(timeline_.size());
+    if (cudaStreamSynchronize(state_.stream()) != cudaSuccess ||
+        cudaMemcpy(stamps.data(), timeline_.get(), timeline_.bytes(), cudaMemcpyDeviceToHost) != cudaSuccess) {
+      std::fprintf(stderr, "mkbench: tensor-multik timeline: could not read it back\n");
+      return;
+    }
+    const int64_t record = timeline_record();
+    unsigned long long origin = ~0ull;
+    for (int64_t b = 0; b < grid_; ++b) origin = std::min(origin, stamps[size_t(b * record + 1)]);
+    std::ofstream out(timeline_path_);
+    out << "# tensor-multik timeline, grid " << grid_ << " x " << block_ << "; last block finished at "
+        << (stamps.back() - origin) << " ns\nblock,sm,entry_ns,prologue_ns,loop_barrier_ns,ticket_ns";
+    for (int w = 0; w < block_ / 32; ++w) out << ",warp" << w << "_loop_ns";
+    out << "\n";
+    for (int64_t b = 0; b < grid_; ++b) {
+      const unsigned long long* r = stamps.data() + b * record;
+      out << b << "," << r[0];
+      for (int64_t f = 1; f < record; ++f) {
+        out << ",";
+        if (r[f]) out << (long long)(r[f] - origin);  // (empty: a stamp this kernel shape leaves out)
+      }
+      out << "\n";
+    }
+    if (!out) std::fprintf(stderr, "mkbench: tensor-multik timeline: could not write %s\n", timeline_path_.c_str());
+  }
+
   KernelConfig config_{};
   cudaKernel_t kernel_ = nullptr;
   cudaKernel_t labels_kernel_ = nullptr;  // built by the first iteration that keeps labels
@@ -2450,6 +2549,8 @@ class TensorMultiKRun : public gpu::GpuRun {
   gpu::DeviceBuffer<uint4> fragment_words_;  // operands=prepared only: steps × 32 lanes × N/4 vectors
   gpu::DeviceBuffer<float> point_norms_;     // operands=prepared only: ‖x'‖² (scaled), zero past M
   gpu::DeviceBuffer<float> point_shift_;     // operands=prepared only: the centre μ (N floats, unscaled)
+  gpu::DeviceBuffer<unsigned long long> timeline_;  // MKBENCH_TIMELINE only
+  std::string timeline_path_;
   double conversion_ms_ = 0.0;
 };
 
