@@ -166,6 +166,31 @@ typedef unsigned long long hot_t;
 #define DEFERRED_UPDATE (LEAN_STEP && !PREPARED_RING)
 #endif
 #define DEFERRED (DEFERRED_UPDATE && PREPARED_OPERANDS && UPDATE_F16 && DIST_F16 && EARLY_PARTNER)
+// DYNAMIC_TAIL: the last 2^-TAIL_SHIFT of the steps are handed out in chunks of TAIL_CHUNK
+// contiguous steps from one counter in global memory, instead of grid-strided. With fixed shares
+// the warp scheduler's favourites finish first: a timeline (session 22, H200) put the warps of one
+// N=4 block 6-13 µs apart at the end of a 250 µs launch, and at N=8 K=3..7 (two blocks per SM) one
+// block of every SM ~40 µs ahead of the other, so the SMs ran their last stretch half full.
+// Operands=prepared with fetch=registers (their loads follow the warp's order of steps).
+#ifndef DYNAMIC_TAIL
+#define DYNAMIC_TAIL 0
+#endif
+#ifndef TAIL_SHIFT
+#define TAIL_SHIFT 3
+#endif
+#ifndef TAIL_CHUNK
+#define TAIL_CHUNK 4
+#endif
+// Grid-strided steps each warp takes in the tail loop before its first chunk: its first claim
+// has their time to come back.
+#define TAIL_STRIDED 4
+#define DYNAMIC (DYNAMIC_TAIL && PREPARED_OPERANDS && FETCH_REGS && !PREPARED_RING)
+// N=4 (fetch=registers): the words are loaded two steps ahead, not one. Its step is short
+// (~150 instructions) and it waited on those loads (long scoreboard 2.0 cycles per instruction,
+// session 16); the step loop is unrolled by 2 so that the two register sets trade roles
+// without moves (a move would wait on the load as the use does). 80 registers, its cap at
+// 384 × 2; N=8 has no registers to spare at 128. H200, same call: 0.281 → 0.273 ms (session 17).
+#define TWO_AHEAD (PREPARED_OPERANDS && !PREPARED_RING && NDIM == 4)
 
 // D = A·B + D (accumulate) and D = A·B + C (first product of a tile, C = the tile's ‖c‖²
 // quad straight from shared memory, so no register moves build the initial accumulator).
@@ -854,12 +879,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   uint4 frag_words[FRAG_VECS];
   float next_xx;
   const int last_step = BLOCK * MIN_BLOCKS <= 512 ? (int)PIN_IF_ROOM(steps - 1) : steps - 1;  // (pinned: else recomputed every step)
-// N=4 (fetch=registers): the words are loaded two steps ahead, not one. Its step is short
-// (~150 instructions) and it waited on those loads (long scoreboard 2.0 cycles per instruction,
-// session 16); the step loop is unrolled by 2 so that the two register sets trade roles
-// without moves (a move would wait on the load as the use does). 80 registers, its cap at
-// 384 × 2; N=8 has no registers to spare at 128. H200, same call: 0.281 → 0.273 ms (session 17).
-#define TWO_AHEAD (PREPARED_OPERANDS && !PREPARED_RING && NDIM == 4)
 #if TWO_AHEAD
   uint4 words_ahead[FRAG_VECS];
   float xx_ahead;
@@ -1166,10 +1185,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     for (int r = 0; r < 4; ++r) pending_a[i][r] = 0u;
 #endif
   int ring_slot = 0;
-#if TWO_AHEAD
-#pragma unroll 2
+#if DYNAMIC
+  static_assert((TAIL_CHUNK & (TAIL_CHUNK - 1)) == 0 && TAIL_CHUNK >= 2, "TAIL_CHUNK: a power of two, 2 or more");
+  // Every warp has `strided` grid-strided steps below tail_start; the counter hands out the
+  // rest. Too few steps for a tail: all grid-strided.
+  // (Only fast_end lives through the first loop: at N=8's 128 registers, tail_start beside it spilled.)
+  const int strided = (steps - (steps >> TAIL_SHIFT)) / warps_total;
+  const int fast_end = strided >= TAIL_STRIDED ? (strided - TAIL_STRIDED) * warps_total : steps;
 #endif
-  for (int step = warp_global; step < steps; step += warps_total) {
+  // One step of the warp: `step` is computed; operands=prepared loads `load_step`'s words (the
+  // step FETCH_DEPTH ahead in this warp's order) and, with `prefetch`, asks a later one into L2.
+  auto step_body = [&](const int step, const int load_step, const bool prefetch) {
 #if !FETCH_REGS
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
     cp_async_wait<STAGES - 1>();
@@ -1441,15 +1467,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
         read_ring(ring_slot_bytes);
 #else
 #if TWO_AHEAD
-        load_fragment_pairs((int)min((unsigned)step + 2u * (unsigned)warps_total, (unsigned)last_step));
+        load_fragment_pairs((int)min((unsigned)load_step, (unsigned)last_step));
 #else
         // (The signed form: the unsigned one above measured 0.5 % slower at N=8, session 17 call 3.)
-        load_fragment_pairs(min(step + warps_total, last_step));
+        load_fragment_pairs(min(load_step, last_step));
 #endif
 #endif
 #if PREFETCH_AHEAD
         // (Unsigned: no overflow near 2^31 steps.)
-        prefetch_to_l2((int)min((unsigned)step + (FETCH_DEPTH + PREFETCH_AHEAD) * (unsigned)warps_total, (unsigned)last_step));
+        if (prefetch)
+          prefetch_to_l2((int)min((unsigned)step + (FETCH_DEPTH + PREFETCH_AHEAD) * (unsigned)warps_total, (unsigned)last_step));
 #endif
 #endif
 #pragma unroll
@@ -1844,7 +1871,57 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     // fix-up reads after the argmin) before the next step refills it.
     __syncwarp();
     ring_slot = ring_slot == STAGES - 1 ? 0 : ring_slot + 1;
+  };
+
+#if DYNAMIC
+  // Grid-strided up to fast_end, as without the tail; then this warp's last TAIL_STRIDED
+  // grid-strided steps (their loads already out), then chunks of the tail in claim order.
+  int step = warp_global;
+#if TWO_AHEAD
+#pragma unroll 2
+#endif
+  for (; step < fast_end; step += warps_total)
+    step_body(step, TWO_AHEAD ? (int)((unsigned)step + 2u * (unsigned)warps_total) : step + warps_total, true);
+  const int tail_start = fast_end < steps ? fast_end + TAIL_STRIDED * warps_total : steps;
+  // Lane 0's claim on the tail: asked now, read TAIL_STRIDED - FETCH_DEPTH steps later.
+  int claimed = 0;
+  if (lane == 0 && step < steps) claimed = tail_start + TAIL_CHUNK * (int)atomicAdd(blocks_done + 1, 1u);
+  // The step after x in this warp's order (x itself past the end: the loop is over).
+  // (The claim's branch as a vote: ptxas then knows it is uniform.)
+  auto successor = [&](const int x) {
+    const bool strided_next = x + warps_total < tail_start;
+    const bool in_chunk = x >= tail_start && ((x + 1 - tail_start) & (TAIL_CHUNK - 1)) != 0;
+    int next = x >= steps ? x : strided_next ? x + warps_total : x + 1;
+    if (__any_sync(FULL_MASK, x < steps && !strided_next && !in_chunk)) {
+      next = __shfl_sync(FULL_MASK, claimed, 0);
+      if (lane == 0) claimed = tail_start + TAIL_CHUNK * (int)atomicAdd(blocks_done + 1, 1u);
+    }
+    return next;
+  };
+#if TWO_AHEAD
+  // `step`'s words are in frag_words, `ahead`'s on their way.
+  int ahead = step + warps_total;
+#pragma unroll 2
+  while (step < steps) {
+    const int next = successor(ahead);
+    step_body(step, next, false);
+    step = ahead;
+    ahead = next;
   }
+#else
+  while (step < steps) {
+    const int next = successor(step);
+    step_body(step, next, false);
+    step = next;
+  }
+#endif
+#else
+#if TWO_AHEAD
+#pragma unroll 2
+#endif
+  for (int step = warp_global; step < steps; step += warps_total)
+    step_body(step, TWO_AHEAD ? (int)((unsigned)step + 2u * (unsigned)warps_total) : step + warps_total, true);
+#endif
 #if DEFERRED
   update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
 #endif
@@ -1995,6 +2072,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   __syncthreads();  // every count is read before it is cleared
   for (int s = threadIdx.x; s < SUMK; s += BLOCK) counts_scratch[s] = 0ull;
   if (threadIdx.x == 0) *blocks_done = 0u;
+#if DYNAMIC
+  if (threadIdx.x == 0) blocks_done[1] = 0u;  // every claim was made before its block's ticket
+#endif
 #if TIMELINE
   if (threadIdx.x == 0 && timeline) {
     unsigned long long now_ns;
@@ -2403,7 +2483,8 @@ class TensorMultiKRun : public gpu::GpuRun {
     sums_.allocate(size_t(sum_k) * problem.n, "tensor-multik sums");
     counts_.allocate(size_t(sum_k), "tensor-multik counts");
     inertia_.allocate(size_t(problem.k.count()), "tensor-multik inertia");
-    blocks_done_.allocate(1, "tensor-multik block counter");
+    // The blocks' ticket and the dynamic tail's chunk counter.
+    blocks_done_.allocate(2, "tensor-multik block counter");
     if (config_.timeline) {
       timeline_.allocate(size_t(grid_) * timeline_record() + 1, "tensor-multik timeline");
       gpu::check(cudaMemsetAsync(timeline_.get(), 0, timeline_.bytes(), state_.stream()), "zero timeline");
