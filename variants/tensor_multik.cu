@@ -184,6 +184,11 @@ typedef unsigned long long hot_t;
 // Grid-strided steps each warp takes in the tail loop before its first chunk: its first claim
 // has their time to come back.
 #define TAIL_STRIDED 4
+// Whether the tail's steps defer their updates too: at the 128-register shapes the tail loop's
+// state beside the deferred update spilled 44 bytes (N=8 K=3..7), so there they update in place.
+#ifndef TAIL_DEFERRED
+#define TAIL_DEFERRED (BLOCK * MIN_BLOCKS > 512)
+#endif
 #define DYNAMIC (DYNAMIC_TAIL && PREPARED_OPERANDS && FETCH_REGS && !PREPARED_RING)
 // N=4 (fetch=registers): the words are loaded two steps ahead, not one. Its step is short
 // (~150 instructions) and it waited on those loads (long scoreboard 2.0 cycles per instruction,
@@ -1195,7 +1200,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #endif
   // One step of the warp: `step` is computed; operands=prepared loads `load_step`'s words (the
   // step FETCH_DEPTH ahead in this warp's order) and, with `prefetch`, asks a later one into L2.
-  auto step_body = [&](const int step, const int load_step, const bool prefetch) {
+  // `defer` (DEFERRED only): this step's update waits for the next step's first block.
+  auto step_body = [&](const int step, const int load_step, const bool prefetch, const bool defer) {
 #if !FETCH_REGS
     fetch_next();  // into the slot the previous step consumed (its readers passed the last __syncwarp)
     cp_async_wait<STAGES - 1>();
@@ -1583,7 +1589,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       }
 #endif
 #if DEFERRED
-      if (cb == 0) update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
+      if (defer && cb == 0) update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
 #endif
       __syncwarp();  // tbuf is rewritten by the next block or step
 
@@ -1855,15 +1861,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     }
 
 #if DEFERRED
-    // This step's update runs in the next step's first block (or after the loop).
-    pending_hot = hot;
+    if (defer) {
+      // This step's update runs in the next step's first block (or after the loop).
+      pending_hot = hot;
 #if EARLY_PARTNER
-    pending_partner = partner_word;
+      pending_partner = partner_word;
 #endif
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+      for (int i = 0; i < 2; ++i)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) pending_a[i][r] = update_a[i][r];
+        for (int r = 0; r < 4; ++r) pending_a[i][r] = update_a[i][r];
+    } else {
+      update_step(hot, PARTNER_ARG, update_a, AF_ARG, X_ARG);
+    }
 #else
     update_step(hot, PARTNER_ARG, update_a, AF_ARG, X_ARG);
 #endif
@@ -1881,11 +1891,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll 2
 #endif
   for (; step < fast_end; step += warps_total)
-    step_body(step, TWO_AHEAD ? (int)((unsigned)step + 2u * (unsigned)warps_total) : step + warps_total, true);
+    step_body(step, TWO_AHEAD ? (int)((unsigned)step + 2u * (unsigned)warps_total) : step + warps_total, true, true);
+#if DEFERRED && !TAIL_DEFERRED
+  // The tail's steps update in place: the loop-1 step still pending goes now.
+  update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
+#endif
   const int tail_start = fast_end < steps ? fast_end + TAIL_STRIDED * warps_total : steps;
-  // Lane 0's claim on the tail: asked now, read TAIL_STRIDED - FETCH_DEPTH steps later.
-  int claimed = 0;
-  if (lane == 0 && step < steps) claimed = tail_start + TAIL_CHUNK * (int)atomicAdd(blocks_done + 1, 1u);
+  // Lane 0's claim on the tail: asked now, read TAIL_STRIDED - FETCH_DEPTH steps later. It holds
+  // the counter's raw answer: an instruction reading it would wait there for the atomic.
+  unsigned claimed = 0u;
+  if (lane == 0 && step < steps) claimed = atomicAdd(blocks_done + 1, 1u);
   // The step after x in this warp's order (x itself past the end: the loop is over).
   // (The claim's branch as a vote: ptxas then knows it is uniform.)
   auto successor = [&](const int x) {
@@ -1893,8 +1908,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const bool in_chunk = x >= tail_start && ((x + 1 - tail_start) & (TAIL_CHUNK - 1)) != 0;
     int next = x >= steps ? x : strided_next ? x + warps_total : x + 1;
     if (__any_sync(FULL_MASK, x < steps && !strided_next && !in_chunk)) {
-      next = __shfl_sync(FULL_MASK, claimed, 0);
-      if (lane == 0) claimed = tail_start + TAIL_CHUNK * (int)atomicAdd(blocks_done + 1, 1u);
+      next = tail_start + TAIL_CHUNK * (int)__shfl_sync(FULL_MASK, claimed, 0);
+      if (lane == 0) claimed = atomicAdd(blocks_done + 1, 1u);
     }
     return next;
   };
@@ -1904,14 +1919,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll 2
   while (step < steps) {
     const int next = successor(ahead);
-    step_body(step, next, false);
+    step_body(step, next, false, TAIL_DEFERRED);
     step = ahead;
     ahead = next;
   }
 #else
   while (step < steps) {
     const int next = successor(step);
-    step_body(step, next, false);
+    step_body(step, next, false, TAIL_DEFERRED);
     step = next;
   }
 #endif
@@ -1920,9 +1935,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll 2
 #endif
   for (int step = warp_global; step < steps; step += warps_total)
-    step_body(step, TWO_AHEAD ? (int)((unsigned)step + 2u * (unsigned)warps_total) : step + warps_total, true);
+    step_body(step, TWO_AHEAD ? (int)((unsigned)step + 2u * (unsigned)warps_total) : step + warps_total, true, true);
 #endif
-#if DEFERRED
+#if DEFERRED && (!DYNAMIC || TAIL_DEFERRED)
   update_step(pending_hot, pending_partner, pending_a, no_af, nullptr);
 #endif
   cp_async_wait<0>();
