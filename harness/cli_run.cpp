@@ -92,8 +92,9 @@ void add_run_options(CLI::App& app, RunOptions& options) {
       ->capture_default_str();
   app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
   app.add_flag("--benchmark-console", options.benchmark_console, "also print Google Benchmark's report (stderr)");
-  app.add_flag("--with-launch-latency", options.with_launch_latency,
-               "time GPU rows from an idle stream, the host's launch latency included (mkbench before session 22)");
+  app.add_flag("--hide-launch-latency", options.hide_launch_latency,
+               "hold the stream (a 200 us spin) before each GPU sample's start event, so the host's launch latency "
+               "stays out of the timing (as nvbench's blocking kernel)");
   app.add_flag("!--no-peak-measure", options.measure_peaks, "do not measure peaks when none are cached");
   app.add_flag("!--no-tuned", options.use_tuned, "ignore tuned configurations; use the variant's defaults");
   app.add_flag("--store-labels", options.store_labels, "materialise labels in the timed loop too");
@@ -197,7 +198,7 @@ int run_command(const RunOptions& options) {
     spec.store_labels = options.store_labels;
     MeasureOptions measure_options;
     measure_options.benchmark_console = options.benchmark_console;
-    measure_options.hide_launch_latency = !options.with_launch_latency;
+    measure_options.hide_launch_latency = options.hide_launch_latency;
     file.rows.push_back(measure_row(spec, device, measure_options));
   }
 

@@ -39,7 +39,7 @@ struct RunOptions {
   std::string format = "table";
   int device = 0;
   bool benchmark_console = false;
-  bool with_launch_latency = false;
+  bool hide_launch_latency = false;
   bool measure_peaks = true;
   bool use_tuned = true;
   bool store_labels = false;

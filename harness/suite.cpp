@@ -739,8 +739,9 @@ void add_suite_options(CLI::App& app, SuiteOptions& options) {
   app.add_flag("--quick", options.quick, "reduced M and fewer samples (CI smoke)");
   app.add_option("--device", options.device, "CUDA device ordinal");
   app.add_flag("--benchmark-console", options.benchmark_console, "also print Google Benchmark's report (stderr)");
-  app.add_flag("--with-launch-latency", options.with_launch_latency,
-               "time GPU rows from an idle stream, the host's launch latency included (mkbench before session 22)");
+  app.add_flag("--hide-launch-latency", options.hide_launch_latency,
+               "hold the stream (a 200 us spin) before each GPU sample's start event, so the host's launch latency "
+               "stays out of the timing (as nvbench's blocking kernel)");
   app.add_flag("!--no-peak-measure", options.measure_peaks, "do not measure peaks when none are cached");
   app.add_flag("--dry-run", options.dry_run, "list the rows the suite would measure on this machine, then stop");
   app.add_flag("!--no-tuned", options.use_tuned,
@@ -818,7 +819,7 @@ int run_suite(const SuiteOptions& options) {
   std::unique_ptr<Dataset> data;
   MeasureOptions measure_options;
   measure_options.benchmark_console = options.benchmark_console;
-  measure_options.hide_launch_latency = !options.with_launch_latency;
+  measure_options.hide_launch_latency = options.hide_launch_latency;
   int verify_failures = 0, failures = 0, refusals = 0;
 
   for (auto& group : plan.groups) {

@@ -120,7 +120,7 @@ struct SuiteOptions {
   bool quick = false;
   int device = 0;
   bool benchmark_console = false;
-  bool with_launch_latency = false;
+  bool hide_launch_latency = false;
   bool measure_peaks = true;
   bool dry_run = false;  // print the planned rows, measure nothing
   // Rows whose case names no params run the tuned config of this GPU when one applies.

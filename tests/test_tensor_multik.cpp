@@ -821,6 +821,12 @@ INSTANTIATE_TEST_SUITE_P(
                    "f16x2", "registers", "prepared", 0, "int"},
         DeviceCase{"intmin_uniform_n8_k3_7_m100", 8, 3, 7, 100, "uniform", 1.f, 0.f, "f16", true, 0.f, "registers",
                    "mask", "f16x2", "registers", "prepared", 0, "int"},
+        // Enough steps that the dynamic tail (N=8's default at 128 registers) hands out chunks on any
+        // GPU of up to ~600 SMs; a partial last chunk and step, and blobs whose warps finish unevenly.
+        DeviceCase{"dynamic_tail_uniform_n8_k3_7", 8, 3, 7, 1500003, "uniform", 1.f, 0.f, "f16", true, 0.f,
+                   "registers", "mask", "f16x2", "registers", "prepared"},
+        DeviceCase{"dynamic_tail_blobs_n8_k3_7", 8, 3, 7, 1200001, "blobs", 1.f, 0.f, "f16", false, 0.f,
+                   "registers", "mask", "f16x2", "registers", "prepared"},
         DeviceCase{"tf32_uniform_n8_k3_7", 8, 3, 7, 100003, "uniform", 1.f, 0.f, "tf32", true},
         DeviceCase{"tf32_offset_n5_k3_10", 5, 3, 10, 40000, "uniform", 1.f, 30000.f, "tf32", true}),
     [](const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; });

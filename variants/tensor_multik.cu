@@ -171,15 +171,18 @@ typedef unsigned long long hot_t;
 // the warp scheduler's favourites finish first: a timeline (session 22, H200) put the warps of one
 // N=4 block 6-13 µs apart at the end of a 250 µs launch, and at N=8 K=3..7 (two blocks per SM) one
 // block of every SM ~40 µs ahead of the other, so the SMs ran their last stretch half full.
-// Operands=prepared with fetch=registers (their loads follow the warp's order of steps).
+// Operands=prepared with fetch=registers (their loads follow the warp's order of steps). On by
+// default at N=8's 128-register shapes: N=8 K=3..7 0.5143/0.5142 → 0.4905/0.4906 ms (H200, session
+// 22 call 4; chunks of 16: 0.496, a sixteenth as tail: 0.496). At N=4 (640 × 1) it measured 1.5-2 %
+// slower (calls 3 and 4), so there it stays off.
 #ifndef DYNAMIC_TAIL
-#define DYNAMIC_TAIL 0
+#define DYNAMIC_TAIL (NDIM == 8 && BLOCK * MIN_BLOCKS <= 512)
 #endif
 #ifndef TAIL_SHIFT
 #define TAIL_SHIFT 3
 #endif
 #ifndef TAIL_CHUNK
-#define TAIL_CHUNK 4
+#define TAIL_CHUNK 8
 #endif
 // Grid-strided steps each warp takes in the tail loop before its first chunk: its first claim
 // has their time to come back.
