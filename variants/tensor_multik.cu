@@ -674,10 +674,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) fetch_next();
 #endif
-// operands=prepared, the same for its register loads (experiment): the first FETCH_DEPTH steps'
-// words go out before the centroid load, and the prologue's round trips hide them.
+// operands=prepared, the same for its register loads: the first FETCH_DEPTH steps' words go out
+// before the centroid load, and the prologue's round trip hides them. N=4 only: H200, session 22,
+// 0.2525/0.2522 against 0.2539/0.2541 ms (call 1) and 0.2471/0.2484 against 0.2515/0.2498 (call
+// 5); at N=8 K=3..7 the registers held through the prologue spill 8 bytes.
 #ifndef EARLY_PREPARED_FETCH
-#define EARLY_PREPARED_FETCH 0
+#define EARLY_PREPARED_FETCH (NDIM == 4)
 #endif
 #define EARLY_PREPARED (EARLY_PREPARED_FETCH && PREPARED_OPERANDS && !PREPARED_RING)
 #if EARLY_PREPARED
