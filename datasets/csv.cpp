@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "datasets/dataset.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 namespace mk {
 

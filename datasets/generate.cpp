@@ -7,7 +7,7 @@
 
 #include "datasets/counter_rng.hpp"
 #include "datasets/dataset.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 namespace {

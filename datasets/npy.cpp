@@ -14,7 +14,7 @@
 
 #include "datasets/dataset.hpp"
 #include "datasets/sha256.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the .npy loader copies '<f4' bytes straight into floats and needs a little-endian host"

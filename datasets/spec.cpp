@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 namespace {

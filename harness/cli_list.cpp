@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/command.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/suite.hpp"
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 namespace {

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/command.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
 #include "harness/peak.hpp"

@@ -9,13 +9,13 @@
 
 #include "datasets/dataset.hpp"
 #include "harness/command.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
 #include "harness/peak.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
-#include "harness/tuned_config.hpp"
+#include "variants/tuned_params.hpp"
 
 namespace mk {
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 
 namespace CLI {
 class App;

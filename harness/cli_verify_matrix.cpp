@@ -10,12 +10,12 @@
 
 #include "datasets/dataset.hpp"
 #include "harness/command.hpp"
-#include "harness/device_info.hpp"
-#include "harness/errors.hpp"
+#include "core/device_info.hpp"
+#include "core/errors.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
-#include "harness/tuned_config.hpp"
-#include "harness/variant.hpp"
+#include "variants/tuned_params.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "harness/variant.hpp"  // MKBENCH_CONCAT
+#include "variants/variant.hpp"  // MKBENCH_CONCAT
 
 namespace mk {
 
@@ -15,7 +15,7 @@ struct Command {
   std::string name;
   std::string help;
   // Adds options to `sub` and returns the action run when the subcommand was chosen.
-  // The action returns the process exit code (see harness/errors.hpp).
+  // The action returns the process exit code (see core/errors.hpp).
   std::function<std::function<int()>(CLI::App& sub)> setup;
 };
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 

@@ -1,12 +1,12 @@
 // mkbench: subcommands register themselves (harness/command.hpp); this file only builds
-// the CLI from that list and turns errors into exit codes (harness/errors.hpp).
+// the CLI from that list and turns errors into exit codes (core/errors.hpp).
 #include <iostream>
 #include <map>
 
 #include <CLI/CLI.hpp>
 
 #include "harness/command.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/results.hpp"
 #include "harness/suite.hpp"
 

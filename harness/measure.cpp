@@ -13,7 +13,7 @@
 #include <memory>
 #include <mutex>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/metrics.hpp"
 #include "harness/reference.hpp"
 #include "harness/stream_hold.hpp"

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
-#include "harness/device_info.hpp"
-#include "harness/problem.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
 #include "harness/results.hpp"
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 

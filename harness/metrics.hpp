@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/device_info.hpp"
-#include "harness/problem.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
 
 namespace mk {
 

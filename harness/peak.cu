@@ -8,7 +8,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/results.hpp"
 
 namespace mk {

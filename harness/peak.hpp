@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/device_info.hpp"
+#include "core/device_info.hpp"
 
 namespace mk {
 

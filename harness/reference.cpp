@@ -7,7 +7,7 @@
 
 #include <Eigen/Dense>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.hpp"
-#include "harness/problem.hpp"
-#include "harness/variant.hpp"
+#include "core/problem.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 

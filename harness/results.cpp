@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 

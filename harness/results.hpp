@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/build_info.hpp"
-#include "harness/device_info.hpp"
+#include "core/device_info.hpp"
 #include "harness/metrics.hpp"
-#include "harness/problem.hpp"
-#include "harness/variant.hpp"
+#include "core/problem.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 

@@ -13,9 +13,9 @@
 #include <CLI/CLI.hpp>
 
 #include "datasets/dataset.hpp"
-#include "harness/tuned_config.hpp"
+#include "variants/tuned_params.hpp"
 #include "harness/build_info.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
 #include "harness/peak.hpp"

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/device_info.hpp"
+#include "core/device_info.hpp"
 #include "harness/format.hpp"
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 #include "harness/results.hpp"
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 
 namespace CLI {
 class App;

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "harness/device_info.hpp"
-#include "harness/errors.hpp"
+#include "core/device_info.hpp"
+#include "core/errors.hpp"
 #include "harness/results.hpp"
 #include "reports/results_io.hpp"
 

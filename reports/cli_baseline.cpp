@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "harness/command.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "reports/baseline.hpp"
 #include "reports/results_io.hpp"
 

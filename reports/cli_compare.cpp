@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "harness/command.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/results.hpp"
 #include "reports/compare.hpp"
 #include "reports/results_io.hpp"

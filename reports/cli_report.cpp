@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "harness/command.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "reports/report.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "reports/results_io.hpp"
 #include "reports/stats.hpp"
 

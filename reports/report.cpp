@@ -16,7 +16,7 @@
 
 #include <sys/wait.h>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/results.hpp"
 #include "reports/results_io.hpp"
 #include "reports/stats.hpp"

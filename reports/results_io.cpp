@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/results.hpp"
 #include "reports/stats.hpp"
 

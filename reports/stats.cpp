@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk::reports {
 

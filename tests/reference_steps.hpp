@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 #include "harness/reference.hpp"
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 
 namespace mk::testing_support {
 

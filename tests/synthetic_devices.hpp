@@ -4,8 +4,8 @@
 // properties of the parts.
 #include <cstdint>
 
-#include "harness/device_info.hpp"
-#include "harness/problem.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
 
 namespace mk::testing_support {
 

@@ -9,8 +9,8 @@
 #include <iterator>
 
 #include "harness/cli_run.hpp"
-#include "harness/errors.hpp"
-#include "harness/problem.hpp"
+#include "core/errors.hpp"
+#include "core/problem.hpp"
 #include "harness/results.hpp"
 #include "harness/suite.hpp"
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
-#include "harness/device_info.hpp"
-#include "harness/errors.hpp"
+#include "core/device_info.hpp"
+#include "core/errors.hpp"
 #include "harness/reference.hpp"
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 #include "tests/reference_steps.hpp"
 
 namespace mk {

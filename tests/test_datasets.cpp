@@ -17,7 +17,7 @@
 
 #include "datasets/dataset.hpp"
 #include "datasets/sha256.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace fs = std::filesystem;
 using mk::Dataset;

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
-#include "harness/device_info.hpp"
+#include "core/device_info.hpp"
 #include "harness/reference.hpp"
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 #include "tests/reference_steps.hpp"
 
 namespace mk {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "variants/common/nvrtc_module.hpp"
 
 namespace mk {

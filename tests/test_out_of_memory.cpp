@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "harness/device_info.hpp"
-#include "harness/errors.hpp"
+#include "core/device_info.hpp"
+#include "core/errors.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 
 namespace mk {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/reference.hpp"
 
 namespace mk {

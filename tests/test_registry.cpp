@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/errors.hpp"
-#include "harness/variant.hpp"
+#include "core/errors.hpp"
+#include "variants/variant.hpp"
 #include "tests/synthetic_devices.hpp"
 
 namespace mk {

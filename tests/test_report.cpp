@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "reports/report.hpp"
 #include "reports/results_io.hpp"
 

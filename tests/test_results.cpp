@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "harness/build_info.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/results.hpp"
 
 namespace mk {

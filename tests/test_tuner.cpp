@@ -16,8 +16,8 @@
 #include <set>
 #include <sstream>
 
-#include "harness/errors.hpp"
-#include "harness/tuned_config.hpp"
+#include "core/errors.hpp"
+#include "variants/tuned_params.hpp"
 #include "tuner/budget.hpp"
 #include "tuner/buckets.hpp"
 #include "tuner/cache.hpp"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 #include "tests/synthetic_devices.hpp"
 
 namespace mk {

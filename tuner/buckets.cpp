@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <tuple>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk::tuner {
 namespace {

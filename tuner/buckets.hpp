@@ -4,7 +4,7 @@
 // small to large so that "nearest bucket" is a distance on class indices.
 #include <string>
 
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 namespace mk::tuner {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk::tuner {
 

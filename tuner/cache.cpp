@@ -13,7 +13,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "tuner/search_space.hpp"
 
 namespace mk::tuner {

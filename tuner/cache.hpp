@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/device_info.hpp"
-#include "harness/problem.hpp"
-#include "harness/variant.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "variants/variant.hpp"
 #include "tuner/evaluator.hpp"
 
 namespace mk::tuner {

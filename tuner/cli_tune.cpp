@@ -13,11 +13,11 @@
 
 #include "harness/cli_run.hpp"
 #include "harness/command.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/measure.hpp"
 #include "harness/results.hpp"
 #include "harness/suite.hpp"
-#include "harness/tuned_config.hpp"
+#include "variants/tuned_params.hpp"
 #include "tuner/buckets.hpp"
 #include "tuner/cache.hpp"
 #include "tuner/config.hpp"

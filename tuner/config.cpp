@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "harness/build_info.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/results.hpp"
 
 namespace mk::tuner {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 #include "tuner/config.hpp"
 #include "tuner/strategy.hpp"
 #include "tuner/tune_loop.hpp"

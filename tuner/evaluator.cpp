@@ -5,7 +5,7 @@
 #include <set>
 
 #include "datasets/dataset.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/measure.hpp"
 
 namespace mk::tuner {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/device_info.hpp"
-#include "harness/problem.hpp"
-#include "harness/variant.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "variants/variant.hpp"
 
 namespace mk::tuner {
 

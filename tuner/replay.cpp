@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk::tuner {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk::tuner {
 

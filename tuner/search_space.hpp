@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "harness/device_info.hpp"
-#include "harness/problem.hpp"
-#include "harness/variant.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "variants/variant.hpp"
 #include "tuner/rng.hpp"
 
 namespace mk::tuner {

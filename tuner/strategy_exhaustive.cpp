@@ -1,6 +1,6 @@
 #include <unordered_set>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "tuner/strategy.hpp"
 
 namespace mk::tuner {

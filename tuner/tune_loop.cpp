@@ -5,7 +5,7 @@
 #include <ostream>
 #include <unordered_set>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/format.hpp"
 #include "harness/results.hpp"
 #include "tuner/buckets.hpp"

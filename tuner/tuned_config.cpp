@@ -1,6 +1,6 @@
-// The strong definition of the harness hook (harness/tuned_config.hpp): `mkbench run`
+// The strong definition of the harness hook (variants/tuned_params.hpp): `mkbench run`
 // without explicit tunables asks here for the tuned parameters of the nearest bucket.
-#include "harness/tuned_config.hpp"
+#include "variants/tuned_params.hpp"
 
 #include <optional>
 

@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "harness/errors.hpp"
-#include "harness/tuned_config.hpp"
-#include "harness/variant.hpp"
+#include "core/errors.hpp"
+#include "variants/tuned_params.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/errors.hpp"
-#include "harness/variant.hpp"
+#include "core/errors.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 namespace {

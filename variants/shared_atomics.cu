@@ -23,8 +23,8 @@
 #include <optional>
 #include <string>
 
-#include "harness/errors.hpp"
-#include "harness/variant.hpp"
+#include "core/errors.hpp"
+#include "variants/variant.hpp"
 #include "variants/common/block_accumulators.cuh"
 #include "variants/common/centroid_source.cuh"
 #include "variants/common/gpu_lloyd_state.cuh"

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "datasets/dataset.hpp"
-#include "harness/problem.hpp"
-#include "harness/variant.hpp"
+#include "core/problem.hpp"
+#include "variants/variant.hpp"
 
 namespace mk::tensor_multik {
 

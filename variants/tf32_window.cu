@@ -41,8 +41,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/errors.hpp"
-#include "harness/variant.hpp"
+#include "core/errors.hpp"
+#include "variants/variant.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/common/near_tie_bound.hpp"
 

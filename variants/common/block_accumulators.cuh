@@ -32,8 +32,8 @@
 #include <optional>
 #include <string>
 
-#include "harness/errors.hpp"
-#include "harness/variant.hpp"
+#include "core/errors.hpp"
+#include "variants/variant.hpp"
 #include "variants/common/centroid_source.cuh"
 #include "variants/common/gpu_lloyd_state.cuh"
 

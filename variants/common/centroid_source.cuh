@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 
 namespace mk::gpu {

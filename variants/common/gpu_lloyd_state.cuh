@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
-#include "harness/errors.hpp"
-#include "harness/problem.hpp"
-#include "harness/variant.hpp"
+#include "core/errors.hpp"
+#include "core/problem.hpp"
+#include "variants/variant.hpp"
 
 namespace mk::gpu {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk::gpu {
 namespace {

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.hpp"
-#include "harness/device_info.hpp"
-#include "harness/problem.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
 
 namespace mk {
 

@@ -1,6 +1,6 @@
 #include <atomic>
 
-#include "harness/tuned_config.hpp"
+#include "variants/tuned_params.hpp"
 
 namespace mk {
 namespace {

@@ -1,10 +1,10 @@
-#include "harness/problem.hpp"
+#include "core/problem.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 

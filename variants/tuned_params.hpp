@@ -1,14 +1,14 @@
 #pragma once
-// Hook from `mkbench run` into tuned configurations (implemented in tuner/). When the
-// user gives no tunables, run asks for the tuned parameters of the nearest bucket.
-// harness/tuned_config_fallback.cpp provides a weak "nothing tuned" definition so the
-// harness links without the tuner.
+// Hook into tuned configurations. Declared here, below the harness, so that a variant that
+// picks another variant's parameters (`auto` for its delegate) needs no include upwards; the
+// definition lives in tuner/tuned_config.cpp. When the user gives no tunables, `run` and the
+// suites ask for the tuned parameters of the nearest bucket.
 #include <optional>
 #include <string>
 
-#include "harness/device_info.hpp"
-#include "harness/problem.hpp"
-#include "harness/variant.hpp"
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 

@@ -1,4 +1,4 @@
-#include "harness/device_info.hpp"
+#include "core/device_info.hpp"
 
 #include <cuda_runtime.h>
 #include <omp.h>

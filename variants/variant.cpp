@@ -1,8 +1,8 @@
-#include "harness/variant.hpp"
+#include "variants/variant.hpp"
 
 #include <algorithm>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace mk {
 
