@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/peak.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
@@ -122,6 +123,28 @@ std::vector<std::string> split_names(const std::string& text) {
   return names;
 }
 
+// Before the points exist: the host must hold them (and the FP64 reference under --verify,
+// a CPU variant's copy), else exit 2; a GPU variant must fit the GPU's free memory, else its
+// row is refused, and when no variant fits, the run is (exit 3) without making the data.
+void plan_run_memory(const RunOptions& options, const std::vector<const Variant*>& variants, const Params& overrides,
+                     int64_t m, const KRange& k, const DeviceInfo& device) {
+  const DataSource source = describe_data_source(options.dataset, m, options.dims);
+  const MemoryLimits limits = current_memory_limits(device);
+  std::optional<MemoryPlan> refused;
+  size_t fitting = 0;
+  for (const Variant* variant : variants) {
+    RowWork work{variant, Problem{}, overrides, options.verify || options.store_labels, options.verify};
+    work.problem.m = source.m;  // 0 for CSV: its shape is known once parsed, and measure_row plans then
+    work.problem.n = source.n;
+    work.problem.k = k;
+    const MemoryPlan plan = plan_memory(source, work, device, limits);
+    if (plan.host_exceeded) plan.enforce();
+    if (plan.in_core()) ++fitting;
+    else if (!refused) refused = plan;
+  }
+  if (!fitting && refused) refused->enforce();
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -159,6 +182,7 @@ int run_command(const RunOptions& options) {
     else load_cached_peaks(device);
   }
 
+  plan_run_memory(options, variants, overrides, m, k, device);
   Dataset data = load_dataset_spec(options.dataset, m, options.dims, options.seed);
   check_finite(data);
   Problem problem;
@@ -171,7 +195,11 @@ int run_command(const RunOptions& options) {
 
   set_tuned_configs_enabled(options.use_tuned);
   ResultFile file = new_result_file(device);
+  MeasureOptions measure_options;
+  measure_options.benchmark_console = options.benchmark_console;
+  measure_options.hide_launch_latency = options.hide_launch_latency;
   for (const Variant* variant : variants) {
+    ++measure_options.row_index;  // the variant's place in --variant a,b (MKBENCH_FAULT_ROW)
     Params row_overrides = overrides;
     if (overrides.empty() && options.use_tuned) {
       std::string config_used;
@@ -196,9 +224,6 @@ int run_command(const RunOptions& options) {
     spec.samples = options.iters;
     spec.verify = options.verify;
     spec.store_labels = options.store_labels;
-    MeasureOptions measure_options;
-    measure_options.benchmark_console = options.benchmark_console;
-    measure_options.hide_launch_latency = options.hide_launch_latency;
     file.rows.push_back(measure_row(spec, device, measure_options));
   }
 

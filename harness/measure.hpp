@@ -35,10 +35,15 @@ struct MeasureOptions {
   // slower than when launched onto an idle GPU (session 22 calls 2-4), so the default stays the
   // measurement every earlier result used.
   bool hide_launch_latency = false;
+  // The row's 1-based place in its command (a suite's [i/n]; 0 = none), which the
+  // MKBENCH_FAULT_ROW seam may name (harness/fault_injection.hpp).
+  size_t row_index = 0;
 };
 
 // Never throws for refusals or device failures: those become rows with status
-// "refused"/"failed" and a reason. Throws InputError for a malformed spec.
+// "refused"/"failed" and a reason. Throws InputError for a malformed spec. A row whose memory
+// plan (harness/memory_plan.hpp) does not fit the GPU's free memory, or the host's, is
+// refused before the variant allocates anything.
 ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const MeasureOptions& options = {});
 
 // Makes `ordinal` the current CUDA device (no-op without a GPU); DeviceError on failure.

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "harness/fault_injection.hpp"
 
 namespace mk {
 
@@ -245,6 +246,14 @@ ResultFile results_from_json(const json& j, const std::string& source) {
   return file;
 }
 
+// What a failed write left: the previous file is untouched, since only the temporary file
+// beside it was written (and has been removed).
+static std::string previous_file_note(const std::filesystem::path& target) {
+  std::error_code error;
+  return std::filesystem::exists(target, error) ? "the previous " + target.string() + " is left as it was"
+                                                : "no file was created";
+}
+
 void write_text_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
@@ -264,14 +273,18 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     const std::string reason = std::strerror(errno);
     ::close(fd);
     ::unlink(temp.c_str());
-    throw InputError("cannot write " + path + " (" + step + "): " + reason);
+    throw InputError("cannot write " + path + " (" + step + "): " + reason + "; " + previous_file_note(target));
   };
   size_t written = 0;
   while (written < text.size()) {
-    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    ssize_t n = write_with_fault_seam(fd, text.data() + written, text.size() - written, written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail("write");
+      const std::string reason = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      throw InputError("cannot write " + path + ": " + reason + " after " + std::to_string(written) + " of " +
+                       std::to_string(text.size()) + " bytes; " + previous_file_note(target));
     }
     written += size_t(n);
   }

@@ -15,6 +15,7 @@
 #include "harness/command.hpp"
 #include "core/errors.hpp"
 #include "harness/measure.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/results.hpp"
 #include "harness/suite.hpp"
 #include "variants/tuned_params.hpp"
@@ -358,6 +359,19 @@ int run_tune_command(const TuneCliOptions& options) {
   select_device(options.device);
   const DeviceInfo device = query_device(options.device);
   if (device.is_gpu && options.variants.empty()) jobs = without_cpu_variants(std::move(jobs));
+  // Before any data set is made: every shape's points, with the FP64 reference where points
+  // are verified and a CPU variant's copy, must fit the host (exit 2). The GPU is planned
+  // point by point, right before each prepares, and refuses that point only.
+  const MemoryLimits host_limits = current_memory_limits(DeviceInfo{});
+  for (const auto& job : jobs) {
+    const bool verify = options.verify || job.verify;
+    const DataSource source = describe_data_source(job.dataset, job.problem.m, job.problem.n);
+    for (const Variant* variant : variants_for(job)) {
+      const MemoryPlan plan =
+          plan_memory(source, RowWork{variant, job.problem, Params::object(), verify, verify}, device, host_limits);
+      if (plan.host_exceeded) plan.enforce();
+    }
+  }
   const DeviceKey device_key = DeviceKey::of(device);
   const std::string cache_path = options.cache.empty() ? default_cache_path(device.slug()) : options.cache;
   TuneCache cache(cache_path, &std::cerr);

@@ -131,6 +131,21 @@ class AutoSelect : public Variant {
     return {{"sparse_threshold", kDefaultSparseThreshold}};
   }
 
+  // The footprint of the delegate prepare() would choose, with its default parameters (a
+  // tuned entry changes tiles and layouts, not what dominates: the points and their copies).
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    const auto [delegate_name, reason] = choose_auto_delegate(problem, device, threshold_of(params));
+    if (const Variant* delegate = delegate_name.empty() ? nullptr : Registry::instance().find(delegate_name)) {
+      try {
+        return delegate->device_footprint(problem, resolve_params(*delegate, problem, device, Params::object()),
+                                          device, with_labels);
+      } catch (const Error&) {
+      }
+    }
+    return Variant::device_footprint(problem, params, device, with_labels);
+  }
+
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
                                        const DeviceInfo& device) const override {
     const auto [delegate_name, reason] = choose_auto_delegate(problem, device, threshold_of(params));

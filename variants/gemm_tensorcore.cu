@@ -628,6 +628,15 @@ class GemmTf32x3 : public Variant {
     return gpu::check_fits_in_memory(problem, device, centroid_copy_bytes(problem));
   }
 
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    DeviceFootprint footprint = Variant::device_footprint(problem, params, device, with_labels);
+    footprint.add("TF32 centroid copies", centroid_copy_bytes(problem));
+    if (params.is_object() && params.value("update", std::string()) == "sorted")
+      footprint.add("sorted-update buffers", sorted_update_bytes(problem));
+    return footprint;
+  }
+
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
     ParamSpace space;
     space.axes.push_back({"points_per_block", {64, 128}, "points resident per block (32 per warp row)"});

@@ -2683,6 +2683,19 @@ class TensorMultiK : public Variant {
     return gpu::check_fits_in_memory(problem, device, double(sum_k) * problem.n * 8.0);
   }
 
+  // LloydState's buffers, the run's own FP64 sums, and operands=prepared's copy of the points
+  // (FP16 fragment words of every 32-point step) with their norms.
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    DeviceFootprint footprint = Variant::device_footprint(problem, params, device, with_labels);
+    footprint.add("tensor-multik sums", double(problem.k.sum()) * problem.n * 8.0);
+    if (params.is_object() && params.value("operands", std::string()) == "prepared") {
+      const double steps = double((problem.m + 31) / 32);
+      footprint.add("prepared operands", steps * 8.0 * problem.n * 16.0 + steps * 32.0 * 4.0);
+    }
+    return footprint;
+  }
+
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
     ParamSpace space;
     const int sms = std::max(1, device.sm_count);

@@ -1349,6 +1349,14 @@ class Tf32Window : public Variant {
     return gpu::check_fits_in_memory(problem, device, double(kpad) * padded_dims(problem.n) * 4.0);
   }
 
+  // LloydState's buffers and the padded centroid image the table is loaded from.
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    DeviceFootprint footprint = Variant::device_footprint(problem, params, device, with_labels);
+    footprint.add("centroid image", double(padded_centroids(problem.k.kmax)) * padded_dims(problem.n) * 4.0);
+    return footprint;
+  }
+
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
     ParamSpace space;
     const int sms = std::max(1, device.sm_count);
