@@ -173,12 +173,14 @@ int run_command(const RunOptions& options) {
   ResultFile file = new_result_file(device);
   for (const Variant* variant : variants) {
     Params row_overrides = overrides;
+    std::string tuned_from;  // the entry that chose the params, recorded in the row as the suites do
     if (overrides.empty() && options.use_tuned) {
       std::string config_used;
       if (auto tuned = tuned_params_for(*variant, problem, device, &config_used)) {
         try {
           resolve_params(*variant, problem, device, *tuned);
           row_overrides = *tuned;
+          tuned_from = config_used;
           std::cerr << "mkbench: using tuned config " << config_used << " for " << variant->name() << ": "
                     << params_label(*tuned) << "\n";
         } catch (const Error& e) {
@@ -199,7 +201,9 @@ int run_command(const RunOptions& options) {
     MeasureOptions measure_options;
     measure_options.benchmark_console = options.benchmark_console;
     measure_options.hide_launch_latency = options.hide_launch_latency;
-    file.rows.push_back(measure_row(spec, device, measure_options));
+    ResultRow row = measure_row(spec, device, measure_options);
+    if (!tuned_from.empty()) row.tuned_config = tuned_from;
+    file.rows.push_back(std::move(row));
   }
 
   print_results(std::cout, file, format);
