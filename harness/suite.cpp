@@ -593,6 +593,9 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
   for (const auto& name : variant_filter)
     if (!Registry::instance().find(name)) Registry::instance().get(name);  // InputError listing known names
   const int64_t quick_cap = int64_t(1) << 20;
+  // Without a GPU, --quick runs the CPU fallback at the smoke suite's size: the fallback's own M
+  // (1M-2M) takes minutes on a 2-core CI machine once every GPU case has collapsed onto it.
+  const int64_t quick_fallback_cap = int64_t(64) << 10;
   for (const auto& suite_case : suite.cases) {
     PlannedGroup proto;
     proto.source = suite_case;
@@ -644,6 +647,7 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
         group.points = parse_count(point_text);
         if (quick && !(suite.quick.is_object() && suite.quick.contains("points")))
           group.points = std::min(group.points, quick_cap);
+        if (quick && group.cpu_fallback) group.points = std::min(group.points, quick_fallback_cap);
         group.rows = expand_group_rows(group, dims, group.points, device);
         plan.groups.push_back(std::move(group));
       }
