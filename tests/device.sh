@@ -49,7 +49,7 @@ for stage in "${stages[@]}"; do
       rc=$?; tail -5 $OUT/raw/build.log; grep -i "spill" $OUT/raw/build.log | grep -v " 0 bytes spill" | head -5
       note "build rc=$rc ($((SECONDS-start)) s)"; ((rc == 0)) || break ;;
     unpack)
-      # Binaries built by an earlier call of this session (stage pack), carried back in
+      # Binaries built by an earlier lease call (stage pack), carried back in
       # build-carry/: skips the ~65 s build on a fresh machine.
       mkdir -p $BUILD && tar xzf build-carry/bin.tgz -C $BUILD && note "unpacked carried binaries ($(ls $BUILD | tr '\n' ' '))" ;;
     pack)
