@@ -201,12 +201,14 @@ int run_command(const RunOptions& options) {
   for (const Variant* variant : variants) {
     ++measure_options.row_index;  // the variant's place in --variant a,b (MKBENCH_FAULT_ROW)
     Params row_overrides = overrides;
+    std::string tuned_from;  // the entry that chose the params, recorded in the row as the suites do
     if (overrides.empty() && options.use_tuned) {
       std::string config_used;
       if (auto tuned = tuned_params_for(*variant, problem, device, &config_used)) {
         try {
           resolve_params(*variant, problem, device, *tuned);
           row_overrides = *tuned;
+          tuned_from = config_used;
           std::cerr << "mkbench: using tuned config " << config_used << " for " << variant->name() << ": "
                     << params_label(*tuned) << "\n";
         } catch (const Error& e) {
@@ -224,7 +226,9 @@ int run_command(const RunOptions& options) {
     spec.samples = options.iters;
     spec.verify = options.verify;
     spec.store_labels = options.store_labels;
-    file.rows.push_back(measure_row(spec, device, measure_options));
+    ResultRow row = measure_row(spec, device, measure_options);
+    if (!tuned_from.empty()) row.tuned_config = tuned_from;
+    file.rows.push_back(std::move(row));
   }
 
   print_results(std::cout, file, format);

@@ -72,5 +72,5 @@ std::function<int()> setup_compare(CLI::App& sub) {
 }  // namespace
 
 MKBENCH_REGISTER_COMMAND("compare",
-                         "Compare two result files row by row (Mann-Whitney U); exit 1 if a row got slower",
+                         "Compare two result files row by row (Mann-Whitney U); exit 1 if a row got SLOWER or BROKEN",
                          setup_compare);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Perf gate: run a suite, compare it with this device's stored baseline, print Markdown.
 #
-#   scripts/perf-gate.sh SUITE [THRESHOLD]        e.g. scripts/perf-gate.sh gate 5%
+#   scripts/perf-gate.sh SUITE [THRESHOLD]        e.g. scripts/perf-gate.sh table1 5%
 #
 # Environment:
 #   MKBENCH              the mkbench binary (default: build/mkbench)

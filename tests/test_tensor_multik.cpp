@@ -52,7 +52,7 @@ int registers_used(const std::string& log) { return ptxas_number(log, "Used ([0-
 
 // The exceptions to "no spills", all N=16 K=3..7 with shared fragments at 128 registers:
 //   tf32x3 distances with the mask argmin spill 4 bytes, and still ran 1.5 % faster than a
-//   spill-free form of the same kernel (which cost N=8 6 %: session 10, call 5);
+//   spill-free form of the same kernel (which cost N=8 6 %, measured at 348d0bc);
 //   f16x2 distances (the default there) with the packed argmin spill 12 bytes: their FP16
 //   point fragments live through the argmin. Not a default; the mask argmin is spill-free.
 // Anything beyond fails.
@@ -125,8 +125,8 @@ TEST(TensorMultiKCompile, SharedFragmentsFitN16IntoBlocksOf512) {
 
 // N=4 K=3..5 at its tuned 128 × 2 threads (configs/nvidia-h200.json) holds 5 blocks = 20
 // warps per SM only at ≤ 96 registers (registers are allocated 8 per thread at a time: 104 ×
-// 128 × 5 > 65536). Session 8 moved it to 98 through the form of one address expression
-// under NVRTC, which cost 4 of those warps and 5 % of its time without a word from any test.
+// 128 × 5 > 65536). One form of an address expression moved it to 98 under NVRTC (fixed in
+// 3856b81), which cost 4 of those warps and 5 % of its time without a word from any test.
 TEST(TensorMultiKCompile, TunedN4KeepsFiveBlocksOf128PerSm) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   const DeviceInfo device = fake_gpu(9, 0);
@@ -281,7 +281,8 @@ TEST(TensorMultiKSpace, IntegerGroupMinIsRefusedWithoutPreparedOperands) {
   }
 }
 
-// Its gain depends on the data (H200, session 18: N=4 −1.8 % and N=8 K=16 −1 % on uniform
+// Its gain depends on the data (H200, 8c402d5, reports/results/nvidia-h200/ab/tensor-multik-group-min-int.txt:
+// N=4 −1.8 % and N=8 K=16 −1 % on uniform
 // data, N=8 K=3..7 +3.1 %; simulated, N=4 Gaussian data takes the fix-up 13 times as often), so
 // no shape gets it by default.
 TEST(TensorMultiKSpace, IntegerGroupMinIsNoDefault) {
@@ -321,7 +322,8 @@ TEST(TensorMultiKSpace, RegisterFetchIsRefusedWhereItHasNoLayout) {
   EXPECT_TRUE(refusal(shape(8, 3, 7), packed).has_value());
 }
 
-// The default follows the H200 measurements (sessions 14 and 15): on Hopper, prepared operands
+// The default follows the H200 measurements (02dd5fb and ed89c4b, reports/results/nvidia-h200/ab/
+// tensor-multik-fetch-registers.txt and -prepared-operands.txt): on Hopper, prepared operands
 // read by fetch=registers wherever they apply (N of 4 or 8 with the mask argmin) and their copy
 // fits the device memory; the ring elsewhere and off Hopper (not measured).
 TEST(TensorMultiKSpace, PreparedOperandsAreTheDefaultOnHopperWhereTheyApply) {
@@ -346,7 +348,8 @@ TEST(TensorMultiKSpace, PreparedOperandsAreTheDefaultOnHopperWhereTheyApply) {
   EXPECT_EQ(defaults(huge, hopper), "registers/per-step");
 }
 
-// The L2 prefetch beyond the next step measured faster only at N=4 (H200, session 16): it is on
+// The L2 prefetch beyond the next step measured faster only at N=4 (H200, 3e1a172,
+// reports/results/nvidia-h200/ab/tensor-multik-prefetch.txt): it is on
 // by default there (one step) and off at N=8, and the axis is a tunable on every shape.
 TEST(TensorMultiKSpace, L2PrefetchIsTheDefaultOnlyWherePreparedOperandsHaveFourDimensions) {
   const Variant& variant = Registry::instance().get("tensor-multik");
@@ -490,7 +493,7 @@ TEST(TensorMultiKCompile, ScaledFp16UpdateAndTf32UpdateCompileForHopperWithoutSp
 
 // distance=tf32x3 with update=f16 (the form `auto` picks for N=8 K=3..7 on some tuned buckets)
 // shares no operands between the products, so macros that only the f16x2 distance defines must
-// not reach its code: a session-20 experiment did, and only the device tests caught it.
+// not reach its code: an experiment measured at bc7aafe did, and only the device tests caught it.
 TEST(TensorMultiKCompile, Tf32DistanceWithFp16UpdateCompilesForHopperAndAmpere) {
   const Variant& variant = Registry::instance().get("tensor-multik");
   for (const int cc_major : {9, 8}) {
