@@ -37,15 +37,17 @@ TEST(CubinResources, AKernelWithoutLocalArraysHasNoLocalMemory) {
   EXPECT_EQ(used.frame_bytes, 0);
 }
 
-// A 64-float array indexed by a run-time value cannot live in registers: 256 bytes of local
-// memory per thread, which the frame size must show (at least that, rounded up by the ABI).
+// A 256-float array written and read at run-time indices cannot live in registers (ptxas keeps
+// smaller ones there, indexing registers): 1024 bytes of local memory per thread, which the
+// frame size must show (at least that, rounded up by the ABI).
 TEST(CubinResources, ALocallyIndexedArrayShowsAsLocalMemory) {
-  const auto used = kernel_resources(probe("float a[64];\n"
-                                           "for (int j = 0; j < 64; ++j) a[j] = out[j * blockDim.x + threadIdx.x];\n"
-                                           "out[threadIdx.x] = a[i & 63];"),
+  const auto used = kernel_resources(probe("float a[256];\n"
+                                           "for (int j = 0; j < 256; ++j) a[j] = out[j * blockDim.x + threadIdx.x];\n"
+                                           "a[i & 255] += 1.f;\n"
+                                           "out[threadIdx.x] = a[(i >> 8) & 255];"),
                                      "probe");
-  EXPECT_GE(used.frame_bytes, 256);
-  EXPECT_LT(used.frame_bytes, 512);
+  EXPECT_GE(used.frame_bytes, 1024);
+  EXPECT_LT(used.frame_bytes, 2048);
 }
 
 TEST(CubinResources, AnImageThatIsNotACubinFailsNamingTheToolkit) {

@@ -26,14 +26,13 @@ KernelResources resources(const Problem& problem, const Params& params, int cc_m
   return kernel_resources(tensor_multik::kernel_request(problem, params, cc_major, 0, point_scale), kKernel);
 }
 
-// The local memory (bytes per thread) each specialisation is known to need: none, except these,
-// all N=16 K=3..7 with shared fragments at 128 registers (NVRTC 13, sm_90), whose spill still ran
-// faster than a spill-free form of the same kernel (which cost N=8 6 %):
+// The local memory (bytes per thread) each specialisation may use: none, except these, all N=16
+// K=3..7 with shared fragments at 128 registers (NVRTC 13.0, sm_90: 8 and 16 bytes), whose spill
+// still ran faster than a spill-free form of the same kernel (which cost N=8 6 %):
 //   tf32x3 distances with the mask argmin; f16x2 distances with the packed argmin (their FP16
 //   point fragments live through the argmin; not a default: the mask argmin is spill-free).
-// N=32 with tf32x3 (four k-steps of centroid operands) keeps 16 bytes at 128 registers.
-// Anything else fails, as does more than these.
-long long expected_frame_bytes(const Problem& problem, const Params& params) {
+// A toolkit that spills less passes; more, or a spill anywhere else, fails.
+long long accepted_frame_bytes(const Problem& problem, const Params& params) {
   const std::string argmin = params.value("argmin", std::string()), distance = params.value("distance", std::string());
   if (problem.n == 16 && problem.k.kmin == 3 && problem.k.kmax == 7 && params.value("fragments", std::string()) == "shared") {
     if (distance == "tf32x3" && argmin == "mask") return 8;
@@ -50,12 +49,12 @@ TEST(TensorMultiKCompile, IssueFourShapesCompileForHopperWithTheirExpectedLocalM
     ASSERT_FALSE(variant.can_implement(problem, device).has_value());
     const Params params = resolve_params(variant, problem, device, Params::object());
     const KernelResources used = resources(problem, params, 9);
-    EXPECT_EQ(used.frame_bytes, expected_frame_bytes(problem, params));
+    EXPECT_LE(used.frame_bytes, accepted_frame_bytes(problem, params));
     Params packed = params;
     packed["argmin"] = "packed";
     packed["fetch"] = "ring";         // fetch=registers needs the mask argmin
     packed["operands"] = "per-step";  // and prepared operands need fetch=registers
-    EXPECT_EQ(resources(problem, packed, 9).frame_bytes, expected_frame_bytes(problem, packed));
+    EXPECT_LE(resources(problem, packed, 9).frame_bytes, accepted_frame_bytes(problem, packed));
     // The register count decides occupancy: worth seeing in CI logs.
     std::cout << "[   INFO   ] " << problem.str() << ": " << used.registers << " registers\n";
   }
@@ -106,7 +105,7 @@ TEST(TensorMultiKCompile, SharedFragmentsFitN16IntoBlocksOf512) {
     overrides["min_blocks"] = 1;
     overrides["stages"] = 3;
     const Params params = resolve_params(variant, problem, device, overrides);
-    EXPECT_LE(resources(problem, params, 9, 0x1p-3f).frame_bytes, expected_frame_bytes(problem, params));
+    EXPECT_LE(resources(problem, params, 9, 0x1p-3f).frame_bytes, accepted_frame_bytes(problem, params));
   }
 }
 
@@ -202,8 +201,8 @@ TEST(TensorMultiKCompile, RegisterFetchCompilesWithoutSpills) {
 // group_min=int fits the registers the float min had: the prepared shapes at their Hopper
 // default blocks (N=8 K=3..7 at 128 registers, N=4 and N=8 K=16 at 80) and at two other blocks.
 // One exception, held to its size: N=8 K=3..7 with scaled points (data outside FP16's
-// comfortable range) keeps 8 bytes of local memory at 128 registers; the Table-1 data is not
-// scaled, and the form is not a default. (N=8 K=1..4 at its default 384 × 2 spills with either
+// comfortable range) spilled up to 8 bytes at 128 registers under earlier toolkits (none under
+// NVRTC 13.0); the Table-1 data is not scaled, and the form is not a default. (N=8 K=1..4 at its default 384 × 2 spills with either
 // min and is no issue-4 shape: only its 128-register blocks are held.)
 TEST(TensorMultiKCompile, IntegerGroupMinCompilesWithoutSpills) {
   const Variant& variant = Registry::instance().get("tensor-multik");
@@ -222,7 +221,7 @@ TEST(TensorMultiKCompile, IntegerGroupMinCompilesWithoutSpills) {
       ASSERT_FALSE(variant.param_space(problem, device).check(params).has_value());
       EXPECT_EQ(resources(problem, params, 9).frame_bytes, 0);
       const bool known_scaled_spill = problem.n == 8 && problem.k.kmin == 3 && problem.k.kmax == 7;
-      EXPECT_EQ(resources(problem, params, 9, 0x1p-3f).frame_bytes, known_scaled_spill ? 8 : 0);
+      EXPECT_LE(resources(problem, params, 9, 0x1p-3f).frame_bytes, known_scaled_spill ? 8 : 0);
     }
 }
 
@@ -233,13 +232,13 @@ TEST(TensorMultiKCompile, ScaledFp16UpdateAndTf32UpdateCompileForHopperWithoutSp
     SCOPED_TRACE(problem.str());
     const Params params = resolve_params(variant, problem, device, Params::object());
     EXPECT_EQ(params.at("update"), "f16");
-    EXPECT_LE(resources(problem, params, 9, 0x1p-3f).frame_bytes, expected_frame_bytes(problem, params));
+    EXPECT_LE(resources(problem, params, 9, 0x1p-3f).frame_bytes, accepted_frame_bytes(problem, params));
     Params tf32 = params;
     tf32["update"] = "tf32";
     tf32["distance"] = "tf32x3";    // the FP16 distance shares the FP16 update's operands
     tf32["fetch"] = "ring";         // and fetch=registers needs the FP16 distance
     tf32["operands"] = "per-step";  // and prepared operands need fetch=registers
-    EXPECT_LE(resources(problem, tf32, 9).frame_bytes, expected_frame_bytes(problem, tf32));
+    EXPECT_LE(resources(problem, tf32, 9).frame_bytes, accepted_frame_bytes(problem, tf32));
   }
 }
 

@@ -338,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
 #pragma unroll
   for (int j = 0; j < NORM_REG_TILES; ++j) norm_quads[j] = lds128(norms_shared + 64 * j);
   // (The clamped index keeps the unrolled, never-taken register branch of later tiles in range.)
-  auto tile_norms = [&](int j) {
+  [[maybe_unused]] auto tile_norms = [&](int j) {  // (N ≤ 8 with f16x2 only)
     return j < NORM_REG_TILES ? norm_quads[j < NORM_REG_TILES ? j : 0] : lds128(norms_shared + 64 * j);
   };
 #if DEFERRED
@@ -572,7 +572,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
       // N ≤ 8: all of the block's products first, then the stores, so 8 independent MMA chains
       // keep the tensor pipe busy where one chain at a time would wait on each result. Wider
       // points go tile by tile (two chains), which keeps 32 fewer registers live.
-      const int tiles = (NT - 4 * cb) < 4 ? (NT - 4 * cb) : 4;  // a constant once unrolled
+      [[maybe_unused]] const int tiles = (NT - 4 * cb) < 4 ? (NT - 4 * cb) : 4;  // a constant once unrolled
 #if DIST_F16
       // The small products first (x·c_lo), then x_hi·c_hi, as the TF32 path orders them.
       if (NDIM <= 8) {
@@ -983,6 +983,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
   const float unscale0 = __int_as_float((127 + 24 - 2 * t) << 23) / x_scale, unscale1 = 0.5f * unscale0;
 #else
   const float unscale0 = 1.f, unscale1 = 1.f;
+#endif
+#if UPDATE_T
+  (void)unscale1;  // (slots × features: each row has its own unscale, below)
 #endif
 #if DIST_F16
   static_assert(SUMK * FEATS <= WARP_FLOATS, "a warp's ring holds its slots × features");
