@@ -677,6 +677,7 @@ std::optional<Params> tuned_row_params(const SuiteOptions& options, const Planne
 int run_suite(const SuiteOptions& options) {
   set_tuned_configs_enabled(options.use_tuned);
   const OutputFormat format = parse_output_format(options.format);
+  if (!options.out.empty() && !options.dry_run) check_writable(options.out);  // before measuring, not after
   const SuiteDefinition suite = load_suite(options.name);
   const int gpus = gpu_count();
   if (gpus > 0 && (options.device < 0 || options.device >= gpus))

@@ -1,8 +1,8 @@
 // tf32-window's contract on the CPU: which shapes it takes, its defaults, and the key window
 // that makes its 1xTF32 ranking FP32-faithful, checked against FP64 distances on an
 // emulation of the kernel's key arithmetic. Its GPU behaviour is tested with every other
-// variant in test_gpu_variants.cpp (whose shapes stop at K=16) and below at the large K,
-// clustered, offset, sparse and odd-width data its window and scans exist for.
+// variant in test_gpu_variants.cpp (at the shapes tests/variant_claims.hpp names for it) and
+// below at the large K, clustered, offset, sparse and odd-width data its window and scans exist for.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include "variants/variant.hpp"
 #include "tests/reference_steps.hpp"
 #include "tests/synthetic_devices.hpp"
+#include "tests/variant_claims.hpp"
 #include "variants/common/near_tie_bound.hpp"
 
 namespace mk {
@@ -407,8 +408,12 @@ TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
   }
   const Problem problem = shape(data.m, data.n, c.k, c.k);
   const DeviceInfo device = query_device(0);
-  if (auto reason = window_variant().can_implement(problem, device))
+  if (auto reason = window_variant().can_implement(problem, device)) {
+    // Every case's shape is accepted on Hopper (HopperAcceptsEveryDeviceCase checks that on CPU).
+    if (testing_support::claims_apply_to(device))
+      FAIL() << device.name << " refused " << problem.str() << ", a shape tf32-window runs on Hopper: " << *reason;
     GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
+  }
   // f16-two-pass twice: its second sweep with and without skipping the n-tiles that hold no
   // in-window key (the default depends on K).
   for (const auto& [keys, empty_tiles] : {std::pair{"f16-two-pass", "skip"}, std::pair{"f16-two-pass", "count"},
@@ -439,25 +444,37 @@ GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, int centers, do
   return spec;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, Tf32WindowOnDevice,
-    ::testing::Values(GpuCase{"uniform_n32_k1024", spec_of("uniform", 60000, 32, 8, 0, 5), 1024, true, 0.f},
-                      GpuCase{"blobs_n32_k256_no_labels", spec_of("blobs", 100000, 32, 300, 0, 6), 256, false, 0.f},
-                      GpuCase{"offset_uniform_n16_k300", spec_of("uniform", 50000, 16, 8, 0, 7), 300, true, 1000.f},
-                      GpuCase{"sparse_blobs_n24_k64", spec_of("blobs", 50000, 24, 40, 0.9, 8), 64, true, 0.f},
-                      GpuCase{"uniform_n64_k200", spec_of("uniform", 30000, 64, 8, 0, 9), 200, true, 0.f},
-                      GpuCase{"uniform_n48_k128", spec_of("uniform", 30000, 48, 8, 0, 10), 128, true, 0.f},
-                      GpuCase{"uniform_n30_k500", spec_of("uniform", 40000, 30, 8, 0, 11), 500, true, 0.f},
-                      GpuCase{"uniform_n5_k2000", spec_of("uniform", 40000, 5, 8, 0, 12), 2000, true, 0.f},
-                      GpuCase{"uniform_n8_k64_m100", spec_of("uniform", 100, 8, 8, 0, 13), 64, true, 0.f},
-                      // Values on a grid of halves: many exactly equidistant centroids, so
-                      // lanes with two and with three or more in-window keys.
-                      GpuCase{"grid_n8_k256_ties", spec_of("uniform", 40000, 8, 8, 0, 14), 256, true, 0.f, 1.f, 0.5f},
-                      GpuCase{"tiny_uniform_n32_k128", spec_of("uniform", 30000, 32, 8, 0, 15), 128, true, 0.f, 1e-12f},
-                      GpuCase{"huge_blobs_n20_k96", spec_of("blobs", 30000, 20, 50, 0, 16), 96, true, 0.f, 1e12f},
-                      GpuCase{"uniform_n32_k1000_partial_step", spec_of("uniform", 50017, 32, 8, 0, 17), 1000, true,
-                              0.f}),
-    [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
+const GpuCase kDeviceCases[] = {
+    GpuCase{"uniform_n32_k1024", spec_of("uniform", 60000, 32, 8, 0, 5), 1024, true, 0.f},
+    GpuCase{"blobs_n32_k256_no_labels", spec_of("blobs", 100000, 32, 300, 0, 6), 256, false, 0.f},
+    GpuCase{"offset_uniform_n16_k300", spec_of("uniform", 50000, 16, 8, 0, 7), 300, true, 1000.f},
+    GpuCase{"sparse_blobs_n24_k64", spec_of("blobs", 50000, 24, 40, 0.9, 8), 64, true, 0.f},
+    GpuCase{"uniform_n64_k200", spec_of("uniform", 30000, 64, 8, 0, 9), 200, true, 0.f},
+    GpuCase{"uniform_n48_k128", spec_of("uniform", 30000, 48, 8, 0, 10), 128, true, 0.f},
+    GpuCase{"uniform_n30_k500", spec_of("uniform", 40000, 30, 8, 0, 11), 500, true, 0.f},
+    GpuCase{"uniform_n5_k2000", spec_of("uniform", 40000, 5, 8, 0, 12), 2000, true, 0.f},
+    GpuCase{"uniform_n8_k64_m100", spec_of("uniform", 100, 8, 8, 0, 13), 64, true, 0.f},
+    // Values on a grid of halves: many exactly equidistant centroids, so
+    // lanes with two and with three or more in-window keys.
+    GpuCase{"grid_n8_k256_ties", spec_of("uniform", 40000, 8, 8, 0, 14), 256, true, 0.f, 1.f, 0.5f},
+    GpuCase{"tiny_uniform_n32_k128", spec_of("uniform", 30000, 32, 8, 0, 15), 128, true, 0.f, 1e-12f},
+    GpuCase{"huge_blobs_n20_k96", spec_of("blobs", 30000, 20, 50, 0, 16), 96, true, 0.f, 1e12f},
+    GpuCase{"uniform_n32_k1000_partial_step", spec_of("uniform", 50017, 32, 8, 0, 17), 1000, true,
+            0.f}};
+INSTANTIATE_TEST_SUITE_P(Shapes, Tf32WindowOnDevice, ::testing::ValuesIn(kDeviceCases),
+                         [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
+
+// A device case that skipped on a refusal would hide the refusal: every case's shape must be
+// accepted on Hopper (synthetic H100 and H200, no GPU needed). Data-dependent limits (the
+// spread of ‖x − mean‖²) are the GPU test's to meet.
+TEST(Tf32WindowDeviceCases, HopperAcceptsEveryDeviceCase) {
+  for (const DeviceInfo& device : {h100_like(), testing_support::h200()})
+    for (const GpuCase& c : kDeviceCases) {
+      const Problem problem = shape(c.spec.m, c.spec.n, c.k, c.k);
+      const auto refusal = window_variant().can_implement(problem, device);
+      EXPECT_FALSE(refusal.has_value()) << c.name << " on " << device.name << ": " << refusal.value_or("");
+    }
+}
 
 }  // namespace
 }  // namespace mk
