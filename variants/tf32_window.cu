@@ -2,23 +2,23 @@
 // distance product dominates and gemm-tf32x3's three MMAs per product and shared-memory
 // point staging cost ~8x the goal (issue 4's N=32, K=1024 case).
 //
-// Why this shape of kernel:
-// - One single-precision tensor-core product per key, not three. It errs by ~2^-10 of |x||c|,
-//   so every centroid inside the forward-error window (near_tie_bound.hpp) is arbitrated in
-//   exact FP32, and labels stay FP32-faithful. The window scales with |x||c|, so points and
+// Why this shape of kernel (measurements: docs/tf32-window.md):
+// - One FP16 tensor-core product per key, not three. It errs by ~2^-10 of |x||c|, so every
+//   centroid inside the forward-error window (near_tie_bound.hpp) is arbitrated in exact
+//   FP32, and labels stay FP32-faithful. The window scales with |x||c|, so points and
 //   centroids are translated by the data mean first: distances do not change, |x||c|
 //   shrinks (4x for uniform [0,1) data), and with it the share of points that need an exact
 //   distance.
-// - Two sweeps find the window's keys (axis `keys`):
-//   - f16-two-pass (default): FP16 MMAs twice, a plain minimum, then the in-window keys
-//     counted and identified on the FMA pipe;
-//   - f16-two-pass-mma: the same, with those counts as MMAs;
-//   - tf32-top3: TF32 MMAs once, the three smallest packed keys per lane (six ALU-pipe
-//     instructions per key, which bound it).
-//   Both FP16 forms are described at keys=f16-two-pass below.
-// - The whole centroid table lives in shared memory in MMA-fragment order, so a B fragment
-//   is one conflict-free LDS.128 per lane and reused by both 16-row tiles of a warp; the
-//   point fragments stay in registers for the whole centroid sweep (no point staging).
+// - Two sweeps of FP16 MMAs find the window's keys: a plain minimum, then the in-window keys
+//   counted and identified on the FMA pipe (described at the FP16 sweep below). One TF32
+//   sweep keeping three packed keys per lane was ALU-bound and lost at N=32 (K=1024 1.57
+//   against 1.31 ms, K=256 0.678 against 0.626 on the H200, commit c9262e3); the counts as
+//   MMAs issued 17 % fewer instructions but waited longer (K=1024 1.373 against 1.335 ms,
+//   commit df8049a).
+// - The whole centroid table lives in shared memory in MMA-fragment order, so a lane reads
+//   its B fragments of an n-tile with one or two conflict-free LDS.128, reused by both 16-row
+//   tiles of a warp; the point fragments stay in registers for the whole centroid sweep (no
+//   point staging).
 // - A point whose window holds only its winner is settled by the keys (~86 % at K=1024). The
 //   others' in-window keys go on a per-warp work list that the lanes clear in one round; only
 //   where a lane may hold more candidates than it reported (~0.2 %) does the warp scan its
@@ -28,12 +28,11 @@
 //   each lane sums over the step's points. Counts go through shared memory; finalize()
 //   divides.
 //
-// Needs sm_80+ (TF32 mma, cvt.rna.tf32); the kernel body is compiled out below that.
+// Needs sm_80+ (FP16 mma.sync with FP32 accumulation); the kernel body is compiled out below that.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -54,14 +53,11 @@ constexpr int kMaxDims = 64;
 // 5.0 ms at K=32 and 2.6 ms at K=64 against 0.34 and 0.64 ms for auto's choice; from K=128
 // (2.1 against 2.9 ms) and at N=32 from K=64 (0.90 against 1.75 ms) this variant was faster.
 constexpr int kMinK = 64;
-constexpr int kMaxIndexBits = 13;  // keys keep 23-13 = 10 mantissa bits at worst
-constexpr int kPadCentroids = 32;  // the sweep is unrolled over 4 n-tiles of 8
+// The in-window count decodes a lane's key indices from FP32 sums weighted by W = 2^bits
+// (bits = index_bits(kpad)); 13 bits keep Σi² of two keys exact.
+constexpr int kMaxIndexBits = 13;
+constexpr int kPadCentroids = 32;  // whole n-tiles of 8, four per lane quad
 
-int padded_dims(int n) {
-  if (n <= 8) return 8;
-  return (n + 15) / 16 * 16;  // k-steps come in pairs: one float4 of 4 dims per lane and pair
-}
-int k_steps(int n) { return padded_dims(n) / 8; }
 int64_t padded_centroids(int k) { return (int64_t(k) + kPadCentroids - 1) / kPadCentroids * kPadCentroids; }
 int index_bits(int64_t kpad) {
   int bits = 0;
@@ -69,15 +65,9 @@ int index_bits(int64_t kpad) {
   return bits;
 }
 
-// Dynamic shared memory: fragment-ordered table; the biased norms once per centroid (the
-// window) and as the MMA's C quads {‖c_2t‖², ‖c_2t+1‖², same} so a quad is one LDS.128 into
-// the 4 consecutive registers HMMA reads; per-block counts; per warp 32 labels, 32
-// scan masks, 32 ambiguity flags, a work list of up to 8 in-window keys for each of 32 rows,
-// and 32 packed exact minima.
+// Per warp: 32 labels, 32 scan masks, 32 ambiguity flags, a work list of up to 8 in-window
+// keys for each of 32 rows, and 32 packed exact minima.
 constexpr int kWarpScratchWords = 32 + 32 + 32 + 256 + 64;
-int64_t smem_bytes(int64_t kpad, int npad, int block) {
-  return kpad * npad * 4 + kpad * 4 + kpad * 8 + kpad * 4 + int64_t(block / 32) * kWarpScratchWords * 4;
-}
 int64_t smem_limit(const DeviceInfo& device) {
   return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
 }
@@ -85,91 +75,25 @@ int64_t smem_limit(const DeviceInfo& device) {
 struct WindowArgs {
   const float* points;     // m × n, AoS
   const float* centroids;  // k × n, exact (the state's packed centroids)
-  const void* image;       // tf32-top3: kpad × npad floats −2·tf32(c − μ); f16-two-pass: halves
-                           // −2·fp16((c − μ)·scale); both in fragment order
-  const float* biased_norms;  // kpad, 1e30 for padding: ‖c − μ‖² + bias (tf32-top3), or
-                              // ‖(c − μ)·scale‖² (f16-two-pass, no bias)
+  const void* image;       // kpad × 16·f16_steps halves −2·fp16((c − μ)·scale), fragment order
+  const float* norms;      // kpad: ‖(c − μ)·scale‖², 1e30 for padding
   const float* center;     // μ, n floats
   int64_t m;
-  int n, k, kpad, npad;
-  float bias;
-  unsigned keep_mask;      // clears the index bits of a key
-  gemm::BiasedKeyModel model;
+  int n, k, kpad;
   double* sums;
   unsigned long long* counts;
   double* inertia;
   int32_t* labels;
   unsigned long long* stats;  // null, or {rows, rows with several candidates, rows needing a column scan}
   unsigned long long* next_step;  // zero at launch; warps take 32-point steps from it
-  // f16-two-pass only
   int f16_steps;              // m16n8k16 steps of 16 dims
   const float* f16_scalars;   // {scale, largest scaled ‖c‖²}, written by build_f16_window_image
   gemm::Fp16KeyModel f16_model;
-  float count_weight;         // W, a power of two: ≥ 4·L for the FMA counts, ≥ 2·L for the MMA counts
-                              // (L = kpad/4 keys of one lane and row)
+  float count_weight;         // W, a power of two ≥ 4·L (L = kpad/4 keys of one lane and row)
 };
-
-// Fragment order (g = lane/4, t = lane%4). For n ≤ 8 (one k-step) lane (g,t) of n-tile nt
-// holds c[8nt+g][2t..2t+1]; otherwise pair p of k-steps holds c[8nt+g][16p+4t..16p+4t+3].
-// MMA column t of step 2p is then dim 16p+4t, column t+4 dim 16p+4t+1, and step 2p+1 takes
-// +2 and +3; the point fragments use the same map, so the sum over k is the dot product.
-MK_HOST_DEVICE inline int64_t image_offset(int j, int d, int npad) {
-  const int nt = j / 8, g = j % 8;
-  if (npad == 8) return int64_t(nt) * 64 + (g * 4 + d / 2) * 2 + d % 2;
-  const int p = d / 16, t = (d % 16) / 4;
-  return int64_t(nt) * 8 * npad + p * 128 + (g * 4 + t) * 4 + d % 4;
-}
-
-__global__ void build_window_image(WindowArgs a, float* image, float* biased_norms) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= a.kpad) return;
-  double norm = 0;
-  for (int d = 0; d < a.npad; ++d) {
-    float value = 0.f;
-    if (j < a.k && d < a.n) {
-      const float centred = a.centroids[int64_t(j) * a.n + d] - a.center[d];
-      norm += double(centred) * centred;
-      value = -2.f * gemm::tf32_round(centred);
-    }
-    image[image_offset(j, d, a.npad)] = value;
-  }
-  // Padding sorts above every real key: translation_for caps ‖x − μ‖² at 1e28, and centroids
-  // (data points, then means of them) lie within the data, so real keys stay below ~5e28.
-  biased_norms[j] = j < a.k ? float(norm + double(a.bias)) : 1e30f;
-}
 
 // Device helpers exist only where the kernel body does (sm_80+), and for the host pass.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-__device__ __forceinline__ uint32_t to_tf32(float value) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  uint32_t out;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(value));
-  return out;
-#else
-  return __float_as_uint(value);
-#endif
-}
-
-// D = A·B + C for one m16n8k8 TF32 tile (fragment ownership as in gemm_tensorcore.cu).
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
-                                         float c0, float c1, float c2, float c3) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%12,%13};\n"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
-#else
-  __trap();  // unreachable: can_implement refuses devices below sm_80
-#endif
-}
-
-__device__ __forceinline__ void keep_three_smallest(uint32_t key, uint32_t& first, uint32_t& second,
-                                                    uint32_t& third) {
-  third = min(third, max(second, key));
-  second = min(second, max(first, key));
-  first = min(first, key);
-}
-
 // ‖x − c‖² in FP32 from the untranslated inputs: the arbiter of every candidate. The loads
 // are unrolled over the padded width so one L2 round trip serves the whole row.
 template <int NPAD>
@@ -387,199 +311,10 @@ __device__ __forceinline__ void settle_and_update(const WindowArgs& a, const War
 
 #endif
 
-template <int S>  // k-steps of 8 dims
-__global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int kPairs = S == 1 ? 1 : S / 2;
-  constexpr int kVec = S == 1 ? 2 : 4;  // floats of one centroid per lane and pair
-  extern __shared__ float4 smem4[];
-  float* image_s = reinterpret_cast<float*>(smem4);
-  float* norms_s = image_s + int64_t(a.kpad) * a.npad;
-  float4* norm_quads_s = reinterpret_cast<float4*>(norms_s + a.kpad);
-  unsigned* counts_s = reinterpret_cast<unsigned*>(norm_quads_s + a.kpad / 2);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
-  int* label_s = scratch.label;
-  unsigned* scan_s = scratch.scan;
-  int* ambiguous_s = scratch.ambiguous;
-  int* work_s = scratch.work;
-  unsigned long long* exact_s = scratch.exact;
-
-  {
-    const int64_t table4 = int64_t(a.kpad) * a.npad / 4;
-    const float4* image4 = reinterpret_cast<const float4*>(a.image);
-    for (int64_t i = threadIdx.x; i < table4; i += blockDim.x) smem4[i] = image4[i];
-    for (int i = threadIdx.x; i < a.kpad; i += blockDim.x) {
-      norms_s[i] = a.biased_norms[i];
-      counts_s[i] = 0;
-    }
-    for (int i = threadIdx.x; i < a.kpad / 2; i += blockDim.x) {
-      const float2 pair = reinterpret_cast<const float2*>(a.biased_norms)[i];
-      norm_quads_s[i] = make_float4(pair.x, pair.y, pair.x, pair.y);
-    }
-  }
-  __syncthreads();
-
-  const bool vector_rows = (a.n % kVec) == 0;
-  const int ntiles = a.kpad / 8;
-  const unsigned index_mask = ~a.keep_mask;
-  const int64_t steps = (a.m + 31) / 32;
-  double inertia = 0.0;
-
-  for (int64_t step = granted_step(request_step(a, lane)); step < steps;) {
-    const unsigned long long ticket = request_step(a, lane);
-    const int64_t base = step * 32;
-    // Rows r = 0..3 of this lane: tile r/2, row g (+8 for odd r).
-    uint32_t frag[2][S][4];
-    float xn2[4];
-    bool valid[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int64_t p = base + row_in_step(r, g);
-      valid[r] = p < a.m;
-      const float* row = a.points + p * a.n;
-      float sq = 0.f;
-#pragma unroll
-      for (int pair = 0; pair < kPairs; ++pair) {
-        const int d0 = S == 1 ? 2 * t : 16 * pair + 4 * t;
-        float v[kVec];
-        if (valid[r] && vector_rows && d0 + kVec <= a.n) {
-          if constexpr (kVec == 4) {
-            const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
-            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-          } else {
-            const float2 q = __ldg(reinterpret_cast<const float2*>(row + d0));
-            v[0] = q.x, v[1] = q.y;
-          }
-        } else {
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) v[e] = valid[r] && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
-        }
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          // μ is re-read (an L1 hit) rather than held: registers bound this kernel's occupancy.
-          const float centred = (valid[r] && d0 + e < a.n) ? v[e] - __ldg(a.center + d0 + e) : 0.f;
-          sq = fmaf(centred, centred, sq);
-          v[e] = centred;
-        }
-        // Step 2·pair: columns t, t+4 = dims d0, d0+1; step 2·pair+1: d0+2, d0+3.
-        const int row_slot = r & 1;  // a0/a2 hold row g, a1/a3 row g+8
-        frag[r >> 1][S == 1 ? 0 : 2 * pair][row_slot] = to_tf32(v[0]);
-        frag[r >> 1][S == 1 ? 0 : 2 * pair][row_slot + 2] = to_tf32(v[1]);
-        if (S != 1) {
-          frag[r >> 1][2 * pair + 1][row_slot] = to_tf32(v[kVec - 2]);
-          frag[r >> 1][2 * pair + 1][row_slot + 2] = to_tf32(v[kVec - 1]);
-        }
-      }
-      sq += __shfl_xor_sync(0xffffffffu, sq, 1);
-      sq += __shfl_xor_sync(0xffffffffu, sq, 2);
-      xn2[r] = sq;
-    }
-
-    uint32_t first[4], second[4], third[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) first[r] = second[r] = third[r] = 0x7fffffffu;
-    const float* lane_image = image_s + lane * kVec;
-    for (int nt = 0; nt < ntiles; ++nt) {
-      uint32_t b0[S], b1[S];
-      const float* tile = lane_image + nt * 8 * a.npad;
-#pragma unroll
-      for (int pair = 0; pair < kPairs; ++pair) {
-        if (S == 1) {
-          const float2 q = *reinterpret_cast<const float2*>(tile);
-          b0[0] = __float_as_uint(q.x), b1[0] = __float_as_uint(q.y);
-        } else {
-          const float4 q = *reinterpret_cast<const float4*>(tile + pair * 128);
-          b0[2 * pair] = __float_as_uint(q.x), b1[2 * pair] = __float_as_uint(q.y);
-          b0[2 * pair + 1] = __float_as_uint(q.z), b1[2 * pair + 1] = __float_as_uint(q.w);
-        }
-      }
-      const float4 cn = norm_quads_s[nt * 4 + t];
-      const uint32_t j0 = uint32_t(nt * 8 + 2 * t), j1 = j0 + 1;
-#pragma unroll
-      for (int tile_m = 0; tile_m < 2; ++tile_m) {
-        float d[4];
-        mma_tf32(d, frag[tile_m][0], b0[0], b1[0], cn.x, cn.y, cn.z, cn.w);
-#pragma unroll
-        for (int s = 1; s < S; ++s) mma_tf32(d, frag[tile_m][s], b0[s], b1[s], d[0], d[1], d[2], d[3]);
-        const int r0 = 2 * tile_m, r1 = 2 * tile_m + 1;
-        keep_three_smallest((__float_as_uint(d[0]) & a.keep_mask) | j0, first[r0], second[r0], third[r0]);
-        keep_three_smallest((__float_as_uint(d[1]) & a.keep_mask) | j1, first[r0], second[r0], third[r0]);
-        keep_three_smallest((__float_as_uint(d[2]) & a.keep_mask) | j0, first[r1], second[r1], third[r1]);
-        keep_three_smallest((__float_as_uint(d[3]) & a.keep_mask) | j1, first[r1], second[r1], third[r1]);
-      }
-    }
-
-    // The update's values (lane d holds dimension d of the step's 32 points) are loaded
-    // now, so their latency hides behind the arbitration below; only a winner whose window
-    // holds other candidates needs an exact distance before the update.
-    const int rows = a.m - base < 32 ? int(a.m - base) : 32;
-    float update_values[32];
-    load_step_dimension(a, base, rows, lane, update_values);
-
-    // Per row: the quad's best key and the window around it. A row whose window holds only
-    // the winner is settled by the keys alone. Otherwise every in-window key (a lane's
-    // first or second) goes on the warp's work list for an exact distance, and a lane
-    // whose third key is also inside may hide a fourth: its columns are scanned.
-    int listed = 0;
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      uint32_t best = first[r];
-      best = min(best, __shfl_xor_sync(0xffffffffu, best, 1));
-      best = min(best, __shfl_xor_sync(0xffffffffu, best, 2));
-      const int best_j = int(best & index_mask);
-      const float v1 = __uint_as_float(best);
-      const float width = gemm::biased_key_window(xn2[r], v1, a.bias, norms_s[best_j] - a.bias, a.model);
-      const uint32_t threshold = __float_as_uint(v1 + width);
-      const bool first_in = valid[r] && first[r] <= threshold;
-      const bool second_in = valid[r] && second[r] <= threshold;
-      const unsigned firsts = __ballot_sync(0xffffffffu, first_in);
-      const unsigned seconds = __ballot_sync(0xffffffffu, second_in);
-      const unsigned hidden = __ballot_sync(0xffffffffu, valid[r] && third[r] <= threshold);
-      const unsigned quad_hidden = (hidden >> (g * 4)) & 0xfu;
-      const bool ambiguous = __popc((firsts >> (g * 4)) & 0xfu) + __popc((seconds >> (g * 4)) & 0xfu) > 1;
-      const int local_row = row_in_step(r, g);
-      const unsigned first_items = __ballot_sync(0xffffffffu, ambiguous && first_in);
-      const unsigned second_items = __ballot_sync(0xffffffffu, ambiguous && second_in);
-      const unsigned below = (1u << lane) - 1u;
-      if (ambiguous && first_in)
-        work_s[listed + __popc(first_items & below)] = (local_row << 16) | int(first[r] & index_mask);
-      if (ambiguous && second_in)
-        work_s[listed + __popc(first_items) + __popc(second_items & below)] =
-            (local_row << 16) | int(second[r] & index_mask);
-      listed += __popc(first_items) + __popc(second_items);
-      if (t == 0) {
-        label_s[local_row] = best_j;
-        scan_s[local_row] = quad_hidden;
-        exact_s[local_row] = ~0ull;
-        ambiguous_s[local_row] = ambiguous || quad_hidden;
-      }
-      if (a.stats) {
-        const unsigned row_owners = __ballot_sync(0xffffffffu, valid[r] && t == 0);
-        const unsigned ambiguous_rows = __ballot_sync(0xffffffffu, ambiguous && t == 0);
-        if (lane == 0) {
-          unsigned scans = 0;
-          for (int quad = 0; quad < 8; ++quad) scans += ((hidden >> (4 * quad)) & 0xfu) != 0;
-          atomicAdd(&a.stats[0], static_cast<unsigned long long>(__popc(row_owners)));
-          atomicAdd(&a.stats[1], static_cast<unsigned long long>(__popc(ambiguous_rows)));
-          atomicAdd(&a.stats[2], static_cast<unsigned long long>(scans));
-        }
-      }
-    }
-    settle_and_update<8 * S>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
-    step = granted_step(ticket);
-  }
-
-  flush_block_totals(a, inertia, counts_s);
-#else
-  __trap();  // unreachable: can_implement refuses devices below sm_80
-#endif
-}
-
-// --- keys=f16-two-pass ------------------------------------------------------------------
-// The top-3 insertion above costs six ALU-pipe instructions per key, and the ALU pipe bound
-// the TF32 sweep. This sweep runs the MMAs twice instead (FP16 m16n8k16, one MMA per 16
-// dims, so two passes issue as many MMAs as one TF32 pass):
+// --- the FP16 two-pass sweep -------------------------------------------------------------
+// Keeping a lane's three smallest packed keys costs six ALU-pipe instructions per key, and
+// the ALU pipe bound a one-pass TF32 sweep. This sweep runs the MMAs twice instead (FP16
+// m16n8k16, one MMA per 16 dims, so two passes issue as many MMAs as one TF32 pass):
 // - pass A keeps each row's plain smallest key: one FMNMX per key;
 // - from it and the window, a threshold T per row; pass B recomputes the same keys and,
 //   on the FMA pipe, turns each into r = [key < T] with one saturated FFMA, then adds
@@ -590,18 +325,12 @@ __global__ void __launch_bounds__(512, 1) tf32_window_kernel(WindowArgs a) {
 // one plus a subnormal term; inputs are translated by μ and scaled by a power of two so
 // every |value| < 2^14 (and −2c < 2^15) stays finite.
 int f16_steps(int n) { return (n + 15) / 16; }
-// The image, the C quads {‖c_2t‖², ‖c_2t+1‖², same}, per n-tile the weights
-// {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}, μ, counts, per-warp scratch.
-// keys=f16-two-pass-mma adds the FP16 weight table (kMmaStatRows × kpad/4 halves, 16-byte rounded) and per
-// warp 32 rows × 16 FP32 sums.
-constexpr int kMmaStatRows = 5;        // W + i, i_hi², i_hi·i_lo, i_lo², zeros
-constexpr int kMmaStatsWordsPerWarp = 32 * 16;
-constexpr int64_t kMmaMaxLaneKeys = 512;  // W + i ≤ 2048 and i_hi < 16 keep every weight an exact FP16 integer
-MK_HOST_DEVICE inline int64_t mma_stats_table_bytes(int64_t kpad) { return (kMmaStatRows * kpad / 4 * 2 + 15) / 16 * 16; }
-int64_t f16_smem_bytes(int64_t kpad, int steps, int block, bool mma_counts) {
-  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kMaxDims * 4 +
-         (mma_counts ? mma_stats_table_bytes(kpad) : 0) + kpad * 4 +
-         int64_t(block / 32) * (kWarpScratchWords + (mma_counts ? kMmaStatsWordsPerWarp : 0)) * 4;
+// Dynamic shared memory: the image; the C quads {‖c_2t‖², ‖c_2t+1‖², same}, so a quad is one
+// LDS.128 into the 4 consecutive registers HMMA reads; per n-tile the weights
+// {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}; μ; per-block counts; per-warp scratch.
+int64_t f16_smem_bytes(int64_t kpad, int steps, int block) {
+  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kMaxDims * 4 + kpad * 4 +
+         int64_t(block / 32) * kWarpScratchWords * 4;
 }
 // Half index of c[j][d] in fragment order: per (n-tile, lane) the lane's four dims of every
 // step, contiguous, so a lane reads its B fragments of one n-tile with one or two LDS.128.
@@ -705,7 +434,7 @@ __device__ __forceinline__ void f16_tile_keys(float (&d)[4], const uint32_t (&fr
   for (int s = 1; s < H; ++s) mma_f16(d, frag[s], b[s][0], b[s][1], d[0], d[1], d[2], d[3]);
 }
 
-// A lane's MMA operands for one n-tile: its B fragments and the C quad of biased norms.
+// A lane's MMA operands for one n-tile: its B fragments and the C quad of norms.
 // Shared memory holds the table, then the norm quads, then the count weights, so the
 // look-ahead one past the last n-tile reads in-bounds values that go unused.
 template <int H>
@@ -783,15 +512,10 @@ __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4
   }
 }
 
-// keys=f16-two-pass sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with
-// the ramp). keys=f16-two-pass-mma packs the flags of two n-tiles into an FP16 A fragment (the D layout of two
-// m16n8 tiles is the A layout of one m16n8k16) and multiplies it by a weight table whose
-// column 4o + s holds statistic s of owner lane o's keys, zero for other owners: two MMAs
-// per m-tile and pair of n-tiles give every lane's W·count + Σi, Σi_hi², Σi_hi·i_lo and
-// Σi_lo² (i = 32·i_hi + i_lo), exact FP32 sums of exact FP16 integers.
+// Pass B sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with the ramp).
 // A kernel per SkipEmptyTiles value, not a runtime branch: with both sweeps in one kernel,
 // the counting form ran 3 % slower at K=256 (0.531 against 0.515 ms).
-template <int H, bool MmaCounts, bool SkipEmptyTiles>  // H: m16n8k16 steps of 16 dims
+template <int H, bool SkipEmptyTiles>  // H: m16n8k16 steps of 16 dims
 __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ float4 smem4[];
@@ -800,14 +524,9 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
   float4* norm_quads_s = reinterpret_cast<float4*>(image_s + int64_t(a.kpad) * H * 8);
   float4* weights_s = norm_quads_s + a.kpad / 2;
   float4* center_s = weights_s + ntiles;  // μ, zero past N
-  __half* stat_table_s = reinterpret_cast<__half*>(center_s + kMaxDims / 4);
-  const int lane_keys = a.kpad / 4;  // L: keys of one lane and row, i = 2·nt + parity
-  unsigned* counts_s = reinterpret_cast<unsigned*>(reinterpret_cast<char*>(stat_table_s) +
-                                                   (MmaCounts ? mma_stats_table_bytes(a.kpad) : 0));
+  unsigned* counts_s = reinterpret_cast<unsigned*>(center_s + kMaxDims / 4);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
-  float* stats_s = reinterpret_cast<float*>(counts_s + a.kpad) + (blockDim.x / 32) * kWarpScratchWords +
-                   warp * kMmaStatsWordsPerWarp;  // MMA counts: [row][4·owner + statistic]
 
   const float weight = a.count_weight;
   {
@@ -815,7 +534,7 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     const uint4* src = reinterpret_cast<const uint4*>(a.image);
     for (int64_t i = threadIdx.x; i < image4; i += blockDim.x) reinterpret_cast<uint4*>(image_s)[i] = src[i];
     for (int i = threadIdx.x; i < a.kpad / 2; i += blockDim.x) {
-      const float2 pair = reinterpret_cast<const float2*>(a.biased_norms)[i];
+      const float2 pair = reinterpret_cast<const float2*>(a.norms)[i];
       norm_quads_s[i] = make_float4(pair.x, pair.y, pair.x, pair.y);
     }
     for (int nt = threadIdx.x; nt < ntiles; nt += blockDim.x) {
@@ -825,14 +544,6 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     for (int i = threadIdx.x; i < a.kpad; i += blockDim.x) counts_s[i] = 0;
     for (int d = threadIdx.x; d < kMaxDims; d += blockDim.x)
       reinterpret_cast<float*>(center_s)[d] = d < a.n ? a.center[d] : 0.f;
-    if (MmaCounts) {
-      for (int e = threadIdx.x; e < kMmaStatRows * lane_keys; e += blockDim.x) {
-        const int stat = e / lane_keys, i = e % lane_keys, high = i >> 5, low = i & 31;
-        const int value = stat == 0 ? int(weight) + i : stat == 1 ? high * high : stat == 2 ? high * low
-                                                      : stat == 3 ? low * low : 0;
-        stat_table_s[e] = __int2half_rn(value);
-      }
-    }
   }
   __syncthreads();
 
@@ -952,67 +663,8 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
     float sums[4], squares[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) sums[r] = squares[r] = 0.f;
-    if constexpr (MmaCounts) {
-      // Lane (g, t) supplies B rows k = 2t, 2t+1 (n-tile 2p) and 2t+8, 2t+9 (2p+1), all keys of
-      // owner t, for columns c = 8m + g: statistic g%4 where owner 2m + g/4 is t, else zeros.
-      const __half* stat_rows[2];
-#pragma unroll
-      for (int m = 0; m < 2; ++m)
-        stat_rows[m] = stat_table_s + (2 * m + (g >> 2) == t ? (g & 3) : kMmaStatRows - 1) * lane_keys;
-      float acc[2][2][4];
-#pragma unroll
-      for (int tile_m = 0; tile_m < 2; ++tile_m)
-#pragma unroll
-        for (int m = 0; m < 2; ++m)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) acc[tile_m][m][q] = 0.f;
-      for (int nt = 0; nt < ntiles; nt += 2) {
-        uint32_t b_even[H][2], b_odd[H][2];
-        load_f16_fragments<H>(lane_image + nt * 32 * H * 2, b_even);
-        load_f16_fragments<H>(lane_image + (nt + 1) * 32 * H * 2, b_odd);
-        const float4 cn_even = norm_quads_s[nt * 4 + t], cn_odd = norm_quads_s[(nt + 1) * 4 + t];
-        uint2 weights[2];
-#pragma unroll
-        for (int m = 0; m < 2; ++m) weights[m] = *reinterpret_cast<const uint2*>(stat_rows[m] + 2 * nt);
-#pragma unroll
-        for (int tile_m = 0; tile_m < 2; ++tile_m) {
-          float d_even[4], d_odd[4];
-          f16_tile_keys<H>(d_even, frag[tile_m], b_even, cn_even);
-          f16_tile_keys<H>(d_odd, frag[tile_m], b_odd, cn_odd);
-          const int r0 = 2 * tile_m, r1 = r0 + 1;
-          auto inside = [&](float key, int r) { return __saturatef(fmaf(key, ramp_slope[r], ramp_top[r])); };
-          const uint32_t flags[4] = {pack_half2(inside(d_even[0], r0), inside(d_even[1], r0)),
-                                     pack_half2(inside(d_even[2], r1), inside(d_even[3], r1)),
-                                     pack_half2(inside(d_odd[0], r0), inside(d_odd[1], r0)),
-                                     pack_half2(inside(d_odd[2], r1), inside(d_odd[3], r1))};
-#pragma unroll
-          for (int m = 0; m < 2; ++m)
-            mma_f16(acc[tile_m][m], flags, weights[m].x, weights[m].y, acc[tile_m][m][0], acc[tile_m][m][1],
-                    acc[tile_m][m][2], acc[tile_m][m][3]);
-        }
-      }
-      // Column c = 8m + 2t (+1) of rows g and g+8 to [row][c]; each lane then reads its own
-      // owner's four columns.
-      __syncwarp();
-#pragma unroll
-      for (int tile_m = 0; tile_m < 2; ++tile_m)
-#pragma unroll
-        for (int m = 0; m < 2; ++m) {
-          float* top = stats_s + (16 * tile_m + g) * 16 + 8 * m + 2 * t;
-          *reinterpret_cast<float2*>(top) = make_float2(acc[tile_m][m][0], acc[tile_m][m][1]);
-          *reinterpret_cast<float2*>(top + 8 * 16) = make_float2(acc[tile_m][m][2], acc[tile_m][m][3]);
-        }
-      __syncwarp();
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const float4 v = *reinterpret_cast<const float4*>(stats_s + row_in_step(r, g) * 16 + 4 * t);
-        sums[r] = v.x;
-        squares[r] = 1024.f * v.y + 64.f * v.z + v.w;  // Σi², exact while it matters (count ≤ 2)
-      }
-    } else {
-      count_inside_keys<H, SkipEmptyTiles>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, ramp_slope, ramp_top,
-                                           sums, squares);
-    }
+    count_inside_keys<H, SkipEmptyTiles>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, ramp_slope, ramp_top,
+                                         sums, squares);
 
     // The next step's rows on their way to L2 during the arbitration and update (one
     // 128-byte line per lane and 32 dims), so its first loads wait on L2, not DRAM.
@@ -1087,10 +739,6 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
 
 using KernelFn = void (*)(WindowArgs);
 
-// keys (the axis below): f16-two-pass (counts on the FMA pipe), f16-two-pass-mma (counts on
-// the tensor cores) or tf32-top3.
-bool uses_two_pass(const Params& params) { return params.at("keys").get<std::string>().rfind("f16", 0) == 0; }
-bool uses_mma_counts(const Params& params) { return params.at("keys").get<std::string>() == "f16-two-pass-mma"; }
 // Pass B's vote pays where most n-tiles hold no in-window key. H200, N=32, M=2M, skip
 // against count: K=1024 1.18 against 1.22-1.23 ms, K=512 0.748-0.753 against 0.736-0.743,
 // K=256 0.536-0.540 against 0.518-0.524.
@@ -1099,56 +747,31 @@ bool skips_empty_tiles(const Params& params, int64_t kpad) {
   if (params.contains("empty_tiles")) return params.at("empty_tiles").get<std::string>() == "skip";
   return kpad >= kSkipEmptyTilesFromKpad;
 }
-// Above N=32 the two n-tiles of B fragments a pair needs spilled 576-608 bytes.
-bool mma_counts_fit(int64_t kpad, int n) { return kpad / 4 <= kMmaMaxLaneKeys && n <= 32; }
 
-int64_t smem_for(const Params& params, int64_t kpad, int n, int block) {
-  return uses_two_pass(params) ? f16_smem_bytes(kpad, f16_steps(n), block, uses_mma_counts(params))
-                               : smem_bytes(kpad, padded_dims(n), block);
-}
+int64_t smem_for(int64_t kpad, int n, int block) { return f16_smem_bytes(kpad, f16_steps(n), block); }
 
-template <bool MmaCounts, bool SkipEmptyTiles>
+template <bool SkipEmptyTiles>
 KernelFn f16_kernel_for(int n) {
-  static_assert(!(MmaCounts && SkipEmptyTiles), "the MMA counts sweep every n-tile");
   switch (f16_steps(n)) {
-    case 1: return f16_window_kernel<1, MmaCounts, SkipEmptyTiles>;
-    case 2: return f16_window_kernel<2, MmaCounts, SkipEmptyTiles>;
-  }
-  if constexpr (!MmaCounts) {  // the MMA counts stop at N=32 (restriction below)
-    switch (f16_steps(n)) {
-      case 3: return f16_window_kernel<3, MmaCounts, SkipEmptyTiles>;
-      case 4: return f16_window_kernel<4, MmaCounts, SkipEmptyTiles>;
-    }
+    case 1: return f16_window_kernel<1, SkipEmptyTiles>;
+    case 2: return f16_window_kernel<2, SkipEmptyTiles>;
+    case 3: return f16_window_kernel<3, SkipEmptyTiles>;
+    case 4: return f16_window_kernel<4, SkipEmptyTiles>;
   }
   return nullptr;
 }
 
 KernelFn kernel_for(int n, int64_t kpad, const Params& params) {
-  if (uses_two_pass(params)) {
-    KernelFn kernel = uses_mma_counts(params)          ? f16_kernel_for<true, false>(n)
-                      : skips_empty_tiles(params, kpad) ? f16_kernel_for<false, true>(n)
-                                                        : f16_kernel_for<false, false>(n);
-    if (kernel) return kernel;
-    throw UnsupportedError("tf32-window: no FP16 kernel for N=" + std::to_string(n));
-  }
-  const int steps = k_steps(n);
-  switch (steps) {
-    case 1: return tf32_window_kernel<1>;
-    case 2: return tf32_window_kernel<2>;
-    case 4: return tf32_window_kernel<4>;
-    case 6: return tf32_window_kernel<6>;
-    case 8: return tf32_window_kernel<8>;
-  }
-  throw UnsupportedError("tf32-window: no kernel for " + std::to_string(steps) + " k-steps");
+  KernelFn kernel = skips_empty_tiles(params, kpad) ? f16_kernel_for<true>(n) : f16_kernel_for<false>(n);
+  if (kernel) return kernel;
+  throw UnsupportedError("tf32-window: no FP16 kernel for N=" + std::to_string(n));
 }
 
-// Points and centroids are translated by the data mean μ (FP64, rounded once); the bias
-// sits above the largest ‖x − μ‖², computed from the same FP32 differences the kernel forms,
-// with room for the product's error, so every key is positive.
+// Points and centroids are translated by the data mean μ (FP64, rounded once); the largest
+// ‖x − μ‖², computed from the same FP32 differences the kernel forms, bounds the data.
 struct Translation {
   std::vector<float> center;
-  float bias = 0.f;
-  float largest = 0.f;  // max ‖x − μ‖²: with the centroids', it sets f16-two-pass's scale
+  float largest = 0.f;  // max ‖x − μ‖²: with the centroids', it sets the FP16 scale
 };
 
 Translation translation_for(const Dataset& data) {
@@ -1168,8 +791,9 @@ Translation translation_for(const Dataset& data) {
     }
     largest = std::max(largest, sq);
   }
-  // Keys, exact distances and the bias are FP32, and padding columns carry keys of 1e30:
-  // real keys (bias + D² − ‖x − μ‖², at most ~5·largest) must stay well below that.
+  // Exact distances, their per-lane inertia sums and the keys' accumulators are FP32, and
+  // padding columns carry norms of 1e30: squared distances (at most ~4·largest) must stay
+  // well below that.
   constexpr double kLargestNorm2 = 1e28;
   if (!(largest <= kLargestNorm2)) {
     char text[160];
@@ -1190,7 +814,6 @@ Translation translation_for(const Dataset& data) {
                   largest);
     throw UnsupportedError(text);
   }
-  translation.bias = float(1.125 * largest) + FLT_MIN;
   translation.largest = float(largest * 1.0001);  // FP64 sum of FP32 differences, rounded: widen a little
   return translation;
 }
@@ -1200,25 +823,20 @@ class Tf32WindowRun : public gpu::GpuRun {
   Tf32WindowRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device,
                 const Translation& translation)
       : GpuRun(problem, data, Layout::AoS),
-        npad_(padded_dims(problem.n)),
         kpad_(int(padded_centroids(problem.k.kmax))),
         block_(params.at("block").get<int>()),
-        two_pass_(uses_two_pass(params)),
-        mma_counts_(uses_mma_counts(params)),
         kernel_(kernel_for(problem.n, kpad_, params)) {
     const int n = problem.n;
     const std::vector<float>& center = translation.center;
-    bias_ = translation.bias;
     largest_ = translation.largest;
     center_.allocate(size_t(n), "tf32-window center");
-    // f16-two-pass: kpad·16·steps halves, as floats.
-    image_.allocate(two_pass_ ? size_t(kpad_) * 8 * f16_steps(n) : size_t(kpad_) * npad_, "tf32-window centroid image");
-    if (two_pass_) f16_scalars_.allocate(2, "tf32-window f16 scale");
+    image_.allocate(size_t(kpad_) * 8 * f16_steps(n), "tf32-window centroid image");  // kpad·16·steps halves
+    f16_scalars_.allocate(2, "tf32-window f16 scale");
     norms_.allocate(size_t(kpad_), "tf32-window centroid norms");
     gpu::check(cudaMemcpyAsync(center_.get(), center.data(), center.size() * sizeof(float), cudaMemcpyHostToDevice,
                                state_.stream()),
                "tf32-window center upload");
-    smem_ = size_t(smem_for(params, kpad_, n, block_));
+    smem_ = size_t(smem_for(kpad_, n, block_));
     gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)),
                "tf32-window shared memory limit");
@@ -1234,7 +852,6 @@ class Tf32WindowRun : public gpu::GpuRun {
     const int64_t requested = params.at("grid").get<int64_t>();
     const int64_t persistent = int64_t(resident) * std::max(1, device.sm_count);
     grid_ = std::max<int64_t>(1, std::min(requested == 0 ? persistent : requested, useful));
-    model_ = gemm::biased_key_model(npad_, index_bits(kpad_));
     f16_model_ = gemm::fp16_key_model(16 * f16_steps(n));
     if (std::getenv("MKBENCH_WINDOW_STATS")) {
       stats_.allocate(3, "tf32-window stats");
@@ -1267,16 +884,12 @@ class Tf32WindowRun : public gpu::GpuRun {
     args.points = state_.points().data;
     args.centroids = state_.centroids();
     args.image = image_.get();
-    args.biased_norms = norms_.get();
+    args.norms = norms_.get();
     args.center = center_.get();
     args.m = problem.m;
     args.n = problem.n;
     args.k = problem.k.kmax;
     args.kpad = kpad_;
-    args.npad = npad_;
-    args.bias = bias_;
-    args.keep_mask = ~((1u << index_bits(kpad_)) - 1u);
-    args.model = model_;
     args.sums = acc.sums;
     args.counts = acc.counts;
     args.inertia = acc.inertia;
@@ -1286,31 +899,22 @@ class Tf32WindowRun : public gpu::GpuRun {
     args.f16_steps = f16_steps(problem.n);
     args.f16_scalars = f16_scalars_.get();
     args.f16_model = f16_model_;
-    // W ≥ 4·L for the FFMA counts (room for Σi of three keys), ≥ 2·L for the MMA counts
-    // (count ≤ 2 decoded, ≥ 3 detected) so that W + i stays an exact FP16 integer.
-    args.count_weight = float(1 << index_bits(mma_counts_ ? kpad_ / 2 : kpad_));
+    args.count_weight = float(1 << index_bits(kpad_));  // W ≥ 4·L: room for Σi of three keys
     gpu::check(cudaMemsetAsync(next_step_.get(), 0, next_step_.bytes(), stream), "tf32-window step counter");
-    if (two_pass_) {
-      build_f16_window_image<<<1, 1024, 0, stream>>>(args, largest_, reinterpret_cast<__half*>(image_.get()),
-                                                     norms_.get(), f16_scalars_.get());
-      gpu::check_launch("build_f16_window_image");
-    } else {
-      build_window_image<<<(kpad_ + 127) / 128, 128, 0, stream>>>(args, image_.get(), norms_.get());
-      gpu::check_launch("build_window_image");
-    }
+    build_f16_window_image<<<1, 1024, 0, stream>>>(args, largest_, reinterpret_cast<__half*>(image_.get()),
+                                                   norms_.get(), f16_scalars_.get());
+    gpu::check_launch("build_f16_window_image");
     kernel_<<<unsigned(grid_), unsigned(block_), smem_, stream>>>(args);
-    gpu::check_launch("tf32_window_kernel");
+    gpu::check_launch("f16_window_kernel");
     state_.finalize();
   }
 
  private:
-  int npad_, kpad_, block_;
-  bool two_pass_, mma_counts_;
+  int kpad_, block_;
   KernelFn kernel_;
   int64_t grid_ = 1;
   size_t smem_ = 0;
-  float bias_ = 0.f, largest_ = 0.f;
-  gemm::BiasedKeyModel model_{};
+  float largest_ = 0.f;
   gemm::Fp16KeyModel f16_model_{};
   gpu::DeviceBuffer<float> center_, image_, norms_, f16_scalars_;
   gpu::DeviceBuffer<unsigned long long> stats_;
@@ -1321,15 +925,15 @@ class Tf32Window : public Variant {
  public:
   std::string name() const override { return "tf32-window"; }
   std::string description() const override {
-    return "one large K (>= 64): single-pass tensor-core distances (FP16 in two sweeps: plain minimum, then "
-           "in-window keys counted and identified; or TF32 with three best keys per lane) against a shared-memory "
-           "centroid table, exact FP32 arbitration of the near-tie window (FP32-faithful labels), FP64 atomic update";
+    return "one large K (>= 64): single-pass FP16 tensor-core distances in two sweeps (plain minimum, then "
+           "in-window keys counted and identified) against a shared-memory centroid table, exact FP32 arbitration "
+           "of the near-tie window (FP32-faithful labels), FP64 atomic update";
   }
   bool runs_on_gpu() const override { return true; }
 
   std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
     if (!device.is_gpu) return "needs a CUDA GPU";
-    if (device.cc_major < 8) return "needs TF32 tensor cores (CC >= 8.0)";
+    if (device.cc_major < 8) return "needs FP16 m16n8k16 tensor cores (CC >= 8.0)";
     if (problem.k.kmin != problem.k.kmax)
       return "one K per run (a range of K is tensor-multik's or registers-multik's shape)";
     if (problem.k.kmax < kMinK)
@@ -1341,12 +945,12 @@ class Tf32Window : public Variant {
     const int64_t kpad = padded_centroids(problem.k.kmax);
     if (index_bits(kpad) > kMaxIndexBits)
       return "K=" + std::to_string(problem.k.kmax) + " needs more than " + std::to_string(kMaxIndexBits) +
-             " index bits in a key; use gemm-tf32x3";
-    const int64_t need = smem_for(Params{{"keys", "f16-two-pass"}}, kpad, problem.n, 128);  // the smallest
+             " index bits in the in-window counts; use gemm-tf32x3";
+    const int64_t need = smem_for(kpad, problem.n, 128);  // the smallest block
     if (need > smem_limit(device))
       return "the centroid table needs " + std::to_string(need) + " bytes of shared memory, device allows " +
              std::to_string(smem_limit(device)) + "; use gemm-tf32x3";
-    return gpu::check_fits_in_memory(problem, device, double(kpad) * padded_dims(problem.n) * 4.0);
+    return gpu::check_fits_in_memory(problem, device, double(kpad) * f16_steps(problem.n) * 32.0);
   }
 
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
@@ -1356,25 +960,17 @@ class Tf32Window : public Variant {
     for (int factor : {1, 2, 4}) grids.push_back(int64_t(factor) * sms);
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
     space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block (32 points per warp and step)"});
-    space.axes.push_back({"keys",
-                          {"f16-two-pass", "f16-two-pass-mma", "tf32-top3"},
-                          "f16-two-pass: FP16 MMAs twice (minimum, then in-window keys counted and identified on "
-                          "the FMA pipe); -mma: the counts as MMAs of the in-window flags against a weight table; "
-                          "tf32-top3: TF32 MMAs once, three smallest keys per lane"});
     space.axes.push_back({"empty_tiles",
                           {"skip", "count"},
-                          "keys=f16-two-pass's second sweep: skip n-tiles with no key inside any of the warp's windows "
-                          "(a compare per key and a vote), or count every tile; the other keys ignore it"});
+                          "the second sweep: skip n-tiles with no key inside any of the warp's windows (a compare "
+                          "per key and a vote), or count every tile"});
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int n = problem.n;
     const int64_t limit = smem_limit(device);
     space.restrictions.push_back({"shared memory: centroid table + per-warp scratch fit the per-block limit",
                                   [kpad, n, limit](const Params& p) {
-                                    return smem_for(p, kpad, n, p.at("block").get<int>()) <= limit;
+                                    return smem_for(kpad, n, p.at("block").get<int>()) <= limit;
                                   }});
-    space.restrictions.push_back(
-        {"keys=f16-two-pass-mma: K <= 2048 (its weights stay exact FP16 integers) and N <= 32 (wider rows spill)",
-         [kpad, n](const Params& p) { return !uses_mma_counts(p) || mma_counts_fit(kpad, n); }});
     const int64_t steps = (problem.m + 31) / 32;
     space.restrictions.push_back({"no idle blocks: (grid-1)·block/32 warps < steps of 32 points", [steps](const Params& p) {
                                     const int64_t grid = p.at("grid").get<int64_t>();
@@ -1389,20 +985,14 @@ class Tf32Window : public Variant {
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int64_t per_sm = device.smem_per_sm > 0 ? device.smem_per_sm : smem_limit(device);
-    // The FMA-pipe counts: the MMA form issued 17 % fewer instructions but waited longer
-    // (N=32 K=1024 on the H200: 1.373 against 1.335 ms).
-    const Params chosen{{"keys", "f16-two-pass"}};
-    const int block = 2 * smem_for(chosen, kpad, problem.n, 256) <= per_sm ? 256 : 512;
-    return {{"grid", 0},
-            {"block", block},
-            {"keys", "f16-two-pass"},
-            {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"}};
+    const int block = 2 * smem_for(kpad, problem.n, 256) <= per_sm ? 256 : 512;
+    return {{"grid", 0}, {"block", block}, {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
                                        const DeviceInfo& device) const override {
     if (auto reason = can_implement(problem, device)) throw UnsupportedError("tf32-window: " + *reason);
-    const Translation translation = translation_for(data);  // refuses data beyond FP32 keys, before any GPU work
+    const Translation translation = translation_for(data);  // refuses data beyond FP32's range, before any GPU work
     return std::make_unique<Tf32WindowRun>(problem, data, params, device, translation);
   }
 };
