@@ -43,7 +43,7 @@ struct RunOptions {
   bool measure_peaks = true;
   bool use_tuned = true;
   bool store_labels = false;
-  int64_t chunk_points = 0;  // --chunk-points: out of core with chunks of this many points
+  std::string chunk_points;  // --chunk-points: out of core with chunks of this many points (a count: 32M)
   bool out_of_core = false;  // --out-of-core: out of core with the largest chunks that fit
 };
 
