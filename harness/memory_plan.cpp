@@ -269,7 +269,7 @@ int64_t largest_fitting_chunk(const DataSource& data, const RowWork& work, const
                               const MemoryLimits& limits) {
   const Problem& problem = work.problem;
   int64_t chunk = std::min<int64_t>(problem.m, std::max<int64_t>(1, kMaxChunkBytes / (int64_t(problem.n) * 4)));
-  if (chunk > 1024) chunk = chunk / 1024 * 1024;
+  if (chunk > 1024 && chunk < problem.m) chunk = chunk / 1024 * 1024;
   for (int attempt = 0; attempt < 64 && chunk >= std::min(problem.m, kMinChunkPoints); ++attempt) {
     MemoryPlan plan = out_of_core_plan(data, work, device, limits, chunk);
     if (check_limits(plan, limits)) return chunk;

@@ -40,7 +40,8 @@ void copy_floats_parallel(float* destination, const float* source, size_t count)
   // Pieces of at least 1 MiB: below that the threads' start-up costs more than the copy.
   constexpr size_t kPiece = size_t(1) << 18;
   const int64_t pieces = int64_t((count + kPiece - 1) / kPiece);
-#pragma omp parallel for schedule(static)
+  // A chunk of one piece is copied without a parallel region (its start-up would dominate).
+#pragma omp parallel for schedule(static) if (pieces > 1)
   for (int64_t p = 0; p < pieces; ++p) {
     const size_t begin = size_t(p) * kPiece;
     const size_t end = std::min(count, begin + kPiece);
