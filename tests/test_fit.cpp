@@ -1,6 +1,5 @@
-// `mkbench fit` (apps/fit/): bad input exits 2 with a message; --variant auto picks a variant
-// that splits its step (explicitly, where `run`'s auto would pick tensor-multik); the elbow,
-// the silhouette sample and the npy writer; on a GPU, the metric passes equal their CPU
+// `mkbench fit` (apps/fit/): bad input exits 2 with a message; --variant auto is the variant
+// `run`'s auto takes (tensor-multik included); the elbow, the silhouette sample and the npy writer; on a GPU, the metric passes equal their CPU
 // paths. The comparison with scikit-learn (centroids, labels, steps, metrics) is
 // tests/fit_vs_sklearn.py (ctest FitVsSklearn.*); the best_k recovery is test_fit_best_k.cpp.
 #include <gtest/gtest.h>
@@ -130,7 +129,8 @@ TEST(FitBadInput, PointsDisagreeingWithTheFileExitTwo) {
   save_npy(path, generate(spec));
   const Outcome out = run_mkbench("fit --dataset npy:" + path + " --points 200 --k 2 --quiet --variant cpu-openmp");
   EXPECT_EQ(out.status, 2) << out.output;
-  EXPECT_TRUE(contains(out.output, "file has 100 rows, --points asked for 200")) << out.output;
+  EXPECT_TRUE(contains(out.output, "--points 200 does not match dataset")) << out.output;
+  EXPECT_TRUE(contains(out.output, "which has 100 points")) << out.output;
   fs::remove_all(folder);
 }
 
@@ -162,6 +162,26 @@ TEST(FitOutputs, AFileGivesItsShapeAndTheSetIsComplete) {
   fs::remove_all(folder);
 }
 
+TEST(FitOutputs, AnIdxFileGivesItsShapeWithoutDims) {
+  // An IDX image file as MNIST ships it: magic 0x00000803 (unsigned bytes, three dimensions),
+  // the sizes big-endian, then the pixels. 120 images of 4 x 5 are 120 points of N = 20.
+  const fs::path folder = scratch_folder("idx");
+  const int images = 120, rows = 4, cols = 5;
+  std::string bytes = {0, 0, 8, 3};
+  for (int size : {images, rows, cols})
+    for (int shift = 24; shift >= 0; shift -= 8) bytes += char((size >> shift) & 0xff);
+  for (int i = 0; i < images * rows * cols; ++i) bytes += char((i * 37 + (i / (rows * cols)) % 3 * 80) % 251);
+  std::ofstream((folder / "images.idx").string(), std::ios::binary) << bytes;
+  const Outcome out = run_mkbench("fit --dataset idx:" + (folder / "images.idx").string() +
+                                  " --k 3 --quiet --variant cpu-openmp --out " + (folder / "out").string());
+  ASSERT_EQ(out.status, 0) << out.output;
+  std::ifstream in(folder / "out" / "fit.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc.at("m"), images);
+  EXPECT_EQ(doc.at("n"), rows * cols);
+  fs::remove_all(folder);
+}
+
 TEST(FitReport, MarkdownTableHtmlCurvesAndNoMixingWithResults) {
   const fs::path folder = scratch_folder("report");
   const Outcome fit = run_mkbench(std::string(kSmallFit) + "--out " + (folder / "fit").string());
@@ -190,36 +210,30 @@ TEST(FitReport, MarkdownTableHtmlCurvesAndNoMixingWithResults) {
   fs::remove_all(folder);
 }
 
-TEST(FitVariant, AutoSkipsAVariantThatCannotSplitItsStep) {
-  const Problem problem = make_problem(1 << 21, 8, 3, 7);
-  // Precondition: `run`'s auto takes tensor-multik here (tests/test_variant_spaces.cpp).
-  ASSERT_EQ(choose_auto_delegate(problem, h100_like(), 0.7).first, "tensor-multik");
-  ASSERT_FALSE(splits_step("tensor-multik"));
-  const FitVariantChoice choice = choose_fit_variant("auto", problem, h100_like());
-  EXPECT_EQ(choice.name, "registers-multik");
-  EXPECT_TRUE(contains(choice.reason, "tensor-multik")) << choice.reason;
-  EXPECT_TRUE(splits_step(choice.name));
-}
-
-TEST(FitVariant, AutoKeepsRunsChoiceWhenItSplits) {
-  const Problem problem = make_problem(1 << 21, 128, 16, 16);
-  const std::string delegate = choose_auto_delegate(problem, h100_like(), 0.7).first;
-  ASSERT_TRUE(splits_step(delegate));
-  EXPECT_EQ(choose_fit_variant("auto", problem, h100_like()).name, delegate);
+TEST(FitVariant, AutoIsRunsChoiceTensorMultikIncluded) {
+  // Every variant splits its step (tensor-multik since commit 6f30fdd), so fit takes `run`'s
+  // delegate as it is, at N=8 K=3..7 too, where that delegate is tensor-multik.
+  const Problem goal = make_problem(1 << 21, 8, 3, 7);
+  ASSERT_EQ(choose_auto_delegate(goal, h100_like(), 0.7).first, "tensor-multik");
+  const FitVariantChoice choice = choose_fit_variant("auto", goal, h100_like());
+  EXPECT_EQ(choice.name, "tensor-multik");
+  EXPECT_TRUE(contains(choice.reason, "auto's choice")) << choice.reason;
+  for (const Problem& problem : {make_problem(1 << 21, 4, 3, 5), make_problem(1 << 21, 128, 16, 16),
+                                 make_problem(1 << 20, 32, 1024, 1024), make_problem(1 << 20, 16, 2, 20)}) {
+    const std::string delegate = choose_auto_delegate(problem, h100_like(), 0.7).first;
+    ASSERT_FALSE(delegate.empty()) << problem.str();
+    EXPECT_EQ(choose_fit_variant("auto", problem, h100_like()).name, delegate) << problem.str();
+  }
 }
 
 TEST(FitVariant, AutoWithoutAGpuIsTheCpuBaseline) {
   EXPECT_EQ(choose_fit_variant("auto", make_problem(1000, 8, 3, 7), cpu_only()).name, "cpu-openmp");
 }
 
-TEST(FitVariant, NamingAVariantThatCannotSplitIsRefusedWithTheAlternative) {
-  try {
-    choose_fit_variant("tensor-multik", make_problem(1 << 21, 8, 3, 7), h100_like());
-    FAIL() << "tensor-multik was accepted";
-  } catch (const UnsupportedError& e) {
-    EXPECT_TRUE(contains(e.what(), "cannot split its step")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "registers-multik")) << e.what();
-  }
+TEST(FitVariant, ANamedVariantIsTakenAsNamedAndAnUnknownOneIsBadInput) {
+  const FitVariantChoice named = choose_fit_variant("tensor-multik", make_problem(1 << 21, 8, 3, 7), h100_like());
+  EXPECT_EQ(named.name, "tensor-multik");
+  EXPECT_EQ(named.reason, "requested with --variant");
   EXPECT_THROW(choose_fit_variant("no-such-variant", make_problem(1000, 8, 3, 7), h100_like()), InputError);
 }
 

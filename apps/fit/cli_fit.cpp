@@ -56,24 +56,20 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
 
 namespace {
 
-bool is_generator(const std::string& spec) {
-  const std::string kind = spec.substr(0, spec.find(':'));
-  return kind == "uniform" || kind == "blobs";
-}
-
 Dataset load_fit_data(const FitOptions& options) {
-  if (is_generator(options.dataset)) {
+  if (!is_file_dataset_spec(options.dataset)) {
     const int64_t m = parse_count(options.points.empty() ? kFitDefaultPoints : options.points);
     return load_dataset_spec(options.dataset, m, options.dims > 0 ? options.dims : kFitDefaultDims, options.seed);
   }
-  // A file says its shape; --dims and --points may only agree with it.
+  // A file sets N and M itself (as for `run`): --dims and --points may only agree with it.
   Dataset data = load_dataset_spec(options.dataset, 0, 0, options.seed);
+  const std::string advice = " (a file sets N and M itself: leave out --dims and --points, or give the file's values)";
   if (options.dims > 0 && data.n != options.dims)
-    throw InputError("dimensions do not match: file has " + std::to_string(data.n) + " columns, --dims asked for " +
-                     std::to_string(options.dims));
+    throw InputError("--dims " + std::to_string(options.dims) + " does not match dataset '" + options.dataset +
+                     "', which has " + std::to_string(data.n) + " dimensions per point" + advice);
   if (!options.points.empty() && parse_count(options.points) != data.m)
-    throw InputError("points do not match: file has " + std::to_string(data.m) + " rows, --points asked for " +
-                     options.points);
+    throw InputError("--points " + options.points + " does not match dataset '" + options.dataset + "', which has " +
+                     std::to_string(data.m) + " points" + advice);
   return data;
 }
 
