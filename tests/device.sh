@@ -17,6 +17,13 @@ BUILD=build-device
 MK=$BUILD/mkbench
 stages=("$@")
 ((${#stages[@]})) || stages=(build test peak sanitize matrix perf)
+# `fit` is issue 31's goal shapes for `mkbench fit`: the iteration cost at N=8 K=3..7 M=32M, then
+# Fashion-MNIST end to end.
+expanded=()
+for stage in "${stages[@]}"; do
+  if [[ $stage == fit ]]; then expanded+=(fit-iteration fit-fmnist); else expanded+=("$stage"); fi
+done
+stages=("${expanded[@]}")
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
 # The lease kills a call at 600 s, and then only files directly under $OUT come back (raw/
@@ -540,12 +547,40 @@ PY
     fit-tests)
       # Issue 31's checks on the GPU: the fit gtests (the metric passes' GPU paths against their CPU
       # paths; best_k's recovery of planted K on the variant `fit --variant auto` picks) and
-      # tests/fit_vs_sklearn.py for every GPU variant that splits its step (ctest FitVsSklearn.*).
+      # tests/fit_vs_sklearn.py for every GPU variant (ctest FitVsSklearn.*; skipped without python3-sklearn).
       timeout $(cap 400) $BUILD/mkbench_tests --gtest_filter='Fit*:*/FitMetricPassesOnGpu.*:*/FitBestK.*' >$OUT/raw/fit-gtests.log 2>&1; rc=$?
       grep -E "^best_k |^\[  (PASSED|FAILED) |^\[  SKIPPED" $OUT/raw/fit-gtests.log | tee $OUT/fit-tests.txt | head -30
       (cd $BUILD && timeout $(cap 400) ctest -R FitVsSklearn --output-on-failure >$OUT/raw/fit-sklearn.log 2>&1); rc2=$?
       grep -E "fit_vs_sklearn|tests passed|tests failed|FAIL" $OUT/raw/fit-sklearn.log | tee -a $OUT/fit-tests.txt | head -20
       note "fit-tests gtest rc=$rc, FitVsSklearn rc=$rc2: $(grep -E 'tests passed|tests failed' $OUT/raw/fit-sklearn.log | tail -1)" ;;
+    sanitize-fit)
+      # fit's own kernels (apps/fit/metric_passes_gpu.cu: the Davies-Bouldin distance pass in its
+      # thread-per-point (N=5) and warp-per-point (N=40) forms, the pairwise distances and the
+      # silhouette rows over a sample smaller than M) under compute-sanitizer, through `mkbench fit`
+      # on naive-atomics (the variant's own kernels are the sanitize stage's); then tensor-multik's
+      # split step inside a fit (memcheck); then the FitMetricPassesOnGpu tests under memcheck.
+      for tool in memcheck racecheck synccheck initcheck; do
+        for dims in 5 40; do
+          log=$OUT/raw/san-fit-$tool-n$dims.log
+          timeout $(cap 240) compute-sanitizer --tool $tool --error-exitcode 9 $MK fit --dataset blobs:centers=4 \
+            --dims $dims --points 3000 --k 2..6 --variant naive-atomics --max-iter 15 --silhouette-sample 1000 \
+            --quiet >$log 2>&1
+          rc=$?; errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $log | tail -1)
+          note "sanitize $tool fit naive-atomics N=$dims K=2..6 M=3000 rc=$rc ${errs}"
+          echo "$tool fit naive-atomics N=$dims K=2..6 M=3000 rc=$rc: ${errs}" >>$OUT/sanitize-fit.txt
+        done
+      done
+      log=$OUT/raw/san-fit-memcheck-tensor-multik.log
+      timeout $(cap 240) compute-sanitizer --tool memcheck --error-exitcode 9 $MK fit --dataset blobs:centers=5 \
+        --dims 8 --points 5000 --k 3..7 --variant tensor-multik --max-iter 15 --silhouette-sample 1000 --quiet >$log 2>&1
+      rc=$?; errs=$(grep -E "ERROR SUMMARY" $log | tail -1)
+      note "sanitize memcheck fit tensor-multik N=8 K=3..7 M=5000 rc=$rc ${errs}"
+      echo "memcheck fit tensor-multik N=8 K=3..7 M=5000 rc=$rc: ${errs}" >>$OUT/sanitize-fit.txt
+      timeout $(cap 300) compute-sanitizer --tool memcheck --error-exitcode 9 $BUILD/mkbench_tests \
+        --gtest_filter='*/FitMetricPassesOnGpu.*' >$OUT/raw/san-fit-tests.log 2>&1
+      rc=$?; errs=$(grep -E "ERROR SUMMARY" $OUT/raw/san-fit-tests.log | tail -1)
+      note "sanitize memcheck FitMetricPassesOnGpu tests rc=$rc ${errs} $(grep -E '^\[  (PASSED|FAILED) ' $OUT/raw/san-fit-tests.log | tr '\n' ' ')"
+      echo "memcheck FitMetricPassesOnGpu tests rc=$rc: ${errs}" >>$OUT/sanitize-fit.txt ;;
     fit-iteration)
       # Issue 31, iteration cost: a fit's step on N=8 K=3..7 M=32M (accumulate, then update with
       # per-K freezing and one small read-back) against `run`'s fused iteration, for the variant the
