@@ -1,6 +1,8 @@
 #include "core/problem.hpp"
 
 #include <cctype>
+#include <cerrno>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 
@@ -33,8 +35,12 @@ std::string KRange::str() const {
 static int parse_int_strict(const std::string& text, const std::string& what) {
   if (text.empty()) throw InputError("empty " + what);
   char* end = nullptr;
+  errno = 0;
   long value = std::strtol(text.c_str(), &end, 10);
   if (*end != '\0') throw InputError("cannot parse " + what + " '" + text + "'");
+  // A value past int's range would otherwise wrap to a small, plausible K.
+  if (errno == ERANGE || value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
+    throw InputError(what + " '" + text + "' is out of range");
   return static_cast<int>(value);
 }
 
@@ -49,7 +55,7 @@ KRange parse_k_range(const std::string& text) {
   }
   if (range.kmin < 1) throw InputError("K must be at least 1 (got " + text + ")");
   if (range.kmax < range.kmin) throw InputError("K range end is below its start: " + text);
-  if (range.kmax > 65536) throw InputError("K above 65536 is not supported: " + text);
+  if (range.kmax > kMaxK) throw InputError("K above " + std::to_string(kMaxK) + " is not supported: " + text);
   return range;
 }
 
@@ -61,6 +67,9 @@ void validate(const Problem& problem) {
   if (problem.n < 1) throw InputError("N (dimensions) must be at least 1, got " + std::to_string(problem.n));
   if (problem.m < 1) throw InputError("M (points) must be at least 1, got " + std::to_string(problem.m));
   if (problem.k.kmin < 1) throw InputError("K must be at least 1, got " + std::to_string(problem.k.kmin));
+  if (problem.k.kmax < problem.k.kmin) throw InputError("K range end is below its start: " + problem.k.str());
+  if (problem.k.kmax > kMaxK)
+    throw InputError("K above " + std::to_string(kMaxK) + " is not supported: " + problem.k.str());
   if (problem.k.kmax > problem.m)
     throw InputError("K=" + std::to_string(problem.k.kmax) + " exceeds the number of points M=" +
                      std::to_string(problem.m));

@@ -10,14 +10,22 @@ enum class Layout { AoS, SoA };
 const char* to_string(Layout layout);
 Layout parse_layout(const std::string& text);  // "aos" | "soa"
 
+// The largest K any command accepts.
+inline constexpr int kMaxK = 65536;
+
 // Every K in [kmin, kmax] is solved in the same run (the MultiK idea of seed 000).
 struct KRange {
   int kmin = 3;
   int kmax = 7;
   int count() const { return kmax - kmin + 1; }
-  int sum() const { return (kmin + kmax) * count() / 2; }  // ΣK: centroid slots in flight
+  // ΣK: centroid slots in flight. Summed in 64 bits and saturated: 1..65536 holds 2^31 + 2^15
+  // slots, past int's range, and no variant takes that many.
+  int sum() const {
+    const int64_t slots = (int64_t(kmin) + kmax) * count() / 2;
+    return slots > INT32_MAX ? INT32_MAX : static_cast<int>(slots);
+  }
   // Centroids of all Ks are packed one after another: K=kmin first.
-  int slot_offset(int k) const { return (kmin + k - 1) * (k - kmin) / 2; }
+  int slot_offset(int k) const { return static_cast<int>((int64_t(kmin) + k - 1) * (k - kmin) / 2); }
   std::string str() const;
 };
 KRange parse_k_range(const std::string& text);  // "3..7" or "16"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -53,7 +54,14 @@ std::string describe_delimiter(char delimiter) {
 
 class CsvParser {
  public:
-  CsvParser(const std::string& path, const CsvOptions& options) : path_(path), options_(options) {}
+  // With `labels`, the label column's cells are parsed into it; without, they are skipped
+  // unread (a text class name does not stop the points from loading).
+  // `labels_only`: a file of labels (no features); without a label column, a one-column file
+  // is its own label column.
+  CsvParser(const std::string& path, const CsvOptions& options, std::vector<int32_t>* labels = nullptr,
+            bool labels_only = false)
+      : path_(path), options_(options), labels_(labels), labels_only_(labels_only),
+        label_column_(options.label_column) {}
 
   [[noreturn]] void fail(int64_t line, const std::string& problem) const {
     throw InputError(path_ + ": line " + std::to_string(line) + ": " + problem);
@@ -66,19 +74,26 @@ class CsvParser {
   // Decides which file columns become which features once the field count is known.
   void plan_columns(size_t fields, int64_t line) {
     field_count_ = fields;
-    if (options_.label_column >= 0 && static_cast<size_t>(options_.label_column) >= fields)
-      fail(line, "label column " + std::to_string(options_.label_column) + " does not exist (the file has " +
-                     std::to_string(fields) + " columns, numbered from 0)");
     feature_of_field_.assign(fields, -1);
+    if (labels_only_) {
+      if (label_column_ < 0 && fields != 1)
+        fail(line, "a labels file of " + std::to_string(fields) +
+                       " columns needs the label column named: label=COL (numbered from 0)");
+      if (label_column_ < 0) label_column_ = 0;
+    }
+    if (label_column_ >= 0 && static_cast<size_t>(label_column_) >= fields)
+      fail(line, "label column " + std::to_string(label_column_) + " does not exist (the file has " +
+                     std::to_string(fields) + " columns, numbered from 0)");
+    if (labels_only_) return;
     if (options_.columns.empty()) {
       for (size_t f = 0; f < fields; ++f)
-        if (static_cast<int>(f) != options_.label_column) feature_of_field_[f] = feature_count_++;
+        if (static_cast<int>(f) != label_column_) feature_of_field_[f] = feature_count_++;
     } else {
       for (int column : options_.columns) {
         if (column < 0 || static_cast<size_t>(column) >= fields)
           fail(line, "selected column " + std::to_string(column) + " does not exist (the file has " +
                          std::to_string(fields) + " columns, numbered from 0)");
-        if (column == options_.label_column)
+        if (column == label_column_)
           fail(line, "column " + std::to_string(column) + " is selected as a feature and as the label");
         if (feature_of_field_[column] >= 0)
           fail(line, "column " + std::to_string(column) + " is selected twice");
@@ -113,7 +128,24 @@ class CsvParser {
     return value;
   }
 
-  Dataset parse(const std::string& text) {
+  int32_t parse_label(std::string_view cell, int64_t line, size_t column) const {
+    std::string_view text = trim(cell);
+    if (text.size() >= 2 && text.front() == '"' && text.back() == '"')
+      text = trim(text.substr(1, text.size() - 2));
+    if (text.empty()) fail(line, column, "empty label");
+    std::string_view digits = text;
+    if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-') digits.remove_prefix(1);
+    double value = 0;
+    const auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (result.ec != std::errc() || result.ptr != digits.data() + digits.size())
+      fail(line, column, "label '" + std::string(text) + "' is not a number (labels must be whole numbers)");
+    if (!(value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max()) ||
+        value != std::floor(value))
+      fail(line, column, "label '" + std::string(text) + "' is not a whole number that fits in 32 bits");
+    return static_cast<int32_t>(value);
+  }
+
+  Dataset parse(std::string_view text) {
     if (text.empty()) throw InputError(path_ + ": file is empty");
     // Reserving from the line count keeps peak memory near text + values instead of
     // the doubling that growth by push_back would cause for large files.
@@ -126,7 +158,7 @@ class CsvParser {
     size_t position = 0;
     while (position < text.size()) {
       size_t end = text.find('\n', position);
-      const bool has_newline = end != std::string::npos;
+      const bool has_newline = end != std::string_view::npos;
       if (!has_newline) end = text.size();
       std::string_view line(text.data() + position, end - position);
       position = end + 1;
@@ -136,7 +168,9 @@ class CsvParser {
       const size_t fields = count_fields(line, options_.delimiter);
       if (field_count_ == 0) {
         plan_columns(fields, line_number);
-        data.values.reserve(line_estimate * feature_count_);
+        // Every cell takes at least one character and one separator, which bounds the
+        // reservation by the text's size whatever the line count.
+        data.values.reserve(std::min(line_estimate * feature_count_, text.size() / 2 + 1));
       }
       if (fields != field_count_) {
         std::string problem = "expected " + std::to_string(field_count_) + " fields separated by " +
@@ -158,11 +192,17 @@ class CsvParser {
         if (feature_of_field_[f] >= 0)
           data.values[row_start + feature_of_field_[f]] =
               parse_cell(line.substr(field_start, field_end - field_start), line_number, f);
+        else if (labels_ && static_cast<int>(f) == label_column_)
+          labels_->push_back(parse_label(line.substr(field_start, field_end - field_start), line_number, f));
         field_start = field_end + 1;
       }
       ++rows_;
     }
     if (rows_ == 0) throw InputError(path_ + ": no data rows" + (options_.header ? " after the header" : ""));
+    if (labels_only_) {
+      data.m = rows_;
+      return data;
+    }
     data.m = rows_;
     data.n = feature_count_;
     data.values.shrink_to_fit();
@@ -172,32 +212,86 @@ class CsvParser {
  private:
   const std::string& path_;
   const CsvOptions& options_;
+  std::vector<int32_t>* labels_;
+  bool labels_only_;
+  int label_column_;
   size_t field_count_ = 0;
   std::vector<int> feature_of_field_;  // -1: column not used as a feature
   int feature_count_ = 0;
   int64_t rows_ = 0;
 };
 
+nlohmann::json identity_of(std::string_view text, const CsvOptions& options) {
+  return {{"kind", "file"},
+          {"format", "csv"},
+          {"bytes", text.size()},
+          {"sha256", sha256_hex(text.data(), text.size())},
+          {"options",
+           {{"header", options.header},
+            {"label_column", options.label_column},
+            {"columns", options.columns},
+            {"delimiter", std::string(1, options.delimiter)}}}};
+}
+
+void check_delimiter(const std::string& origin, const CsvOptions& options) {
+  if (options.delimiter == '\n' || options.delimiter == '"' || options.delimiter == '\0')
+    throw InputError("invalid CSV delimiter for '" + origin + "'");
+}
+
 }  // namespace
 
-Dataset load_csv(const std::string& path, const CsvOptions& options) {
-  if (options.delimiter == '\n' || options.delimiter == '"' || options.delimiter == '\0')
-    throw InputError("invalid CSV delimiter for '" + path + "'");
-  const std::string text = read_whole_file(path);
-  Dataset data = CsvParser(path, options).parse(text);
+Dataset parse_csv(std::string_view text, const std::string& origin, const CsvOptions& options) {
+  check_delimiter(origin, options);
+  Dataset data = CsvParser(origin, options).parse(text);
   check_finite(data);
   data.sparsity = measure_sparsity(data.values);
-  data.identity = {{"kind", "file"},
-                   {"format", "csv"},
-                   {"path", path},
-                   {"bytes", text.size()},
-                   {"sha256", sha256_hex(text.data(), text.size())},
-                   {"options",
-                    {{"header", options.header},
-                     {"label_column", options.label_column},
-                     {"columns", options.columns},
-                     {"delimiter", std::string(1, options.delimiter)}}}};
+  data.identity = identity_of(text, options);
   return data;
+}
+
+Labels parse_csv_labels(std::string_view text, const std::string& origin, const CsvOptions& options) {
+  check_delimiter(origin, options);
+  Labels labels;
+  CsvParser(origin, options, &labels.values, true).parse(text);
+  labels.identity = identity_of(text, options);
+  return labels;
+}
+
+Labels load_csv_labels(const std::string& path, const CsvOptions& options) {
+  check_delimiter(path, options);
+  Labels labels = parse_csv_labels(read_whole_file(path), path, options);
+  labels.identity["path"] = path;
+  return labels;
+}
+
+LabelledDataset parse_labelled_csv(std::string_view text, const std::string& origin, const CsvOptions& options) {
+  check_delimiter(origin, options);
+  if (options.label_column < 0)
+    throw InputError(origin + ": no label column: name it with label=COL (numbered from 0)");
+  LabelledDataset result;
+  result.data = CsvParser(origin, options, &result.labels.values).parse(text);
+  check_finite(result.data);
+  result.data.sparsity = measure_sparsity(result.data.values);
+  result.data.identity = identity_of(text, options);
+  result.labels.identity = result.data.identity;
+  return result;
+}
+
+Dataset load_csv(const std::string& path, const CsvOptions& options) {
+  check_delimiter(path, options);
+  const std::string text = read_whole_file(path);
+  Dataset data = parse_csv(text, path, options);
+  data.identity["path"] = path;
+  return data;
+}
+
+LabelledDataset load_labelled_csv(const std::string& path, const CsvOptions& options) {
+  check_delimiter(path, options);
+  const std::string text = read_whole_file(path);
+  LabelledDataset result = parse_labelled_csv(text, path, options);
+  result.data.identity["path"] = path;
+  result.labels.identity["path"] = path;
+  return result;
 }
 
 }  // namespace mk

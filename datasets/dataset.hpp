@@ -3,6 +3,7 @@
 // host; variants that want SoA transpose on upload, so layout is a variant parameter.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,23 @@ struct Dataset {
 
   float at(int64_t i, int d) const { return values[static_cast<size_t>(i) * n + d]; }
   const float* row(int64_t i) const { return values.data() + static_cast<size_t>(i) * n; }
+};
+
+// One class label per point, for commands that score a clustering against known classes.
+struct Labels {
+  std::vector<int32_t> values;
+  nlohmann::json identity;  // like Dataset::identity
+};
+
+// Points with a label each (labels.values.size() == data.m).
+struct LabelledDataset {
+  Dataset data;
+  Labels labels;
+};
+
+struct DataShape {
+  int64_t m = 0;
+  int n = 0;
 };
 
 struct GeneratorSpec {
@@ -51,10 +69,34 @@ struct CsvOptions {
   char delimiter = ',';
 };
 Dataset load_csv(const std::string& path, const CsvOptions& options);
+// The same with the label column's cells as labels (whole numbers; InputError otherwise).
+// options.label_column must be set.
+LabelledDataset load_labelled_csv(const std::string& path, const CsvOptions& options);
+// From text in memory; `origin` names it in messages.
+Dataset parse_csv(std::string_view text, const std::string& origin, const CsvOptions& options);
+LabelledDataset parse_labelled_csv(std::string_view text, const std::string& origin, const CsvOptions& options);
+// A file of labels: the label column (label_column; a one-column file needs none).
+Labels load_csv_labels(const std::string& path, const CsvOptions& options);
+Labels parse_csv_labels(std::string_view text, const std::string& origin, const CsvOptions& options);
 
 // float32 little-endian .npy, 2-D, C or Fortran order (Fortran is converted to row-major).
 Dataset load_npy(const std::string& path);
+Dataset parse_npy(std::string_view bytes, const std::string& origin);
 void save_npy(const std::string& path, const Dataset& data);
+// A label vector: 1-D (or one column) of little-endian integers or whole-valued floats.
+Labels load_npy_labels(const std::string& path);
+Labels parse_npy_labels(std::string_view bytes, const std::string& origin);
+DataShape npy_shape(const std::string& path);  // from the header alone
+
+// IDX (MNIST's format), plain or gzipped (detected by the gzip magic, not the name). A file
+// of D >= 2 dimensions holds dim0 points of dim1*...*dim(D-1) features (images flatten
+// row-major); a 1-D file is a label vector. Elements may be unsigned/signed byte, short,
+// int, float or double; they become float32 (ints above 2^24 round, as any float32 does).
+Dataset load_idx(const std::string& path);
+Labels load_idx_labels(const std::string& path);
+Dataset parse_idx(std::string_view bytes, const std::string& origin);
+Labels parse_idx_labels(std::string_view bytes, const std::string& origin);
+DataShape idx_shape(const std::string& path);  // from the header alone
 
 // Throws InputError naming the first offending row/column for NaN or Inf.
 void check_finite(const Dataset& data);
@@ -66,9 +108,23 @@ std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitM
                                      uint64_t seed);
 
 // Parse a --dataset spec: "uniform", "blobs:centers=10,spread=1.5,zeros=0.9",
-// "csv:PATH[:header][:label=COL][:cols=0,2,3]", "npy:PATH".
+// "csv:PATH[:header][:label=COL][:cols=0,2,3][:delim=D]", "npy:PATH", "idx:PATH".
+// Generators take their shape from m and n; a file decides its own (m and n are then
+// ignored: callers holding a shape the user typed compare it with the result).
 Dataset load_dataset_spec(const std::string& spec, int64_t m, int n, uint64_t seed);
-
+// True for the csv:, npy: and idx: forms.
+bool is_file_dataset_spec(const std::string& spec);
+// The shape a file spec's data will have, read from the header where the format has one
+// (npy, idx) and by loading the file otherwise (csv). InputError for a malformed file.
+DataShape file_dataset_shape(const std::string& spec);
+// A labels spec: "idx:PATH", "npy:PATH" or "csv:PATH[:header][:label=COL][:delim=D]" (a
+// one-column file needs no label=).
+Labels load_labels_spec(const std::string& spec);
+// Points with labels: from `labels_spec` when it is not empty, else from the data spec's
+// own label column (csv:PATH:label=COL). InputError when there are no labels or their
+// count differs from the number of points.
+LabelledDataset load_labelled_dataset(const std::string& data_spec, const std::string& labels_spec, int64_t m, int n,
+                                      uint64_t seed);
 std::string sha256_hex(const void* data, size_t bytes);
 
 }  // namespace mk

@@ -1,6 +1,7 @@
-// NumPy .npy reader/writer for the one array type mkbench consumes: 2-D float32
-// little-endian. Anything else is refused with the conversion the user needs, because a
-// silently reinterpreted dtype or byte order would still "run" and produce garbage timings.
+// NumPy .npy reader/writer for the one point-array type mkbench consumes, 2-D float32
+// little-endian, and for label vectors (1-D integers). Anything else is refused with the
+// conversion the user needs, because a silently reinterpreted dtype or byte order would
+// still "run" and produce garbage timings.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -8,12 +9,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <cmath>
 #include <limits>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
+#include "datasets/byte_source.hpp"
 #include "datasets/dataset.hpp"
-#include "datasets/sha256.hpp"
 #include "core/errors.hpp"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -151,105 +155,208 @@ uint32_t little_endian(const unsigned char* bytes, int count) {
   return value;
 }
 
-// Reads into `destination` in slices so the hash is computed during the one pass over disk.
-void read_hashed(std::ifstream& in, char* destination, size_t bytes, Sha256& hash, const std::string& path) {
-  constexpr size_t kSlice = size_t(64) << 20;
-  for (size_t done = 0; done < bytes;) {
-    size_t take = std::min(kSlice, bytes - done);
-    in.read(destination + done, static_cast<std::streamsize>(take));
-    if (static_cast<size_t>(in.gcount()) != take)
-      throw InputError(path + ": read failed after " + std::to_string(done + in.gcount()) + " data bytes");
-    hash.update(destination + done, take);
-    done += take;
-  }
-}
-
-}  // namespace
-
-Dataset load_npy(const std::string& path) {
-  std::error_code error;
-  const uintmax_t file_bytes = std::filesystem::file_size(path, error);
-  std::ifstream in(path, std::ios::binary);
-  if (error || !in) throw InputError("cannot open '" + path + "': " + (error ? error.message() : std::strerror(errno)));
-
+// The preamble and the header dict; the source is left at the first data byte.
+NpyHeader read_header(ByteSource& source) {
   unsigned char preamble[12] = {};
-  if (file_bytes < 10) throw InputError(path + ": too short to be a .npy file (" + std::to_string(file_bytes) + " bytes)");
-  in.read(reinterpret_cast<char*>(preamble), 10);
+  size_t got = 0;
+  while (got < 10) {
+    const size_t more = source.read(preamble + got, 10 - got);
+    if (more == 0) break;
+    got += more;
+  }
+  if (got < 10) throw InputError(source.origin() + ": too short to be a .npy file (" + std::to_string(got) + " bytes)");
   if (std::memcmp(preamble, kMagic, kMagicBytes) != 0)
-    throw InputError(path + ": not a .npy file (the magic bytes \\x93NUMPY are missing)");
+    throw InputError(source.origin() + ": not a .npy file (the magic bytes \\x93NUMPY are missing)");
   const int major = preamble[6], minor = preamble[7];
-  size_t preamble_bytes;
   uint32_t header_bytes;
   if (major == 1) {
-    preamble_bytes = 10;
     header_bytes = little_endian(preamble + 8, 2);
   } else if (major == 2 || major == 3) {
-    preamble_bytes = 12;
-    if (file_bytes < 12) throw InputError(path + ": truncated .npy preamble");
-    in.read(reinterpret_cast<char*>(preamble + 10), 2);
+    source.read_exact(preamble + 10, 2, "the .npy preamble");
     header_bytes = little_endian(preamble + 8, 4);
   } else {
-    throw InputError(path + ": unsupported .npy format version " + std::to_string(major) + "." +
+    throw InputError(source.origin() + ": unsupported .npy format version " + std::to_string(major) + "." +
                      std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
   }
-  if (preamble_bytes + header_bytes > file_bytes)
-    throw InputError(path + ": truncated: the .npy header claims " + std::to_string(header_bytes) +
-                     " bytes but the file has only " + std::to_string(file_bytes));
+  if (header_bytes > source.most_remaining())
+    throw InputError(source.origin() + ": truncated: the .npy header claims " + std::to_string(header_bytes) +
+                     " bytes but only " + std::to_string(source.most_remaining()) + " follow");
   std::string header_text(header_bytes, '\0');
-  in.read(header_text.data(), header_bytes);
-  Sha256 hash;
-  hash.update(preamble, preamble_bytes);
-  hash.update(header_text.data(), header_text.size());
+  source.read_exact(header_text.data(), header_bytes, "the .npy header");
   while (!header_text.empty() && (header_text.back() == '\n' || header_text.back() == ' ' || header_text.back() == '\0'))
     header_text.pop_back();
+  return HeaderParser(source.origin(), header_text).parse();
+}
 
-  NpyHeader header = HeaderParser(path, header_text).parse();
+// Refuses shapes whose byte count cannot be addressed, and data the source cannot hold.
+uintmax_t checked_data_bytes(ByteSource& source, const NpyHeader& header, size_t item_bytes) {
+  uint64_t elements = 1;
+  for (int64_t size : header.shape)
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(size), &elements) ||
+        elements > std::numeric_limits<size_t>::max() / 8)
+      throw InputError(source.origin() + ": shape " + shape_text(header.shape) + " is too large");
+  const uintmax_t data_bytes = elements * item_bytes;
+  if (source.most_remaining() < data_bytes)
+    throw InputError(source.origin() + ": truncated: shape " + shape_text(header.shape) + " needs " +
+                     std::to_string(data_bytes) + " bytes of " + header.descr +
+                     " data but the file holds only " + std::to_string(source.most_remaining()));
+  return data_bytes;
+}
+
+// A point set is a non-empty 2-D little-endian float32 array.
+DataShape points_shape(const ByteSource& source, const NpyHeader& header) {
   if (header.descr != "<f4") {
     std::string hint = header.descr == ">f4" ? " (big-endian float32: convert with arr.astype('<f4'))"
                                              : " (convert with arr.astype(np.float32))";
-    throw InputError(path + ": unsupported dtype '" + header.descr +
+    throw InputError(source.origin() + ": unsupported dtype '" + header.descr +
                      "': mkbench reads little-endian float32 ('<f4') only" + hint);
   }
   if (header.shape.size() != 2)
-    throw InputError(path + ": the array has shape " + shape_text(header.shape) + " with " +
+    throw InputError(source.origin() + ": the array has shape " + shape_text(header.shape) + " with " +
                      std::to_string(header.shape.size()) + " dimension(s); expected a 2-D (points, dims) array");
   const int64_t m = header.shape[0], n = header.shape[1];
-  if (m < 1 || n < 1) throw InputError(path + ": the array " + shape_text(header.shape) + " is empty");
-  if (n > std::numeric_limits<int>::max() ||
-      static_cast<uint64_t>(m) > std::numeric_limits<size_t>::max() / sizeof(float) / static_cast<uint64_t>(n))
-    throw InputError(path + ": shape " + shape_text(header.shape) + " is too large");
-  const uintmax_t data_offset = preamble_bytes + header_bytes;
-  const uintmax_t data_bytes = static_cast<uintmax_t>(m) * n * sizeof(float);
-  if (file_bytes < data_offset + data_bytes)
-    throw InputError(path + ": truncated: shape " + shape_text(header.shape) + " needs " +
-                     std::to_string(data_bytes) + " bytes of float32 data but the file holds only " +
-                     std::to_string(file_bytes - data_offset));
-  if (file_bytes > data_offset + data_bytes)
-    throw InputError(path + ": " + std::to_string(file_bytes - data_offset - data_bytes) +
-                     " unexpected bytes after the " + shape_text(header.shape) + " array");
+  if (m < 1 || n < 1) throw InputError(source.origin() + ": the array " + shape_text(header.shape) + " is empty");
+  if (n > std::numeric_limits<int>::max())
+    throw InputError(source.origin() + ": shape " + shape_text(header.shape) + " is too large");
+  return {m, static_cast<int>(n)};
+}
+
+Dataset read_points(ByteSource& source) {
+  const NpyHeader header = read_header(source);
+  const DataShape shape = points_shape(source, header);
+  const int64_t m = shape.m, n = shape.n;
+  const uintmax_t data_bytes = checked_data_bytes(source, header, sizeof(float));
 
   Dataset data;
   data.m = m;
   data.n = static_cast<int>(n);
   data.values.resize(static_cast<size_t>(m) * n);
+  const std::string what = "the " + shape_text(header.shape) + " float32 array";
   if (!header.fortran_order) {
-    read_hashed(in, reinterpret_cast<char*>(data.values.data()), data_bytes, hash, path);
+    source.read_exact(data.values.data(), data_bytes, what);
   } else {
     std::vector<float> column_major(data.values.size());
-    read_hashed(in, reinterpret_cast<char*>(column_major.data()), data_bytes, hash, path);
+    source.read_exact(column_major.data(), data_bytes, what);
     float* values = data.values.data();
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t d = 0; d < n; ++d) values[i * n + d] = column_major[d * m + i];
   }
+  source.expect_end("the " + shape_text(header.shape) + " array");
   check_finite(data);
   data.sparsity = measure_sparsity(data.values);
-  data.identity = {{"kind", "file"},
-                   {"format", "npy"},
-                   {"path", path},
-                   {"bytes", file_bytes},
-                   {"sha256", hash.hex_digest()}};
+  data.identity = {{"kind", "file"}, {"format", "npy"}};
   return data;
+}
+
+// Label dtypes: NumPy's integer codes (any byte-order mark that means little-endian here),
+// and float32/float64 whose values are whole numbers (a float column of class ids).
+struct LabelType {
+  char kind = 0;  // 'i', 'u', 'f'
+  size_t bytes = 0;
+};
+
+std::optional<LabelType> label_type(const std::string& descr) {
+  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '=')) return std::nullopt;
+  const char kind = descr[1];
+  const std::string width = descr.substr(2);
+  if ((kind == 'i' || kind == 'u') && (width == "1" || width == "2" || width == "4" || width == "8"))
+    return LabelType{kind, static_cast<size_t>(std::stoi(width))};
+  if (kind == 'f' && (width == "4" || width == "8")) return LabelType{kind, static_cast<size_t>(std::stoi(width))};
+  return std::nullopt;
+}
+
+Labels read_label_vector(ByteSource& source) {
+  const NpyHeader header = read_header(source);
+  const auto type = label_type(header.descr);
+  if (!type)
+    throw InputError(source.origin() + ": unsupported labels dtype '" + header.descr +
+                     "': labels must be little-endian integers (or whole-valued floats); convert with "
+                     "arr.astype(np.int32)");
+  const bool column = header.shape.size() == 2 && header.shape[1] == 1;
+  if (header.shape.size() != 1 && !column)
+    throw InputError(source.origin() + ": a labels array must be 1-D (or one column), but its shape is " +
+                     shape_text(header.shape));
+  const uintmax_t data_bytes = checked_data_bytes(source, header, type->bytes);
+  const size_t count = static_cast<size_t>(header.shape[0]);
+  std::vector<unsigned char> raw(static_cast<size_t>(data_bytes));
+  source.read_exact(raw.data(), raw.size(), "the " + shape_text(header.shape) + " labels array");
+  source.expect_end("the " + shape_text(header.shape) + " labels array");
+
+  Labels labels;
+  labels.values.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned char* b = raw.data() + i * type->bytes;
+    std::string text;  // the value as read, for the message
+    bool fits = false;
+    int64_t whole = 0;
+    if (type->kind == 'f') {
+      double value;
+      if (type->bytes == 4) {
+        float f;
+        std::memcpy(&f, b, 4);
+        value = f;
+      } else {
+        std::memcpy(&value, b, 8);
+      }
+      fits = value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max() &&
+             value == std::floor(value);
+      if (fits) whole = static_cast<int64_t>(value);
+      std::ostringstream shown;
+      shown << value;
+      text = shown.str();
+    } else {
+      uint64_t bits = 0;
+      for (size_t k = type->bytes; k-- > 0;) bits = bits << 8 | b[k];
+      if (type->kind == 'i' && type->bytes < 8 && (bits >> (8 * type->bytes - 1)) & 1)
+        bits |= ~uint64_t(0) << (8 * type->bytes);  // sign-extend
+      if (type->kind == 'u') {
+        fits = bits <= uint64_t(std::numeric_limits<int32_t>::max());
+        text = std::to_string(bits);
+      } else {
+        whole = static_cast<int64_t>(bits);
+        fits = whole >= std::numeric_limits<int32_t>::min() && whole <= std::numeric_limits<int32_t>::max();
+        text = std::to_string(whole);
+      }
+      if (fits && type->kind == 'u') whole = static_cast<int64_t>(bits);
+    }
+    if (!fits)
+      throw InputError(source.origin() + ": label " + std::to_string(i) + " is " + text +
+                       ": labels must be whole numbers that fit in 32 bits");
+    labels.values[i] = static_cast<int32_t>(whole);
+  }
+  labels.identity = {{"kind", "file"}, {"format", "npy"}, {"dtype", header.descr}};
+  return labels;
+}
+
+template <typename Result, typename Read>
+Result read_file(const std::string& path, Read read) {
+  FileSource file(path);
+  Result result = read(file);
+  result.identity["path"] = path;
+  result.identity["bytes"] = file.size();
+  result.identity["sha256"] = file.sha256_of_whole_file();
+  return result;
+}
+
+}  // namespace
+
+Dataset load_npy(const std::string& path) { return read_file<Dataset>(path, read_points); }
+Labels load_npy_labels(const std::string& path) { return read_file<Labels>(path, read_label_vector); }
+
+Dataset parse_npy(std::string_view bytes, const std::string& origin) {
+  MemorySource source(bytes, origin);
+  return read_points(source);
+}
+
+Labels parse_npy_labels(std::string_view bytes, const std::string& origin) {
+  MemorySource source(bytes, origin);
+  return read_label_vector(source);
+}
+
+DataShape npy_shape(const std::string& path) {
+  FileSource file(path);
+  return points_shape(file, read_header(file));
 }
 
 void save_npy(const std::string& path, const Dataset& data) {

@@ -14,7 +14,7 @@ namespace {
 
 const char kAcceptedForms[] =
     "accepted forms: uniform[:zeros=F] | blobs[:centers=C,spread=S,box=B,zeros=F] | "
-    "csv:PATH[:header][:label=COL][:cols=I,J,...][:delim=D] | npy:PATH";
+    "csv:PATH[:header][:label=COL][:cols=I,J,...][:delim=D] | npy:PATH | idx:PATH";
 
 std::vector<std::string> split(const std::string& text, const std::string& separators) {
   std::vector<std::string> parts;
@@ -97,10 +97,16 @@ char parse_delimiter(const std::string& value, const std::string& spec) {
                    value + "'");
 }
 
-Dataset csv_from_spec(const std::string& spec, const std::string& rest) {
+struct CsvSpec {
+  std::string path;
+  CsvOptions options;
+};
+
+CsvSpec parse_csv_spec(const std::string& spec, const std::string& rest) {
   // Options are peeled off the end so a path that itself contains ':' still works.
   std::vector<std::string> parts = split(rest, ":");
-  CsvOptions options;
+  CsvSpec parsed;
+  CsvOptions& options = parsed.options;
   bool seen_header = false, seen_label = false, seen_cols = false, seen_delim = false;
   while (parts.size() > 1) {
     const std::string& part = parts.back();
@@ -122,34 +128,86 @@ Dataset csv_from_spec(const std::string& spec, const std::string& rest) {
     }
     parts.pop_back();
   }
-  std::string path = parts[0];
-  for (size_t i = 1; i < parts.size(); ++i) path += ":" + parts[i];
-  if (path.empty()) throw InputError("dataset '" + spec + "': missing file path (" + kAcceptedForms + ")");
-  return load_csv(path, options);
+  parsed.path = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) parsed.path += ":" + parts[i];
+  if (parsed.path.empty()) throw InputError("dataset '" + spec + "': missing file path (" + kAcceptedForms + ")");
+  return parsed;
+}
+
+struct SpecParts {
+  std::string kind, rest;
+};
+
+SpecParts split_spec(const std::string& spec) {
+  const auto colon = spec.find(':');
+  return {spec.substr(0, colon), colon == std::string::npos ? "" : spec.substr(colon + 1)};
+}
+
+const std::string& file_path(const std::string& spec, const std::string& rest) {
+  if (rest.empty()) throw InputError("dataset '" + spec + "': missing file path (" + kAcceptedForms + ")");
+  return rest;
 }
 
 }  // namespace
 
+bool is_file_dataset_spec(const std::string& spec) {
+  const std::string kind = split_spec(spec).kind;
+  return kind == "csv" || kind == "npy" || kind == "idx";
+}
+
 Dataset load_dataset_spec(const std::string& spec, int64_t m, int n, uint64_t seed) {
-  const auto colon = spec.find(':');
-  const std::string kind = spec.substr(0, colon);
-  const std::string rest = colon == std::string::npos ? "" : spec.substr(colon + 1);
-
+  const auto [kind, rest] = split_spec(spec);
   if (kind == "uniform" || kind == "blobs") return generator_from_spec(spec, kind, rest, m, n, seed);
-
-  Dataset data;
   if (kind == "csv") {
-    data = csv_from_spec(spec, rest);
-  } else if (kind == "npy") {
-    if (rest.empty()) throw InputError("dataset '" + spec + "': missing file path (" + kAcceptedForms + ")");
-    data = load_npy(rest);
-  } else {
-    throw InputError("unknown dataset '" + spec + "'; " + kAcceptedForms);
+    const CsvSpec csv = parse_csv_spec(spec, rest);
+    return load_csv(csv.path, csv.options);
   }
-  if (n > 0 && data.n != n)
-    throw InputError("dimensions do not match: file has " + std::to_string(data.n) + " columns, --dims asked for " +
-                     std::to_string(n));
-  return data;
+  if (kind == "npy") return load_npy(file_path(spec, rest));
+  if (kind == "idx") return load_idx(file_path(spec, rest));
+  throw InputError("unknown dataset '" + spec + "'; " + kAcceptedForms);
+}
+
+DataShape file_dataset_shape(const std::string& spec) {
+  const auto [kind, rest] = split_spec(spec);
+  if (kind == "npy") return npy_shape(file_path(spec, rest));
+  if (kind == "idx") return idx_shape(file_path(spec, rest));
+  if (kind != "csv") throw InputError("dataset '" + spec + "' is not a file (csv:, npy: or idx:)");
+  const Dataset data = load_dataset_spec(spec, 0, 0, 0);
+  return {data.m, data.n};
+}
+
+Labels load_labels_spec(const std::string& spec) {
+  const auto [kind, rest] = split_spec(spec);
+  if (kind == "npy") return load_npy_labels(file_path(spec, rest));
+  if (kind == "idx") return load_idx_labels(file_path(spec, rest));
+  if (kind == "csv") {
+    const CsvSpec csv = parse_csv_spec(spec, rest);
+    if (!csv.options.columns.empty())
+      throw InputError("labels '" + spec + "': cols= selects features; name the label column with label=COL");
+    return load_csv_labels(csv.path, csv.options);
+  }
+  throw InputError("unknown labels '" + spec + "'; accepted forms: idx:PATH | npy:PATH | "
+                   "csv:PATH[:header][:label=COL][:delim=D]");
+}
+
+LabelledDataset load_labelled_dataset(const std::string& data_spec, const std::string& labels_spec, int64_t m, int n,
+                                      uint64_t seed) {
+  LabelledDataset result;
+  const auto [kind, rest] = split_spec(data_spec);
+  if (labels_spec.empty()) {
+    const bool csv_with_label = kind == "csv" && parse_csv_spec(data_spec, rest).options.label_column >= 0;
+    if (!csv_with_label)
+      throw InputError("dataset '" + data_spec + "' has no labels: give a labels file (idx:PATH, npy:PATH or "
+                       "csv:PATH), or a csv dataset with label=COL");
+    const CsvSpec csv = parse_csv_spec(data_spec, rest);
+    return load_labelled_csv(csv.path, csv.options);
+  }
+  result.data = load_dataset_spec(data_spec, m, n, seed);
+  result.labels = load_labels_spec(labels_spec);
+  if (static_cast<int64_t>(result.labels.values.size()) != result.data.m)
+    throw InputError("labels '" + labels_spec + "' hold " + std::to_string(result.labels.values.size()) +
+                     " labels, but dataset '" + data_spec + "' has " + std::to_string(result.data.m) + " points");
+  return result;
 }
 
 }  // namespace mk

@@ -70,15 +70,18 @@ Params collect_overrides(const RunOptions& options) {
 
 void add_run_options(CLI::App& app, RunOptions& options) {
   app.add_option("--variant", options.variants, "variant name(s), comma-separated (see `mkbench list`)")->required();
-  app.add_option("--dims,-n", options.dims, "N, dimensions per point")->capture_default_str();
-  app.add_option("--points,-m", options.points, "M, number of points (1000, 1e6, 32M = 2^25)")->capture_default_str();
+  auto* dims = app.add_option("--dims,-n", options.dims, "N, dimensions per point (generated data; a file sets its own)")
+                   ->capture_default_str();
+  auto* points = app.add_option("--points,-m", options.points,
+                                "M, number of points (1000, 1e6, 32M = 2^25; generated data; a file sets its own)")
+                     ->capture_default_str();
   app.add_option("--k,-k", options.k, "K or a K range solved together, e.g. 3..7")->capture_default_str();
   app.add_option("--iters", options.iters, "timed iterations (samples); fewer than 10 is allowed but noisy")
       ->capture_default_str();
   app.add_option("--warmup", options.warmup, "untimed iterations before timing")->capture_default_str();
   app.add_flag("--verify", options.verify, "check one step before and one after timing against the FP64 reference");
   app.add_option("--dataset", options.dataset,
-                 "uniform | blobs:centers=10,spread=1.5 | csv:PATH[:header][:label=COL] | npy:PATH")
+                 "uniform | blobs:centers=10,spread=1.5 | csv:PATH[:header][:label=COL] | npy:PATH | idx:PATH")
       ->capture_default_str();
   app.add_option("--seed", options.seed, "dataset and random-init seed")->capture_default_str();
   app.add_option("--init", options.init, "initial centroids: first | random")->capture_default_str();
@@ -105,7 +108,9 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.add_flag("--out-of-core", options.out_of_core,
                "out of core with the largest chunks that fit (without it, only when the points do not fit)");
   // CLI11 fills the ints either way; remember which shorthands the user actually typed.
-  app.callback([&options, grid, block, ppt] {
+  app.callback([&options, grid, block, ppt, dims, points] {
+    options.dims_given = dims->count() > 0;
+    options.points_given = points->count() > 0;
     options.grid_given = grid->count() > 0;
     options.block_given = block->count() > 0;
     options.ppt_given = ppt->count() > 0;
@@ -154,16 +159,33 @@ void plan_run_memory(const RunOptions& options, const std::vector<const Variant*
 
 }  // namespace
 
+void check_file_shape(const RunOptions& options, const Dataset& data) {
+  const std::string advice = " (a file sets N and M itself: leave out --dims and --points, or give the file's values)";
+  if (options.dims_given && options.dims != data.n)
+    throw InputError("--dims " + std::to_string(options.dims) + " does not match dataset '" + options.dataset +
+                     "', which has " + std::to_string(data.n) + " dimensions per point" + advice);
+  if (options.points_given && parse_count(options.points) != data.m)
+    throw InputError("--points " + options.points + " does not match dataset '" + options.dataset + "', which has " +
+                     std::to_string(data.m) + " points" + advice);
+}
+
 int run_command(const RunOptions& options) {
   const OutputFormat format = parse_output_format(options.format);
   if (options.iters < 1) throw InputError("--iters must be at least 1");
   if (options.warmup < 0) throw InputError("--warmup cannot be negative");
+<<<<<<< HEAD
   if (options.dims < 1) throw InputError("N (dimensions) must be at least 1, got " + std::to_string(options.dims));
   const int64_t chunk_points = options.chunk_points.empty() ? 0 : parse_count(options.chunk_points);
   if (!options.chunk_points.empty() && chunk_points < 1)
     throw InputError("--chunk-points must be at least 1, got " + options.chunk_points);
+=======
+  const bool from_file = is_file_dataset_spec(options.dataset);
+  if (options.dims < 1 && (!from_file || options.dims_given))
+    throw InputError("N (dimensions) must be at least 1, got " + std::to_string(options.dims));
+>>>>>>> fit-app
   const int64_t m = parse_count(options.points);
-  if (m < 1) throw InputError("M (points) must be at least 1, got " + options.points);
+  if (m < 1 && (!from_file || options.points_given))
+    throw InputError("M (points) must be at least 1, got " + options.points);
   const KRange k = parse_k_range(options.k);
   const InitMethod init = parse_init(options.init);
   const Params overrides = collect_overrides(options);
@@ -195,6 +217,7 @@ int run_command(const RunOptions& options) {
 
   plan_run_memory(options, variants, overrides, m, k, device, chunk_points);
   Dataset data = load_dataset_spec(options.dataset, m, options.dims, options.seed);
+  if (from_file) check_file_shape(options, data);
   check_finite(data);
   Problem problem;
   problem.m = data.m;

@@ -21,8 +21,11 @@ Params parse_param_assignments(const std::vector<std::string>& items, const std:
 
 struct RunOptions {
   std::string variants = "";  // comma-separated
+  // Generated data's shape. A file dataset sets its own; these then only have to agree
+  // with it where the user typed them (dims_given / points_given).
   int dims = 8;
   std::string points = "32M";
+  bool dims_given = false, points_given = false;
   std::string k = "3..7";
   int iters = 20;
   int warmup = 3;
@@ -49,6 +52,9 @@ struct RunOptions {
 
 // The user's explicit tunables as overrides (validates --layout: InputError).
 Params collect_overrides(const RunOptions& options);
+
+// InputError when a file dataset's shape differs from a --dims/--points the user gave.
+void check_file_shape(const RunOptions& options, const Dataset& data);
 
 void add_run_options(CLI::App& app, RunOptions& options);
 int run_command(const RunOptions& options);

@@ -19,6 +19,7 @@
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
 #include "harness/peak.hpp"
+#include "harness/suite_parse.hpp"
 #include "harness/suite_resume.hpp"
 
 namespace mk {
@@ -145,68 +146,6 @@ class ExpressionParser {
   size_t pos_ = 0;
   std::string unknown_;
 };
-
-// ---------------------------------------------------------------- parsing
-
-std::string where_of(const std::string& suite, const std::string& where) { return "suite " + suite + ": " + where; }
-
-std::vector<std::string> text_list(const ojson& value, const std::string& where) {
-  std::vector<std::string> out;
-  auto one = [&](const ojson& item) {
-    if (item.is_string()) out.push_back(item.get<std::string>());
-    else if (item.is_number_integer() || item.is_number_unsigned()) out.push_back(std::to_string(item.get<int64_t>()));
-    else if (item.is_number()) out.push_back(item.dump());
-    else throw InputError(where + ": expected strings or numbers, got " + item.dump());
-  };
-  if (value.is_array()) {
-    for (const auto& item : value) one(item);
-  } else {
-    one(value);
-  }
-  if (out.empty()) throw InputError(where + ": must not be empty");
-  return out;
-}
-
-std::vector<int> int_list(const ojson& value, const std::string& where) {
-  std::vector<int> out;
-  auto one = [&](const ojson& item) {
-    if (!item.is_number_integer() && !item.is_number_unsigned())
-      throw InputError(where + ": expected integers, got " + item.dump());
-    out.push_back(item.get<int>());
-  };
-  if (value.is_array()) {
-    for (const auto& item : value) one(item);
-  } else {
-    one(value);
-  }
-  if (out.empty()) throw InputError(where + ": must not be empty");
-  return out;
-}
-
-int int_value(const ojson& value, const std::string& where) {
-  if (!value.is_number_integer() && !value.is_number_unsigned())
-    throw InputError(where + ": expected an integer, got " + value.dump());
-  return value.get<int>();
-}
-
-bool bool_value(const ojson& value, const std::string& where) {
-  if (!value.is_boolean()) throw InputError(where + ": expected true or false, got " + value.dump());
-  return value.get<bool>();
-}
-
-std::string string_value(const ojson& value, const std::string& where) {
-  if (!value.is_string()) throw InputError(where + ": expected a string, got " + value.dump());
-  return value.get<std::string>();
-}
-
-void reject_unknown_keys(const ojson& object, const std::set<std::string>& known, const std::string& where) {
-  for (auto it = object.begin(); it != object.end(); ++it)
-    if (!known.count(it.key())) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw InputError(where + ": unknown key '" + it.key() + "' (known: " + list + ")");
-    }
-}
 
 // ---------------------------------------------------------------- expansion
 
@@ -378,95 +317,6 @@ size_t SuitePlan::row_count() const {
   return total;
 }
 
-SuiteDefinition parse_suite(const ojson& json, const std::string& name) {
-  SuiteDefinition suite;
-  suite.name = name;
-  if (!json.is_object()) throw InputError(where_of(name, "expected a JSON object"));
-  reject_unknown_keys(json,
-                      {"name", "description", "dataset", "seed", "init", "iters", "warmup", "verify", "cases",
-                       "quick", "cpu_fallback", "report"},
-                      where_of(name, "top level"));
-  if (json.contains("name")) suite.name = string_value(json.at("name"), where_of(name, "name"));
-  if (json.contains("description")) suite.description = string_value(json.at("description"), where_of(name, "description"));
-  if (json.contains("dataset")) suite.dataset = string_value(json.at("dataset"), where_of(name, "dataset"));
-  if (json.contains("seed")) {
-    const auto& seed = json.at("seed");
-    if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
-      throw InputError(where_of(name, "seed: expected a non-negative integer"));
-    suite.seed = seed.get<uint64_t>();
-  }
-  if (json.contains("init")) {
-    suite.init = string_value(json.at("init"), where_of(name, "init"));
-    parse_init(suite.init);
-  }
-  if (json.contains("iters")) suite.iters = int_value(json.at("iters"), where_of(name, "iters"));
-  if (json.contains("warmup")) suite.warmup = int_value(json.at("warmup"), where_of(name, "warmup"));
-  if (json.contains("verify")) suite.verify = bool_value(json.at("verify"), where_of(name, "verify"));
-  if (suite.iters < 1) throw InputError(where_of(name, "iters must be at least 1"));
-  if (suite.warmup < 0) throw InputError(where_of(name, "warmup cannot be negative"));
-
-  if (!json.contains("cases") || !json.at("cases").is_array() || json.at("cases").empty())
-    throw InputError(where_of(name, "cases: expected a non-empty array"));
-  const auto& cases = json.at("cases");
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const std::string where = where_of(name, "cases[" + std::to_string(i) + "]");
-    const auto& c = cases[i];
-    if (!c.is_object()) throw InputError(where + ": expected an object");
-    reject_unknown_keys(c, {"dims", "k", "points", "variants", "params", "dataset", "iters", "warmup", "verify", "label"},
-                        where);
-    for (const char* required : {"dims", "k", "points", "variants"})
-      if (!c.contains(required)) throw InputError(where + ": missing key '" + required + "'");
-    SuiteCase sc;
-    sc.dims = int_list(c.at("dims"), where + ".dims");
-    sc.k = text_list(c.at("k"), where + ".k");
-    for (const auto& k : sc.k) parse_k_range(k);
-    sc.points = text_list(c.at("points"), where + ".points");
-    for (const auto& p : sc.points) parse_count(p);
-    sc.variants = text_list(c.at("variants"), where + ".variants");
-    if (c.contains("params")) {
-      sc.params = c.at("params");
-      if (!sc.params.is_object() && !(sc.params.is_string() && sc.params.get<std::string>() == "all"))
-        throw InputError(where + ".params: expected an object of axis -> values, or \"all\"");
-    }
-    if (c.contains("dataset")) sc.dataset = string_value(c.at("dataset"), where + ".dataset");
-    if (c.contains("iters")) sc.iters = int_value(c.at("iters"), where + ".iters");
-    if (c.contains("warmup")) sc.warmup = int_value(c.at("warmup"), where + ".warmup");
-    if (c.contains("verify")) sc.verify = bool_value(c.at("verify"), where + ".verify");
-    suite.cases.push_back(std::move(sc));
-  }
-  if (json.contains("quick")) {
-    suite.quick = json.at("quick");
-    const std::string where = where_of(name, "quick");
-    if (!suite.quick.is_object()) throw InputError(where + ": expected an object");
-    reject_unknown_keys(suite.quick, {"points", "iters", "warmup"}, where);
-    if (suite.quick.contains("points"))
-      for (const auto& p : text_list(suite.quick.at("points"), where + ".points")) parse_count(p);
-    if (suite.quick.contains("iters")) int_value(suite.quick.at("iters"), where + ".iters");
-    if (suite.quick.contains("warmup")) int_value(suite.quick.at("warmup"), where + ".warmup");
-  }
-  if (json.contains("cpu_fallback")) {
-    const auto& fb = json.at("cpu_fallback");
-    const std::string where = where_of(name, "cpu_fallback");
-    if (!fb.is_object()) throw InputError(where + ": expected an object");
-    reject_unknown_keys(fb, {"points", "variants"}, where);
-    if (fb.contains("points")) {
-      suite.fallback_points = text_list(fb.at("points"), where + ".points");
-      for (const auto& p : suite.fallback_points) parse_count(p);
-    }
-    if (fb.contains("variants")) suite.fallback_variants = text_list(fb.at("variants"), where + ".variants");
-  }
-  if (json.contains("report")) {
-    const auto& report = json.at("report");
-    const std::string where = where_of(name, "report");
-    if (!report.is_object()) throw InputError(where + ": expected an object");
-    reject_unknown_keys(report, {"kind", "published"}, where);
-    if (report.contains("kind")) suite.report_kind = string_value(report.at("kind"), where + ".kind");
-    if (suite.report_kind.empty()) throw InputError(where + ".kind: must not be empty");
-    if (report.contains("published")) suite.published = string_value(report.at("published"), where + ".published");
-  }
-  return suite;
-}
-
 std::vector<std::string> known_suite_names() {
   std::vector<std::string> names;
   for (const auto& [name, text] : embedded_suites()) names.push_back(name);
@@ -493,13 +343,7 @@ SuiteDefinition load_suite(const std::string& name_or_path) {
     throw InputError("unknown suite '" + name_or_path + "' (known: " + (known.empty() ? "none embedded" : known) +
                      "; or give a path to a suite .json file)");
   }
-  ojson document;
-  try {
-    document = ojson::parse(text);
-  } catch (const std::exception& e) {
-    throw InputError("suite " + label + " is not valid JSON: " + e.what());
-  }
-  return parse_suite(document, label);
+  return parse_suite_text(text, label);
 }
 
 // A case without "params" asks for each variant's best known parameters: the tuned
@@ -544,12 +388,37 @@ std::vector<PlannedRow> expand_group_rows(const PlannedGroup& group, int n, int6
   return rows;
 }
 
+namespace {
+
+// A file dataset's shape, read once per spec; a case's "dims"/"points", where it gives
+// them, must agree with it.
+DataShape file_case_shape(const SuiteDefinition& suite, size_t case_index, const std::string& spec,
+                          std::map<std::string, DataShape>& known) {
+  auto found = known.find(spec);
+  if (found == known.end()) found = known.emplace(spec, file_dataset_shape(spec)).first;
+  const DataShape shape = found->second;
+  const SuiteCase& suite_case = suite.cases[case_index];
+  const std::string where = "suite " + suite.name + ": cases[" + std::to_string(case_index) + "]";
+  for (int dims : suite_case.dims)
+    if (dims != shape.n)
+      throw InputError(where + ".dims: " + std::to_string(dims) + " does not match dataset '" + spec + "', which has " +
+                       std::to_string(shape.n) + " dimensions per point (a file sets N: leave \"dims\" out)");
+  for (const auto& text : suite_case.points)
+    if (parse_count(text) != shape.m)
+      throw InputError(where + ".points: " + text + " does not match dataset '" + spec + "', which has " +
+                       std::to_string(shape.m) + " points (a file sets M: leave \"points\" out)");
+  return shape;
+}
+
+}  // namespace
+
 SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
                      const std::vector<std::string>& variant_filter, bool quick) {
   SuitePlan plan;
   for (const auto& name : variant_filter)
     if (!Registry::instance().find(name)) Registry::instance().get(name);  // InputError listing known names
   const int64_t quick_cap = int64_t(1) << 20;
+  std::map<std::string, DataShape> file_shapes;
   // Without a GPU, --quick runs the CPU fallback at the smoke suite's size: the fallback's own M
   // (1M-2M) takes minutes on a 2-core CI machine once every GPU case has collapsed onto it.
   const int64_t quick_fallback_cap = int64_t(64) << 10;
@@ -590,13 +459,25 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
     }
     if (quick) {
       if (suite.quick.is_object() && suite.quick.contains("points") && !proto.cpu_fallback)
-        points = text_list(suite.quick.at("points"), "quick.points");
+        points = suite_json::text_list(suite.quick.at("points"), "quick.points");
       if (suite.quick.is_object() && suite.quick.contains("iters")) proto.iters = suite.quick.at("iters").get<int>();
       else proto.iters = std::min(proto.iters, 10);
       if (suite.quick.is_object() && suite.quick.contains("warmup")) proto.warmup = suite.quick.at("warmup").get<int>();
       else proto.warmup = std::min(proto.warmup, 1);
     }
     proto.source.variants = variants;
+    if (is_file_dataset_spec(proto.dataset_spec)) {
+      // A file sets N and M: one group of its shape, whatever the CPU fallback or --quick
+      // would pick for generated data.
+      const DataShape shape = file_case_shape(suite, size_t(&suite_case - suite.cases.data()), proto.dataset_spec,
+                                              file_shapes);
+      PlannedGroup group = proto;
+      group.dims = shape.n;
+      group.points = shape.m;
+      group.rows = expand_group_rows(group, shape.n, shape.m, device);
+      plan.groups.push_back(std::move(group));
+      continue;
+    }
     for (int dims : suite_case.dims) {
       for (const auto& point_text : points) {
         PlannedGroup group = proto;

@@ -28,9 +28,9 @@ namespace mk {
 const std::map<std::string, std::string>& embedded_suites();
 
 struct SuiteCase {
-  std::vector<int> dims;
+  std::vector<int> dims;             // empty: N from the case's file dataset
   std::vector<std::string> k;        // "3..7" or "16"
-  std::vector<std::string> points;   // "32M", "1000", "1e6"
+  std::vector<std::string> points;   // "32M", "1000", "1e6"; empty: M from the file
   std::vector<std::string> variants; // "all" = every registered variant
   // Axis name -> list of values (ints, strings, expressions, "all", "default"), or the
   // string "all" for every legal point of each variant's space. Declared order is kept.
@@ -61,6 +61,8 @@ struct SuiteDefinition {
 
 // InputError with "suite <name>: <where>: ..." on malformed suites.
 SuiteDefinition parse_suite(const nlohmann::ordered_json& json, const std::string& name);
+// The same from the suite file's text (InputError for invalid JSON too).
+SuiteDefinition parse_suite_text(const std::string& text, const std::string& label);
 // An embedded suite name, or a path to a suite JSON file. InputError listing the known
 // suites when neither.
 SuiteDefinition load_suite(const std::string& name_or_path);

@@ -1,9 +1,11 @@
-// `mkbench report RESULTS.json... [--format md|csv|html] [--out FILE] [--merge] [--price ...]`
+// `mkbench report RESULTS.json... [--format md|csv|html] [--out FILE] [--merge] [--price ...]
+// (or FIT.json... from `mkbench fit`: its per-K table and curves, reports/fit_report.hpp)`
 #include <iostream>
 #include <memory>
 
 #include "harness/command.hpp"
 #include "core/errors.hpp"
+#include "reports/fit_report.hpp"
 #include "reports/report.hpp"
 
 namespace {
@@ -17,7 +19,7 @@ struct ReportArguments {
 
 std::function<int()> setup_report(CLI::App& sub) {
   auto args = std::make_shared<ReportArguments>();
-  sub.add_option("results", args->paths, "Result files (reports/SCHEMA.md)")->required();
+  sub.add_option("results", args->paths, "Result files (reports/SCHEMA.md), or fit.json files of mkbench fit")->required();
   sub.add_option("--format", args->options.format, "md (seed tables), csv (spreadsheet rows) or html "
                                                    "(one self-contained page with plots)");
   sub.add_option("--out", args->out_path, "Write here (atomically) instead of stdout");
@@ -42,6 +44,15 @@ std::function<int()> setup_report(CLI::App& sub) {
       std::cerr << "mkbench report: " << error.what() << "\n";
       return error.exit_code;
     }
+    // fit.json files (mkbench fit) get their per-K table and curves; they do not mix with result files.
+    size_t fits = 0;
+    for (const auto& path : args->paths) fits += mk::reports::is_fit_file(path) ? 1 : 0;
+    if (fits > 0 && fits < args->paths.size()) {
+      std::cerr << "mkbench report: fit.json files and result files cannot be reported together\n";
+      return mk::kExitBadInput;
+    }
+    if (fits > 0)
+      return mk::reports::run_fit_report(args->paths, args->options, args->out_path, std::cout, std::cerr);
     return mk::reports::run_report(args->paths, args->options, args->out_path, std::cout, std::cerr);
   };
 }

@@ -1090,8 +1090,15 @@ std::string find_python_with_matplotlib(std::string* tried) {
 }
 
 PlotOutcome render_plots(const std::vector<LoadedResults>& files, const std::string& published_path) {
+  std::vector<std::string> extra;
+  if (!published_path.empty() && published_path != "none" && fs::exists(published_path))
+    extra = {"--published", published_path};
+  return run_plot_script(locate_plots_script(), files, extra);
+}
+
+PlotOutcome run_plot_script(const std::string& script, const std::vector<LoadedResults>& files,
+                            const std::vector<std::string>& extra_args) {
   PlotOutcome outcome;
-  const std::string script = locate_plots_script();
   if (!fs::exists(script)) {
     outcome.unavailable = "the plotting script " + script + " was not found (set MKBENCH_REPORTS_DIR)";
     return outcome;
@@ -1112,8 +1119,7 @@ PlotOutcome render_plots(const std::vector<LoadedResults>& files, const std::str
   std::string command = shell_quote(python) + " " + shell_quote(script) + " --in";
   for (const auto& file : files) command += " " + shell_quote(file.path);
   command += " --outdir " + shell_quote(folder.string());
-  if (!published_path.empty() && published_path != "none" && fs::exists(published_path))
-    command += " --published " + shell_quote(published_path);
+  for (const auto& argument : extra_args) command += " " + shell_quote(argument);
   command += " >" + shell_quote((folder / "plots.log").string()) + " 2>&1";
   const int status = exit_status_of(std::system(command.c_str()));
   if (status != 0) {

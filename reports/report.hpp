@@ -64,6 +64,10 @@ struct PlotOutcome {
 // Runs reports/plots.py (matplotlib) in a temporary folder and reads back the PNGs.
 // Never throws for a missing Python/matplotlib: that is reported in `unavailable`.
 PlotOutcome render_plots(const std::vector<LoadedResults>& files, const std::string& published_path);
+// The same for any plotting script of plots.py's interface (--in FILES --outdir DIR [extra],
+// DIR/manifest.json): reports/fit_plots.py draws a fit.json's per-K curves.
+PlotOutcome run_plot_script(const std::string& script, const std::vector<LoadedResults>& files,
+                            const std::vector<std::string>& extra_args);
 
 std::string render_html(const std::vector<ReportTable>& tables, const PlotOutcome& plots,
                         const std::vector<LoadedResults>& files);

@@ -18,7 +18,7 @@ json parse_results_text(const std::string& text, const std::string& origin) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, and out_of_range for a number like 1e999
     throw InputError(origin + ": not valid JSON (" + error.what() + ")");
   }
   if (!doc.is_object()) throw InputError(origin + ": expected a JSON object at the top level");
@@ -102,15 +102,24 @@ std::string describe_dataset(const json& dataset) {
   return text.str();
 }
 
+// A shape field as text: whole numbers as integers, anything else (1e300 in a damaged file,
+// which no integer type holds) as the number it is.
+static std::string shape_text(const json& problem, const char* key) {
+  const double value = number_or(problem, key, 0);
+  if (std::isfinite(value) && std::fabs(value) < 9e18 && value == std::floor(value))
+    return std::to_string(static_cast<int64_t>(value));
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
 std::string row_name(const json& row) {
   const std::string name = string_or(row, "name", "");
   if (!name.empty()) return name;
   std::string label = string_or(row, "variant", "?");
   if (row.contains("problem") && row["problem"].is_object()) {
     const json& p = row["problem"];
-    label += "/" + std::to_string(int64_t(number_or(p, "n", 0))) + "/" +
-             std::to_string(int64_t(number_or(p, "k_min", 0))) + ".." +
-             std::to_string(int64_t(number_or(p, "k_max", 0)));
+    label += "/" + shape_text(p, "n") + "/" + shape_text(p, "k_min") + ".." + shape_text(p, "k_max");
   }
   if (row.contains("params")) label += "/" + params_text(row["params"]);
   return label;

@@ -5,8 +5,9 @@
 # Usage: scripts/setup.sh [--with-browser]   (chromium renders the HTML report test)
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config git python3 python3-matplotlib
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev)
+packages=(cmake g++ make pkg-config git python3 python3-matplotlib python3-sklearn
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev
+          zlib1g-dev clang libclang-rt-dev)  # zlib: gzipped IDX; clang + its runtimes: libFuzzer targets
 if [[ "${1:-}" == "--with-browser" ]]; then packages+=(chromium); fi
 
 missing=()

@@ -529,11 +529,19 @@ TEST_F(DatasetSpec, Files) {
   EXPECT_EQ(from_npy.n, 3);
 }
 
-TEST_F(DatasetSpec, DimensionMismatch) {
+TEST_F(DatasetSpec, FileDecidesItsShapeWhateverTheGeneratorShape) {
+  // m and n are a generator's; callers compare a shape the user typed (test_file_shapes.cpp).
   std::string npy = path("d.npy");
   mk::save_npy(npy, small_dataset(4, 3));
-  expect_input_error([&] { mk::load_dataset_spec("npy:" + npy, 0, 8, 1); },
-                     {"dimensions do not match: file has 3 columns, --dims asked for 8"});
+  const Dataset data = mk::load_dataset_spec("npy:" + npy, 32, 8, 1);
+  EXPECT_EQ(data.m, 4);
+  EXPECT_EQ(data.n, 3);
+  const mk::DataShape shape = mk::file_dataset_shape("npy:" + npy);
+  EXPECT_EQ(shape.m, 4);
+  EXPECT_EQ(shape.n, 3);
+  EXPECT_TRUE(mk::is_file_dataset_spec("npy:" + npy));
+  EXPECT_FALSE(mk::is_file_dataset_spec("blobs:centers=3"));
+  expect_input_error([] { mk::file_dataset_shape("uniform"); }, {"is not a file"});
 }
 
 TEST_F(DatasetSpec, BadSpecs) {

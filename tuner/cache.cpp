@@ -95,16 +95,21 @@ json problem_to_json(const Problem& problem) {
 }
 
 Problem problem_from_json(const json& j, const std::string& where) {
+  // Whole numbers in range only: get<int>() of 1e300 or of 2^40 would wrap or be undefined.
+  const auto whole = [&](const char* key, int64_t most) {
+    if (!j.is_object() || !j.contains(key) || !j.at(key).is_number_integer() ||
+        (j.at(key).is_number_unsigned() && j.at(key).get<uint64_t>() > uint64_t(most)) ||
+        (!j.at(key).is_number_unsigned() && (j.at(key).get<int64_t>() < 1 || j.at(key).get<int64_t>() > most)))
+      throw InputError(where + ": problem " + j.dump() + ": '" + key + "' must be a whole number from 1 to " +
+                       std::to_string(most));
+    return j.at(key).get<int64_t>();
+  };
   Problem problem;
-  try {
-    problem.n = j.at("n").get<int>();
-    problem.k.kmin = j.at("k_min").get<int>();
-    problem.k.kmax = j.at("k_max").get<int>();
-    problem.m = j.at("m").get<int64_t>();
-  } catch (const json::exception& error) {
-    throw InputError(where + ": problem: " + error.what());
-  }
-  if (problem.n < 1 || problem.m < 1 || problem.k.kmin < 1 || problem.k.kmax < problem.k.kmin)
+  problem.n = static_cast<int>(whole("n", INT32_MAX));
+  problem.k.kmin = static_cast<int>(whole("k_min", kMaxK));
+  problem.k.kmax = static_cast<int>(whole("k_max", kMaxK));
+  problem.m = whole("m", INT64_MAX);
+  if (problem.k.kmax < problem.k.kmin)
     throw InputError(where + ": problem " + j.dump() + " is not a valid shape");
   return problem;
 }

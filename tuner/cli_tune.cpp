@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "datasets/dataset.hpp"
 #include "harness/cli_run.hpp"
 #include "harness/command.hpp"
 #include "core/errors.hpp"
@@ -82,18 +83,35 @@ std::vector<TuneJob> jobs_from_cli(const TuneCliOptions& options) {
   if (!options.suite.empty()) {
     const SuiteDefinition suite = load_suite(options.suite);
     std::map<std::string, size_t> index_by_shape;
-    for (const SuiteCase& suite_case : suite.cases)
-      for (int dims : suite_case.dims)
+    for (const SuiteCase& suite_case : suite.cases) {
+      const std::string case_dataset = options.dataset_option && options.dataset_option->count()
+                                           ? options.dataset
+                                           : suite_case.dataset.value_or(suite.dataset);
+      // A file dataset sets N and M (as `suite` plans it); a case's own dims/points must agree.
+      std::vector<int> case_dims = suite_case.dims;
+      std::vector<std::string> case_points = suite_case.points;
+      if (is_file_dataset_spec(case_dataset)) {
+        const DataShape shape = file_dataset_shape(case_dataset);
+        for (int dims : case_dims)
+          if (dims != shape.n)
+            throw InputError("suite " + suite.name + ": dims " + std::to_string(dims) + " does not match dataset '" +
+                             case_dataset + "', which has " + std::to_string(shape.n) + " dimensions per point");
+        for (const std::string& points : case_points)
+          if (parse_count(points) != shape.m)
+            throw InputError("suite " + suite.name + ": points " + points + " does not match dataset '" +
+                             case_dataset + "', which has " + std::to_string(shape.m) + " points");
+        case_dims = {shape.n};
+        case_points = {std::to_string(shape.m)};
+      }
+      for (int dims : case_dims)
         for (const std::string& k : suite_case.k)
-          for (const std::string& points : suite_case.points) {
+          for (const std::string& points : case_points) {
             TuneJob job;
             job.problem.n = dims;
             job.problem.k = parse_k_range(k);
             job.problem.m = parse_count(points);
             validate(job.problem);
-            job.dataset = options.dataset_option && options.dataset_option->count()
-                              ? options.dataset
-                              : suite_case.dataset.value_or(suite.dataset);
+            job.dataset = case_dataset;
             job.data_seed = suite.seed;
             job.verify = suite_case.verify.value_or(suite.verify);
             const bool all = suite_case.variants.empty() ||
@@ -117,6 +135,7 @@ std::vector<TuneJob> jobs_from_cli(const TuneCliOptions& options) {
                   jobs[found->second].variants.push_back(name);
             }
           }
+    }
     if (jobs.empty()) throw InputError("suite " + suite.name + " has no cases to tune");
   } else if (shape_given) {
     if (options.dims < 1 || options.k.empty() || options.points.empty())

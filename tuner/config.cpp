@@ -24,19 +24,44 @@ json choice_to_json(const ConfigChoice& choice) {
           {"gops", choice.gops}, {"samples", choice.samples}, {"default", choice.is_default}};
 }
 
-ConfigChoice choice_from_json(const json& j, const std::string& where) {
-  ConfigChoice choice;
-  try {
-    choice.variant = j.at("variant").get<std::string>();
-    choice.params = j.at("params");
-    choice.median_ms = j.at("median_ms").get<double>();
-    choice.gops = j.value("gops", 0.0);
-    choice.samples = j.value("samples", size_t(0));
-    choice.is_default = j.value("default", false);
-  } catch (const json::exception& error) {
-    throw InputError(where + ": " + error.what());
+// Typed optional fields: a value of the wrong type is an InputError naming the key, never
+// a nlohmann exception or a float cast that overflows (a count of 1e300).
+std::string text_field(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || j.at(key).is_null()) return {};
+  if (!j.at(key).is_string()) throw InputError(where + ": '" + key + "' must be a string, got " + j.at(key).dump());
+  return j.at(key).get<std::string>();
+}
+
+uint64_t count_field(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || j.at(key).is_null()) return 0;
+  const json& value = j.at(key);
+  if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<int64_t>() >= 0))
+    throw InputError(where + ": '" + key + "' must be a whole number >= 0, got " + value.dump());
+  return value.get<uint64_t>();
+}
+
+double number_field(const json& j, const char* key, const std::string& where, bool required) {
+  if (!j.contains(key) || j.at(key).is_null()) {
+    if (required) throw InputError(where + ": missing '" + key + "'");
+    return 0;
   }
-  if (!choice.params.is_object()) throw InputError(where + ": params must be an object");
+  if (!j.at(key).is_number()) throw InputError(where + ": '" + key + "' must be a number, got " + j.at(key).dump());
+  return j.at(key).get<double>();
+}
+
+ConfigChoice choice_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw InputError(where + ": expected an object, got " + j.dump());
+  ConfigChoice choice;
+  if (!j.contains("variant") || !j.at("variant").is_string()) throw InputError(where + ": 'variant' must be a string");
+  choice.variant = j.at("variant").get<std::string>();
+  if (!j.contains("params") || !j.at("params").is_object()) throw InputError(where + ": params must be an object");
+  choice.params = j.at("params");
+  choice.median_ms = number_field(j, "median_ms", where, true);
+  choice.gops = number_field(j, "gops", where, false);
+  choice.samples = static_cast<size_t>(count_field(j, "samples", where));
+  if (j.contains("default") && !j.at("default").is_boolean())
+    throw InputError(where + ": 'default' must be true or false, got " + j.at("default").dump());
+  choice.is_default = j.value("default", false);
   return choice;
 }
 
@@ -128,41 +153,54 @@ json config_to_json(const TunedConfig& config) {
 TunedConfig config_from_json(const json& j, const std::string& source) {
   if (!j.is_object()) throw InputError(source + ": a tuned config must be a JSON object");
   TunedConfig config;
-  config.schema = j.value("schema", std::string());
+  config.schema = text_field(j, "schema", source);
   if (config.schema != kConfigSchema)
     throw InputError(source + ": schema is '" + config.schema + "', expected " + kConfigSchema);
   config.device = j.value("device", json::object());
-  config.updated = j.value("updated", std::string());
+  if (!config.device.is_object()) throw InputError(source + ": 'device' must be an object");
+  config.updated = text_field(j, "updated", source);
   if (!j.contains("entries") || !j.at("entries").is_array()) throw InputError(source + ": 'entries' must be an array");
   size_t index = 0;
   for (const json& e : j.at("entries")) {
     const std::string where = source + ": entries[" + std::to_string(index++) + "]";
     if (!e.is_object()) throw InputError(where + ": not an object");
     ConfigEntry entry;
-    try {
-      entry.bucket = Bucket::parse(e.at("bucket").get<std::string>());
-      entry.problem = problem_from_json(e.at("problem"), where);
-      entry.best = choice_from_json(e.at("best"), where + ".best");
-      if (e.contains("runner_up") && !e.at("runner_up").is_null())
-        entry.runner_up = choice_from_json(e.at("runner_up"), where + ".runner_up");
-      entry.chosen = e.value("chosen", std::string());
-      entry.runner_up_chosen = e.value("runner_up_chosen", std::string());
-      const json evals = e.value("evals", json::object());
-      entry.evals_new = evals.value("new", size_t(0));
-      entry.evals_cached = evals.value("cached", size_t(0));
-      entry.space_size = evals.value("space_size", size_t(0));
-      entry.strategy = e.value("strategy", std::string());
-      entry.seed = e.value("seed", uint64_t(0));
-      entry.budget = e.value("budget", std::string());
-      entry.stop_reason = e.value("stop_reason", std::string());
-      entry.date = e.value("date", std::string());
-      entry.device = e.value("device", std::string());
-    } catch (const json::exception& error) {
-      throw InputError(where + ": " + error.what());
+    if (!e.contains("bucket") || !e.at("bucket").is_string()) throw InputError(where + ": 'bucket' must be a string");
+    if (!e.contains("problem")) throw InputError(where + ": missing 'problem'");
+    if (!e.contains("best")) throw InputError(where + ": missing 'best'");
+    entry.bucket = Bucket::parse(e.at("bucket").get<std::string>());
+    entry.problem = problem_from_json(e.at("problem"), where);
+    entry.best = choice_from_json(e.at("best"), where + ".best");
+    if (e.contains("runner_up") && !e.at("runner_up").is_null())
+      entry.runner_up = choice_from_json(e.at("runner_up"), where + ".runner_up");
+    entry.chosen = text_field(e, "chosen", where);
+    entry.runner_up_chosen = text_field(e, "runner_up_chosen", where);
+    if (e.contains("evals") && !e.at("evals").is_null()) {
+      const json& evals = e.at("evals");
+      if (!evals.is_object()) throw InputError(where + ": 'evals' must be an object");
+      entry.evals_new = static_cast<size_t>(count_field(evals, "new", where + ".evals"));
+      entry.evals_cached = static_cast<size_t>(count_field(evals, "cached", where + ".evals"));
+      entry.space_size = static_cast<size_t>(count_field(evals, "space_size", where + ".evals"));
     }
+    entry.strategy = text_field(e, "strategy", where);
+    entry.seed = count_field(e, "seed", where);
+    entry.budget = text_field(e, "budget", where);
+    entry.stop_reason = text_field(e, "stop_reason", where);
+    entry.date = text_field(e, "date", where);
+    entry.device = text_field(e, "device", where);
     config.entries.push_back(std::move(entry));
   }
   return config;
+}
+
+TunedConfig parse_config_text(const std::string& text, const std::string& source) {
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::exception& error) {
+    throw InputError("tuned config " + source + " is not valid JSON: " + error.what());
+  }
+  return config_from_json(document, source);
 }
 
 TunedConfig load_config(const std::string& path) {
@@ -170,13 +208,7 @@ TunedConfig load_config(const std::string& path) {
   if (!in) throw InputError("cannot open tuned config " + path + ": " + std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  json document;
-  try {
-    document = json::parse(buffer.str());
-  } catch (const json::exception& error) {
-    throw InputError("tuned config " + path + " is not valid JSON: " + error.what());
-  }
-  return config_from_json(document, path);
+  return parse_config_text(buffer.str(), path);
 }
 
 void save_config_atomically(const std::string& path, const TunedConfig& config) {

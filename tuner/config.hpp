@@ -68,6 +68,7 @@ nlohmann::json config_to_json(const TunedConfig& config);
 // InputError naming `source` and the key for anything malformed.
 TunedConfig config_from_json(const nlohmann::json& json, const std::string& source);
 TunedConfig load_config(const std::string& path);  // InputError if missing or malformed
+TunedConfig parse_config_text(const std::string& text, const std::string& source);  // the file's text
 void save_config_atomically(const std::string& path, const TunedConfig& config);
 
 // Where configs live: $MKBENCH_CONFIG_DIR, else <source dir>/configs, else ./configs.

@@ -1,0 +1,205 @@
+// `mkbench fit`: cluster data to convergence for every K of a range in one fused multi-K
+// pass, score each K, choose one, and write centroids, labels and fit.json (docs/fit.md).
+#include "apps/fit/cli_fit.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <utility>
+
+#include <CLI/CLI.hpp>
+
+#include "apps/fit/fit.hpp"
+#include "apps/fit/fit_output.hpp"
+#include "apps/fit/fit_variant.hpp"
+#include "apps/fit/progress_line.hpp"
+#include "core/errors.hpp"
+#include "datasets/dataset.hpp"
+#include "harness/command.hpp"
+#include "harness/measure.hpp"
+#include "variants/tuned_params.hpp"
+
+namespace mk {
+
+void add_fit_options(CLI::App& app, FitOptions& options) {
+  app.add_option("--dataset", options.dataset,
+                 "uniform | blobs:centers=10,spread=1.5 | csv:PATH[:header][:label=COL] | npy:PATH | idx:PATH")
+      ->required();
+  app.add_option("--dims,-n", options.dims,
+                 "N for generators (default 8); files give their own, which this must match");
+  app.add_option("--points,-m", options.points,
+                 "M for generators (default 32M = 2^25); files give their own, which this must match");
+  app.add_option("--k,-k", options.k, "K or a range A..B fitted together")->capture_default_str();
+  app.add_option("--init", options.init, "first | random | k-means++ | npy:PATH (kmax x N; the first k rows seed k)")
+      ->capture_default_str();
+  app.add_option("--max-iter", options.max_iter, "steps at most per K")->capture_default_str();
+  app.add_option("--tol", options.tol,
+                 "converged when a step moves the centroids by at most tol x the mean per-feature variance "
+                 "(squared Frobenius norm, as scikit-learn)")
+      ->capture_default_str();
+  app.add_option("--n-init", options.n_init, "seedings per K; the lowest final inertia wins")->capture_default_str();
+  app.add_option("--seed", options.seed, "dataset, seeding and sampling seed")->capture_default_str();
+  app.add_option("--variant", options.variant, "auto, or a variant that splits its step (see `mkbench list`)")
+      ->capture_default_str();
+  app.add_option("--empty", options.empty,
+                 "an empty cluster: keep its centroid, move it to the farthest point (scikit-learn) or to a "
+                 "random point")
+      ->capture_default_str();
+  app.add_option("--silhouette-sample", options.silhouette_sample,
+                 "points in the silhouette's sample (0: no silhouette)")
+      ->capture_default_str();
+  app.add_option("--out", options.out, "write fit.json, centroids_k<K>.npy and labels_k<K>.npy here");
+  app.add_flag("--quiet", options.quiet, "no progress line per step");
+  app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
+  app.add_flag("!--no-tuned", options.use_tuned, "ignore tuned configurations; use the variant's defaults");
+}
+
+namespace {
+
+Dataset load_fit_data(const FitOptions& options) {
+  if (!is_file_dataset_spec(options.dataset)) {
+    const int64_t m = parse_count(options.points.empty() ? kFitDefaultPoints : options.points);
+    return load_dataset_spec(options.dataset, m, options.dims > 0 ? options.dims : kFitDefaultDims, options.seed);
+  }
+  // A file sets N and M itself (as for `run`): --dims and --points may only agree with it.
+  Dataset data = load_dataset_spec(options.dataset, 0, 0, options.seed);
+  const std::string advice = " (a file sets N and M itself: leave out --dims and --points, or give the file's values)";
+  if (options.dims > 0 && data.n != options.dims)
+    throw InputError("--dims " + std::to_string(options.dims) + " does not match dataset '" + options.dataset +
+                     "', which has " + std::to_string(data.n) + " dimensions per point" + advice);
+  if (!options.points.empty() && parse_count(options.points) != data.m)
+    throw InputError("--points " + options.points + " does not match dataset '" + options.dataset + "', which has " +
+                     std::to_string(data.m) + " points" + advice);
+  return data;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string optional_text(const std::optional<double>& value, int decimals) {
+  return value ? fixed(*value, decimals) : "-";
+}
+
+void print_summary(std::ostream& out, const FitResult& result) {
+  out << "    K  iters  converged        inertia  Calinski-H  Davies-B  silhouette\n";
+  for (size_t index = 0; index < result.per_k.size(); ++index) {
+    const KFit& fit = result.per_k[index];
+    const KScores& s = result.scores.per_k[index];
+    char line[160];
+    std::snprintf(line, sizeof line, "%5d  %5d  %9s  %13.6e  %10s  %8s  %10s%s\n", fit.k, fit.iterations,
+                  fit.converged ? "yes" : "no", fit.inertia, optional_text(s.calinski_harabasz, 1).c_str(),
+                  optional_text(s.davies_bouldin, 4).c_str(), optional_text(s.silhouette, 4).c_str(),
+                  result.best.k && *result.best.k == fit.k ? "  <- best_k" : "");
+    out << line;
+  }
+  out << "best_k: " << (result.best.k ? std::to_string(*result.best.k) : "none (" + result.best.reason + ")")
+      << " (rule: " << result.best.rule << ")";
+  if (result.scores.elbow_k) out << "; inertia elbow (kneedle): " << *result.scores.elbow_k;
+  out << "\n";
+  const FitSeconds& t = result.seconds;
+  out << "time: seeding " << fixed(t.seeding, 3) << " s, iterations " << fixed(t.iterations, 3) << " s ("
+      << result.steps << " steps), labels " << fixed(t.labels, 3) << " s, metrics " << fixed(t.metrics, 3) << " s\n";
+}
+
+}  // namespace
+
+int fit_command(const FitOptions& options) {
+  check_fit_options(options);
+  FitSettings settings;
+  settings.k = parse_k_range(options.k);
+  settings.init = options.init;
+  settings.max_iter = options.max_iter;
+  settings.tol = options.tol;
+  settings.n_init = options.n_init;
+  settings.seed = options.seed;
+  settings.empty = parse_empty_policy(options.empty);
+  settings.silhouette_sample = options.silhouette_sample;
+
+  const int gpus = gpu_count();
+  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
+    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
+                     " CUDA GPU(s))");
+  const DeviceInfo gpu_device = gpus > 0 ? query_device(options.device) : query_host_cpu();
+  // A named GPU variant on a machine without one fails before any data is read.
+  if (options.variant != "auto" && !gpu_device.is_gpu && Registry::instance().get(options.variant).runs_on_gpu())
+    throw UnsupportedError("variant " + options.variant + " needs a CUDA GPU, and there is none: " + no_gpu_reason());
+
+  const Dataset data = load_fit_data(options);
+  check_finite(data);
+  Problem problem;
+  problem.m = data.m;
+  problem.n = data.n;
+  problem.k = settings.k;
+  problem.sparsity = data.sparsity;
+  validate(problem);  // K > M and the like: InputError
+
+  set_tuned_configs_enabled(options.use_tuned);
+  const FitVariantChoice choice = choose_fit_variant(options.variant, problem, gpu_device);
+  if (choice.name.empty()) throw UnsupportedError("fit: no variant can run " + problem.str() + ": " + choice.reason);
+  const Variant& variant = Registry::instance().get(choice.name);
+  const DeviceInfo device = variant.runs_on_gpu() ? gpu_device : query_host_cpu();
+  if (device.is_gpu) select_device(device.ordinal);
+  if (auto refusal = variant.can_implement(problem, device))
+    throw UnsupportedError(variant.name() + " cannot run " + problem.str() + ": " + *refusal);
+  std::string tuned_from;
+  Params params;
+  if (options.use_tuned)
+    if (auto tuned = tuned_params_for(variant, problem, device, &tuned_from)) {
+      try {
+        params = resolve_params(variant, problem, device, *tuned);
+      } catch (const Error& e) {
+        std::cerr << "fit: warning: ignoring tuned config " << tuned_from << " (" << e.what() << ")\n";
+        tuned_from.clear();
+      }
+    }
+  if (params.is_null() || params.empty()) params = resolve_params(variant, problem, device, Params::object());
+  if (!options.quiet)
+    std::cerr << "fit: " << variant.name() << " (" << choice.reason << ") with " << params_label(params)
+              << (tuned_from.empty() ? "" : " (tuned: " + tuned_from + ")") << " on " << device.name << "\n";
+
+  if (settings.n_init > 1 && !init_depends_on_seed(settings.init)) {
+    std::cerr << "fit: warning: --init " << settings.init << " gives the same centroids for every seed; running one "
+              << "seeding instead of --n-init " << settings.n_init << "\n";
+    settings.n_init = 1;
+  }
+  std::unique_ptr<PreparedRun> run = variant.prepare(problem, data, params, device);
+  settings.metrics_on_gpu = device.is_gpu;
+  if (!options.quiet)
+    settings.on_step = [&options](int restart, int iteration, const StepSummary& step,
+                                  const std::vector<uint8_t>& active) {
+      std::cerr << progress_line(restart, options.n_init, iteration, step, active) << "\n";
+    };
+  const FitResult result = fit_k_range(std::move(run), data, settings, device);
+
+  FitRecord record;
+  record.result = &result;
+  record.data = &data;
+  record.device = device;
+  record.variant = variant.name();
+  record.params = params;
+  record.variant_reason = choice.reason;
+  record.tuned_config = tuned_from;
+  record.settings = settings;
+  record.settings.on_step = nullptr;
+  if (!options.out.empty()) write_fit_outputs(options.out, record);
+  print_summary(std::cout, result);
+  return kExitOk;
+}
+
+namespace {
+
+MKBENCH_REGISTER_COMMAND("fit",
+                         "cluster data to convergence for every K of a range at once, score each K and choose one "
+                         "(centroids, labels, fit.json)",
+                         [](CLI::App& sub) -> std::function<int()> {
+                           auto options = std::make_shared<FitOptions>();
+                           add_fit_options(sub, *options);
+                           return [options] { return fit_command(*options); };
+                         });
+
+}  // namespace
+
+}  // namespace mk

@@ -1,0 +1,65 @@
+#pragma once
+// One `mkbench fit` on data already loaded and a variant already prepared: R seedings
+// (--n-init), each iterated to convergence for every K at once, the best of them per K by
+// inertia, then the K-choice scores. The command (cli_fit.cpp) adds the data, the variant,
+// the progress line and the files.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/fit/k_choice.hpp"
+#include "apps/fit/lloyd_loop.hpp"
+#include "core/device_info.hpp"
+#include "datasets/dataset.hpp"
+#include "variants/variant.hpp"
+
+namespace mk {
+
+struct FitSettings {
+  KRange k;
+  std::string init = "k-means++";
+  int max_iter = 300;
+  double tol = 1e-4;
+  int n_init = 1;
+  uint64_t seed = 42;
+  EmptyPolicy empty = EmptyPolicy::Farthest;
+  int64_t silhouette_sample = 10000;
+  bool metrics_on_gpu = false;
+  // After every step of every restart (the progress line); may be empty.
+  std::function<void(int restart, int iteration, const StepSummary& step, const std::vector<uint8_t>& active)> on_step;
+};
+
+struct FitSeconds {
+  double seeding = 0;
+  double iterations = 0;
+  double labels = 0;   // the final assignment passes and their read-backs
+  double metrics = 0;  // data moments, the Davies-Bouldin pass, the silhouette sample
+};
+
+struct FitResult {
+  std::vector<KFit> per_k;        // the best restart of each K
+  std::vector<int> best_restart;  // per K
+  Scores scores;
+  BestK best;
+  double tol_threshold = 0;
+  int steps = 0;  // fused passes with an update, over all restarts
+  FitSeconds seconds;
+  std::string seeding_method;
+};
+
+// The seed of restart r: r = 0 uses `seed` itself, so one restart seeds as --seed says.
+uint64_t restart_seed(uint64_t seed, int restart);
+
+// `seeding_device` is where k-means++ runs: the fit's GPU, or the host for a CPU variant.
+// The run is released after the last pass, before the metric passes allocate their own
+// device memory.
+FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, const FitSettings& settings,
+                      const DeviceInfo& seeding_device);
+
+// --init first and npy:PATH give the same centroids whatever the seed: more than one
+// seeding would repeat the same fit (scikit-learn then runs one, with a warning).
+bool init_depends_on_seed(const std::string& init);
+
+}  // namespace mk
