@@ -67,12 +67,6 @@ for stage in "${stages[@]}"; do
       tail -4 $OUT/raw/ctest.log; grep -E "Failed|\*\*\*" $OUT/raw/ctest.log | head -20
       cp $OUT/raw/ctest.log $OUT/ctest.txt
       note "ctest rc=$rc: $(grep -E 'tests passed|tests failed' $OUT/raw/ctest.log | tail -1)" ;;
-    quick)
-      for variant in registers-multik naive-atomics shared-atomics; do
-        timeout $(cap 120) $MK run --variant $variant --dims 8 --k 3..7 --points 32M --iters 20 --verify \
-          --out $OUT/raw/quick-$variant.json 2>&1 | tail -6
-        note "quick $variant rc=${PIPESTATUS[0]}"
-      done ;;
     gpu-tests)
       # Only the tests that need the GPU (fast; ctest runs everything).
       timeout $(cap ${CTEST_BUDGET:-300}) $BUILD/mkbench_tests --gtest_filter="${GPU_TEST_FILTER:-Registered/*:GemmVariantsOnDevice*:OutOfMemory*}" \
@@ -80,40 +74,6 @@ for stage in "${stages[@]}"; do
       grep -E "^\[  (PASSED|FAILED|SKIPPED) " $OUT/raw/gpu-tests.log | head -20
       cp $OUT/raw/gpu-tests.log $OUT/gpu-tests.txt
       note "gpu tests rc=$rc: $(grep -E '^\[  PASSED|tests ran' $OUT/raw/gpu-tests.log | tr '\n' ' ')" ;;
-    diag-shared)
-      # shared-atomics alone, then after registers-multik in the same process.
-      for filter in 'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics' \
-                    'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/registers_multik:Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics' \
-                    'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/naive_atomics:Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics'; do
-        $BUILD/mkbench_tests --gtest_filter="$filter" >$OUT/raw/diag.log 2>&1
-        note "diag rc=$? $(grep -cE '^\[  FAILED  \] Reg' $OUT/raw/diag.log) failed: $filter"
-      done ;;
-    diag-shared-params)
-      # Which shared-atomics placement/layout disagrees with the reference at M=100000?
-      for params in "centroids=constant layout=soa" "centroids=constant layout=aos" "centroids=shared layout=soa" \
-                    "centroids=global layout=soa" "centroids=constant layout=soa aggregate=none"; do
-        args=""; for p in $params; do args="$args --param $p"; done
-        for repeat in 1 2; do
-          $MK run --variant shared-atomics --dims 8 --k 3..7 --points 100000 --iters 3 --warmup 1 --verify --no-tuned \
-            $args >$OUT/raw/diag-sa.log 2>&1
-          note "diag shared-atomics $params #$repeat rc=$? $(grep -iE 'verif|labels' $OUT/raw/diag-sa.log | tail -1 | cut -c1-140)"
-        done
-      done ;;
-    multik-ab)
-      # registers-multik lane_points 1 vs 2 on issue 4's cases, every row verified.
-      IFS=';' read -ra cases <<<"${PERF_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;8 16 8M}"
-      for case in "${cases[@]}"; do
-        set -- $case
-        for lanes in 1 2; do
-          timeout $(cap 120) $MK run --variant registers-multik --dims $1 --k $2 --points $3 --iters 20 --verify --no-tuned \
-            --param lane_points=$lanes --out $OUT/raw/ab-N$1-K$2-M$3-L$lanes.json --format csv \
-            >$OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv 2>>$OUT/raw/ab.log
-          rc=$?
-          printf 'ab N=%s K=%s M=%s lane_points=%s rc=%s %s\n' $1 $2 $3 $lanes $rc \
-            "$(csv_row $OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv)" | tee -a $OUT/ab.txt
-        done
-      done
-      note "multik-ab done" ;;
     ab)
       # One variant, one axis, several values, on AB_CASES ("N K M;..."), every row verified:
       # AB_VARIANT=gemm-tf32x3 AB_AXIS=update AB_VALUES="global sorted".
