@@ -1,5 +1,5 @@
 // tf32-window's contract on the CPU: which shapes it takes, its defaults, and the key window
-// that makes its 1xTF32 ranking FP32-faithful, checked against FP64 distances on an
+// that makes its FP16 ranking FP32-faithful, checked against FP64 distances on an
 // emulation of the kernel's key arithmetic. Its GPU behaviour is tested with every other
 // variant in test_gpu_variants.cpp (at the shapes tests/variant_claims.hpp names for it) and
 // below at the large K, clustered, offset, sparse and odd-width data its window and scans exist for.
@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <ostream>
 #include <random>
@@ -101,7 +100,6 @@ TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   const Problem large = shape(1 << 21, 32, 2048, 2048);
   const Params large_defaults = window_variant().default_params(large, h100_like());
   EXPECT_EQ(large_defaults.at("block"), 512);
-  EXPECT_EQ(large_defaults.at("keys"), "f16-two-pass");
   EXPECT_FALSE(window_variant().param_space(large, h100_like()).check(large_defaults).has_value());
   // N=32, K=1024: 64 KiB of FP16 table, two blocks of 256 per SM.
   const Problem issue_case = shape(1 << 21, 32, 1024, 1024);
@@ -125,54 +123,6 @@ TEST(Tf32WindowSpace, SecondSweepSkipsEmptyTilesFromKOf993) {
   }
 }
 
-TEST(Tf32WindowSpace, MmaCountsAreRefusedAboveThirtyTwoDimensionsOrTwoThousandCentroids) {
-  for (const auto& [n, k, accepted] : {std::tuple{32, 2048, true}, std::tuple{48, 256, false},
-                                       std::tuple{16, 4096, false}}) {
-    const Problem problem = shape(1 << 21, n, k, k);
-    Params params = window_variant().default_params(problem, h100_like());
-    params["keys"] = "f16-two-pass-mma";
-    params["block"] = 128;
-    const auto why = window_variant().param_space(problem, h100_like()).check(params);
-    EXPECT_EQ(!why.has_value(), accepted) << "N=" << n << " K=" << k << (why ? ": " + *why : "");
-  }
-}
-
-TEST(Tf32WindowSpace, TheTf32TableIsRefusedWhereOnlyTheFp16OneFits) {
-  // N=32, K=1536: 192 KiB of TF32 table plus scratch, 96 KiB in FP16; the H100 allows 227 KiB.
-  const Problem problem = shape(1 << 21, 32, 1536, 1536);
-  const ParamSpace space = window_variant().param_space(problem, h100_like());
-  Params tf32 = window_variant().default_params(problem, h100_like());
-  tf32["keys"] = "tf32-top3";
-  tf32["block"] = 512;
-  EXPECT_TRUE(space.check(tf32).has_value());
-  tf32["block"] = 128;
-  EXPECT_FALSE(space.check(tf32).has_value());
-  Params f16 = tf32;
-  f16["keys"] = "f16-two-pass-mma";
-  f16["block"] = 512;
-  EXPECT_FALSE(space.check(f16).has_value());
-}
-
-// The kernel's key for one centroid, emulated: translated inputs rounded to TF32, products
-// summed per k-step of 8 dimensions and added to the FP32 accumulator that starts at the
-// biased norm, then the index packed into the low mantissa bits.
-float emulated_key(const std::vector<float>& x, const std::vector<float>& c, float biased_norm, uint32_t index,
-                   uint32_t keep_mask) {
-  float acc = biased_norm;
-  for (size_t d0 = 0; d0 < x.size(); d0 += 8) {
-    double step = 0;
-    for (size_t d = d0; d < d0 + 8 && d < x.size(); ++d)
-      step += double(gemm::tf32_round(x[d])) * double(-2.f * gemm::tf32_round(c[d]));
-    acc += float(step);
-  }
-  uint32_t bits;
-  std::memcpy(&bits, &acc, sizeof bits);
-  bits = (bits & keep_mask) | index;
-  float key;
-  std::memcpy(&key, &bits, sizeof key);
-  return key;
-}
-
 struct WindowTrials {
   int points = 0, ambiguous = 0, uncovered = 0;
   double keys_inside = 0;  // summed, then the mean number of keys inside a point's window
@@ -191,93 +141,7 @@ struct WindowTrials {
   }
 };
 
-// Uniform data in a box offset from the origin, centroids drawn from it, everything
-// translated by the data mean as the variant does; each point's window must hold every
-// centroid whose FP64 distance is at most the key winner's.
-WindowTrials run_trials(int n, int k, int points, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(2.f, 3.f);
-  std::vector<std::vector<float>> data(static_cast<size_t>(points), std::vector<float>(static_cast<size_t>(n)));
-  for (auto& row : data)
-    for (float& v : row) v = uniform(rng);
-  std::vector<double> mean(static_cast<size_t>(n), 0.0);
-  for (const auto& row : data)
-    for (int d = 0; d < n; ++d) mean[size_t(d)] += row[size_t(d)];
-  std::vector<float> center(static_cast<size_t>(n));
-  for (int d = 0; d < n; ++d) center[size_t(d)] = float(mean[size_t(d)] / points);
-  std::vector<std::vector<float>> centroids(static_cast<size_t>(k));
-  for (int j = 0; j < k; ++j) centroids[size_t(j)] = data[size_t(j) * 7 % size_t(points)];
-  auto translate = [&](const std::vector<float>& v) {
-    std::vector<float> out(v.size());
-    for (size_t d = 0; d < v.size(); ++d) out[d] = v[d] - center[d];
-    return out;
-  };
-  double largest = 0;
-  for (const auto& row : data) {
-    double sq = 0;
-    for (float v : translate(row)) sq += double(v) * v;
-    largest = std::max(largest, sq);
-  }
-  const float bias = float(1.125 * largest);
-  int index_bits = 0;
-  while ((1 << index_bits) < k) ++index_bits;
-  const uint32_t keep_mask = ~((1u << index_bits) - 1u);
-  const gemm::BiasedKeyModel model = gemm::biased_key_model((n + 15) / 16 * 16, index_bits);
-  std::vector<std::vector<float>> translated_centroids;
-  std::vector<float> norms(static_cast<size_t>(k)), biased(static_cast<size_t>(k));
-  for (int j = 0; j < k; ++j) {
-    translated_centroids.push_back(translate(centroids[size_t(j)]));
-    double sq = 0;
-    for (float v : translated_centroids.back()) sq += double(v) * v;
-    norms[size_t(j)] = float(sq);
-    biased[size_t(j)] = float(sq + bias);
-  }
-  WindowTrials trials;
-  for (const auto& row : data) {
-    const std::vector<float> x = translate(row);
-    float xn2 = 0;
-    for (float v : x) xn2 = std::fma(v, v, xn2);
-    std::vector<float> keys(static_cast<size_t>(k));
-    std::vector<double> exact(static_cast<size_t>(k));
-    int winner = 0;
-    for (int j = 0; j < k; ++j) {
-      keys[size_t(j)] = emulated_key(x, translated_centroids[size_t(j)], biased[size_t(j)], uint32_t(j), keep_mask);
-      double dist = 0;
-      for (int d = 0; d < n; ++d) {
-        const double e = double(row[size_t(d)]) - centroids[size_t(j)][size_t(d)];
-        dist += e * e;
-      }
-      exact[size_t(j)] = dist;
-      if (keys[size_t(j)] < keys[size_t(winner)]) winner = j;
-    }
-    const float width = gemm::biased_key_window(xn2, keys[size_t(winner)], bias, norms[size_t(winner)], model);
-    trials.add(keys, exact, winner, keys[size_t(winner)] + width);
-  }
-  trials.keys_inside /= trials.points;
-  return trials;
-}
-
-TEST(BiasedKeyWindow, HoldsEveryCentroidAtLeastAsNearAsTheKeyWinner) {
-  for (const auto& [n, k] : {std::pair{32, 1024}, std::pair{8, 256}, std::pair{3, 64}}) {
-    const WindowTrials trials = run_trials(n, k, 1500, 77u + n);
-    SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k));
-    EXPECT_EQ(trials.uncovered, 0);
-    // Not vacuous: the 1xTF32 keys leave real near-ties to arbitrate ...
-    EXPECT_GT(trials.ambiguous, 0);
-    // ... and the window stays narrow enough that most points need no exact distance.
-    EXPECT_LT(trials.ambiguous, trials.points / 2);
-    EXPECT_LT(trials.keys_inside, 2.0);
-  }
-}
-
-TEST(BiasedKeyWindow, WidensWithTheIndexBitsPackedIntoKeys) {
-  const float narrow = gemm::biased_key_window(2.7f, 8.f, 6.f, 3.f, gemm::biased_key_model(32, 5));
-  const float wide = gemm::biased_key_window(2.7f, 8.f, 6.f, 3.f, gemm::biased_key_model(32, 13));
-  EXPECT_LT(narrow, wide);
-  EXPECT_GT(narrow, 0.f);
-}
-
-// f16-two-pass's key, emulated: translated inputs scaled below 2^14, rounded to FP16 (with
+// The FP16 sweep's key, emulated: translated inputs scaled below 2^14, rounded to FP16 (with
 // subnormals), products summed per m16n8k16 step of 16 dimensions and added to the FP32
 // accumulator that starts at ‖c‖².
 float emulated_f16_key(const std::vector<float>& x, const std::vector<float>& c, float norm) {
@@ -414,19 +278,14 @@ TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
       FAIL() << device.name << " refused " << problem.str() << ", a shape tf32-window runs on Hopper: " << *reason;
     GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
   }
-  // f16-two-pass twice: its second sweep with and without skipping the n-tiles that hold no
-  // in-window key (the default depends on K).
-  for (const auto& [keys, empty_tiles] : {std::pair{"f16-two-pass", "skip"}, std::pair{"f16-two-pass", "count"},
-                                          std::pair{"f16-two-pass-mma", "count"}, std::pair{"tf32-top3", "count"}}) {
-    SCOPED_TRACE(std::string("keys=") + keys + " empty_tiles=" + empty_tiles);
+  // The second sweep with and without skipping the n-tiles that hold no in-window key (the
+  // default depends on K).
+  for (const char* empty_tiles : {"skip", "count"}) {
+    SCOPED_TRACE(std::string("empty_tiles=") + empty_tiles);
     Params params = resolve_params(window_variant(), problem, device, Params::object());
-    params["keys"] = keys;
     params["empty_tiles"] = empty_tiles;
-    if (auto why = window_variant().param_space(problem, device).check(params)) {
-      if (std::string(keys) == "f16-two-pass-mma" && problem.n > 32) continue;  // refused: wider rows spill
-      params["block"] = 128;  // the TF32 table may leave room only for the smallest block
-      ASSERT_FALSE(window_variant().param_space(problem, device).check(params).has_value()) << *why;
-    }
+    const auto why = window_variant().param_space(problem, device).check(params);
+    ASSERT_FALSE(why.has_value()) << *why;
     auto run = window_variant().prepare(problem, data, params, device);
     testing_support::expect_steps_match_reference(
         *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
