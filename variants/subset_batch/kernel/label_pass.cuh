@@ -16,7 +16,6 @@ __device__ __forceinline__ void label_tile(const float4* __restrict__ tile, cons
     float4 v[S_COLS];
 #pragma unroll
     for (int d = 0; d < S_COLS; ++d) v[d] = tile[g * N_ATTRS + column[d]];
-    const int4 labels = reinterpret_cast<const int4*>(tile_labels)[g];
 #pragma unroll
     for (int p = 0; p < GROUP_ROWS; ++p) {
       if (MASKED && g * GROUP_ROWS + p >= rows) break;
@@ -30,7 +29,9 @@ __device__ __forceinline__ void label_tile(const float4* __restrict__ tile, cons
       const float key = nearest_key(c, x);
       // ‖x − c‖² = ‖x‖² + d'; rounding can take a near-zero distance below 0.
       inertia += fmaxf(0.f, norm + __uint_as_float(__float_as_uint(key) & ~INDEX_MASK));
-      const int label = p == 0 ? labels.x : p == 1 ? labels.y : p == 2 ? labels.z : labels.w;
+      // One shared load per point: an int4 of the group's labels picked apart by p took a
+      // 16-byte local-memory frame (SubsetBatchCudaHost.KernelsCompileForSm90WithoutLocalMemory).
+      const int label = tile_labels[g * GROUP_ROWS + p];
       counters[(key_index(key) * CLASSES + label) * LABEL_BLOCK] += 1;
     }
   }
