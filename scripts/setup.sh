@@ -5,7 +5,7 @@
 # Usage: scripts/setup.sh [--with-browser]   (chromium renders the HTML report test)
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config git python3 python3-matplotlib
+packages=(cmake g++ make pkg-config git python3 python3-matplotlib python3-sklearn
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev)
 if [[ "${1:-}" == "--with-browser" ]]; then packages+=(chromium); fi
 

@@ -1,0 +1,171 @@
+// `mkbench seed`: seed centroids on the data options of `run` and print how long it took; the
+// benchmark of the seeding goals (tests/device.sh stage `seeding`, docs/seeding.md).
+//   mkbench seed --init k-means++ --k 1024 --dims 32 --points 2M [--runs 5] [--out seed.json]
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "apps/seeding/kmeanspp.hpp"
+#include "apps/seeding/seeding.hpp"
+#include "core/device_info.hpp"
+#include "core/errors.hpp"
+#include "datasets/dataset.hpp"
+#include "harness/build_info.hpp"
+#include "harness/command.hpp"
+#include "harness/measure.hpp"
+#include "harness/results.hpp"
+
+namespace mk {
+namespace {
+
+struct SeedCommandOptions {
+  std::string dataset = "uniform";
+  int dims = 8;
+  std::string points = "1M";
+  std::string k = "64";
+  std::string init = "k-means++";
+  uint64_t seed = 42;
+  int candidates = 0;
+  int runs = 5;
+  int device = 0;
+  bool cpu = false;
+  std::string schedule = "auto";
+  std::string out;
+  std::string centroids_out;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t h = values.size() / 2;
+  return values.size() % 2 ? values[h] : 0.5 * (values[h - 1] + values[h]);
+}
+
+int seed_command(const SeedCommandOptions& options) {
+  if (options.runs < 1) throw InputError("--runs must be at least 1, got " + std::to_string(options.runs));
+  if (options.dims < 1) throw InputError("N (dimensions) must be at least 1, got " + std::to_string(options.dims));
+  const int64_t m = parse_count(options.points);
+  if (m < 1) throw InputError("M (points) must be at least 1, got " + options.points);
+  const KRange k = parse_k_range(options.k);
+  const seeding::GpuSchedule schedule = seeding::parse_gpu_schedule(options.schedule);
+
+  const int gpus = options.cpu ? 0 : gpu_count();
+  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
+    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
+                     " CUDA GPU(s))");
+  const DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
+  if (device.is_gpu) select_device(device.ordinal);
+
+  const Dataset data = load_dataset_spec(options.dataset, m, options.dims, options.seed);
+  check_finite(data);
+  if (k.kmin < 1 || k.kmax > data.m)
+    throw InputError("K range " + k.str() + " does not fit M=" + std::to_string(data.m) + " points");
+
+  const bool kmeanspp = options.init == "k-means++";
+  const int candidates = kmeanspp ? seeding::candidate_count(k.kmax, options.candidates) : 0;
+  std::vector<double> seconds;
+  std::vector<double> upload_seconds;
+  std::vector<int64_t> chosen;
+  std::string path = device.is_gpu ? "gpu" : "cpu";
+  std::vector<float> packed;
+  for (int r = 0; r < options.runs; ++r) {
+    if (kmeanspp) {
+      // The internal entry point, to pick the GPU schedule; seed_centroids packs the same indices.
+      seeding::KmeansppRun run =
+          device.is_gpu ? seeding::kmeanspp_gpu(data, k.kmax, candidates, options.seed, device, schedule)
+                        : seeding::kmeanspp_cpu(data, k.kmax, candidates, options.seed);
+      if (r > 0 && run.chosen != chosen)
+        throw std::logic_error("k-means++ chose different centres for the same seed in two runs");
+      chosen = std::move(run.chosen);
+      seconds.push_back(run.seconds);
+      upload_seconds.push_back(run.upload_seconds);
+      path = run.path;
+    } else {
+      SeedingOptions seeding_options;
+      seeding_options.method = options.init;
+      seeding_options.seed = options.seed;
+      SeedingResult result = seed_centroids(data, k, seeding_options, device);
+      seconds.push_back(result.seconds);
+      upload_seconds.push_back(result.upload_seconds);
+      packed = std::move(result.packed);
+    }
+  }
+  const double typical = median(seconds);
+  std::cout << options.init << " K=" << k.str() << " on " << data.m << " x " << data.n << " (" << path << ", "
+            << device.name << "): median " << typical * 1e3 << " ms over " << options.runs << " run(s), min "
+            << *std::min_element(seconds.begin(), seconds.end()) * 1e3 << " ms";
+  if (kmeanspp) std::cout << ", " << candidates << " candidates a step";
+  if (device.is_gpu && kmeanspp) std::cout << "; upload " << median(upload_seconds) * 1e3 << " ms (not included)";
+  std::cout << "\n";
+
+  if (!options.centroids_out.empty()) {
+    Dataset centres;
+    centres.m = k.kmax;
+    centres.n = data.n;
+    if (kmeanspp) {
+      for (int64_t index : chosen) centres.values.insert(centres.values.end(), data.row(index), data.row(index) + data.n);
+    } else {
+      const size_t offset = size_t(k.slot_offset(k.kmax)) * size_t(data.n);
+      centres.values.assign(packed.begin() + long(offset), packed.begin() + long(offset + size_t(k.kmax) * data.n));
+    }
+    save_npy(options.centroids_out, centres);
+  }
+  if (!options.out.empty()) {
+    nlohmann::json document = {
+        {"command", "seed"},
+        {"init", options.init},
+        {"k", k.str()},
+        {"m", data.m},
+        {"n", data.n},
+        {"dataset", data.identity},
+        {"seed", options.seed},
+        {"path", path},
+        {"runs", options.runs},
+        {"seconds", seconds},
+        {"median_seconds", typical},
+        {"upload_seconds", upload_seconds},
+        {"device", device.to_json()},
+        {"build", current_build_info().to_json()},
+    };
+    if (kmeanspp) {
+      document["candidates"] = candidates;
+      document["schedule"] = options.schedule;
+      // Two runs (CPU and GPU, or two schedules) chose the same centres iff these agree.
+      document["chosen_sha256"] = sha256_hex(chosen.data(), chosen.size() * sizeof(int64_t));
+      document["chosen_first"] = std::vector<int64_t>(chosen.begin(), chosen.begin() + std::min<size_t>(8, chosen.size()));
+    }
+    write_results_atomically(options.out, document);
+  }
+  return kExitOk;
+}
+
+MKBENCH_REGISTER_COMMAND(
+    "seed", "seed centroids (first, random, k-means++, npy:PATH) and time it; the seeding benchmark",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto options = std::make_shared<SeedCommandOptions>();
+      sub.add_option("--dataset", options->dataset, "uniform | blobs:... | csv:PATH | npy:PATH (as `run`)")
+          ->capture_default_str();
+      sub.add_option("--dims,-n", options->dims, "N, dimensions per point (generators)")->capture_default_str();
+      sub.add_option("--points,-m", options->points, "M, number of points (generators; 2M = 2^21)")
+          ->capture_default_str();
+      sub.add_option("--k,-k", options->k, "K or a K range (k-means++ seeds kmax once)")->capture_default_str();
+      sub.add_option("--init", options->init, "first | random | k-means++ | npy:PATH")->capture_default_str();
+      sub.add_option("--seed", options->seed, "dataset and seeding seed")->capture_default_str();
+      sub.add_option("--candidates", options->candidates, "k-means++ candidates a step (0 = 2 + floor(ln K))")
+          ->capture_default_str();
+      sub.add_option("--runs", options->runs, "repetitions (the median is reported)")->capture_default_str();
+      sub.add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
+      sub.add_flag("--cpu", options->cpu, "the OpenMP path even where a GPU is present");
+      sub.add_option("--gpu-schedule", options->schedule,
+                     "k-means++ on the GPU: auto | persistent (one cooperative kernel) | stepwise (two kernels a step)")
+          ->capture_default_str();
+      sub.add_option("--out", options->out, "write a JSON record here (atomically)");
+      sub.add_option("--centroids-out", options->centroids_out, "write the kmax centres as a kmax x N .npy");
+      return [options] { return seed_command(*options); };
+    });
+
+}  // namespace
+}  // namespace mk

@@ -1,0 +1,43 @@
+#pragma once
+// Greedy k-means++ (scikit-learn's _kmeans_plusplus): the first centre uniform; then each step
+// draws L candidates by D² sampling, keeps the one whose potential Σ min(D², d²(x, cand)) is
+// lowest (the lowest candidate number on a tie), and updates D². Both paths return the chosen
+// point indices and draw the same ones for the same seed (kmeanspp_math.hpp says why).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "datasets/dataset.hpp"
+
+namespace mk::seeding {
+
+// A step's candidates live in registers of the GPU pass (kmeanspp_kernels.cuh).
+constexpr int kMaxCandidates = 32;
+
+// 2 + floor(ln kmax) (scikit-learn's n_local_trials) when requested is 0; else requested,
+// which must lie in 1..kMaxCandidates (InputError otherwise).
+int candidate_count(int kmax, int requested);
+
+struct KmeansppRun {
+  std::vector<int64_t> chosen;  // kmax point indices, in the order chosen
+  double seconds = 0;           // the seeding: host wall time (CPU), device time (GPU)
+  double upload_seconds = 0;    // GPU: allocating and copying the points
+  std::string path;             // "cpu-openmp", "gpu-persistent" or "gpu-stepwise"
+};
+
+// Both expect a validated dataset (finite, m >= kmax >= 1). InputError when squared distances
+// overflow float32.
+KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t seed);
+
+// How the GPU path runs its kmax dependent steps:
+//   Persistent: one cooperative kernel, two grid syncs a step;
+//   Stepwise:   two kernels a step on one stream, no host synchronisation between them;
+//   Auto:       Persistent where the device supports cooperative launches, else Stepwise.
+enum class GpuSchedule { Auto, Persistent, Stepwise };
+GpuSchedule parse_gpu_schedule(const std::string& text);  // "auto" | "persistent" | "stepwise"
+
+KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device,
+                         GpuSchedule schedule = GpuSchedule::Auto);
+
+}  // namespace mk::seeding

@@ -1,0 +1,199 @@
+// Greedy k-means++ on the GPU: the host side (buffers, launch shapes, timing). The kernels and
+// the design are in kmeanspp_kernels.cuh; docs/seeding.md has the measurements.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "apps/seeding/kmeanspp.hpp"
+#include "apps/seeding/kmeanspp_kernels.cuh"
+#include "core/errors.hpp"
+#include "variants/common/gpu_lloyd_state.cuh"
+
+namespace mk::seeding {
+namespace {
+
+using mk::gpu::check;
+using mk::gpu::check_launch;
+using mk::gpu::DeviceBuffer;
+
+struct Kernels {
+  const void* persistent;
+  void (*pass)(gpu::State, int);
+  void (*select)(gpu::State, int);
+};
+
+template <int MAXC, bool VEC4>
+Kernels kernels_for() {
+  return {reinterpret_cast<const void*>(&gpu::seeding_persistent<MAXC, VEC4>), &gpu::seeding_pass<MAXC, VEC4>,
+          &gpu::seeding_select<MAXC>};
+}
+
+// Candidates live in registers: the smallest instantiation that holds L of them.
+Kernels pick_kernels(int candidates, bool vec4) {
+  if (candidates <= 8) return vec4 ? kernels_for<8, true>() : kernels_for<8, false>();
+  if (candidates <= 16) return vec4 ? kernels_for<16, true>() : kernels_for<16, false>();
+  return vec4 ? kernels_for<32, true>() : kernels_for<32, false>();
+}
+
+class Stream {
+ public:
+  Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "k-means++: cudaStreamCreate"); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() { check(cudaEventCreate(&event_), "k-means++: cudaEventCreate"); }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+void allow_shared_bytes(const Kernels& k, size_t bytes) {
+  if (bytes <= 48 * 1024) return;
+  const int value = int(bytes);
+  check(cudaFuncSetAttribute(k.persistent, cudaFuncAttributeMaxDynamicSharedMemorySize, value),
+        "k-means++: shared memory opt-in");
+  check(cudaFuncSetAttribute(reinterpret_cast<const void*>(k.pass), cudaFuncAttributeMaxDynamicSharedMemorySize, value),
+        "k-means++: shared memory opt-in");
+  check(cudaFuncSetAttribute(reinterpret_cast<const void*>(k.select), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             value),
+        "k-means++: shared memory opt-in");
+}
+
+int blocks_per_sm(const void* kernel, size_t shared_bytes) {
+  int blocks = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, gpu::kBlock, shared_bytes),
+        "k-means++: occupancy");
+  return blocks;
+}
+
+}  // namespace
+
+KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device,
+                         GpuSchedule schedule) {
+  check(cudaSetDevice(device.ordinal), "k-means++: cudaSetDevice");
+  const int64_t m = data.m;
+  const int n = data.n;
+  const int tiles = int((m + gpu::kTile - 1) / gpu::kTile);
+  const Kernels kernels = pick_kernels(candidates, n % 4 == 0);
+
+  // The pending centre and the candidates of a step sit in shared memory.
+  const size_t rows_bytes = size_t(1 + candidates) * size_t(n) * sizeof(float);
+  cudaFuncAttributes attributes{};
+  check(cudaFuncGetAttributes(&attributes, kernels.persistent), "k-means++: kernel attributes");
+  if (device.smem_per_block_optin > 0 && int64_t(rows_bytes + attributes.sharedSizeBytes) > device.smem_per_block_optin)
+    throw UnsupportedError("k-means++ on the GPU keeps a step's " + std::to_string(1 + candidates) + " centres of " +
+                           std::to_string(n) + " dimensions in shared memory (" + std::to_string(rows_bytes >> 10) +
+                           " KiB); this GPU allows " + std::to_string(device.smem_per_block_optin >> 10) +
+                           " KiB a block: use fewer candidates, --init random, or the CPU");
+  allow_shared_bytes(kernels, rows_bytes);
+
+  int sm_count = device.sm_count;
+  if (sm_count <= 0) check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device.ordinal), "SMs");
+  int cooperative = 0;
+  check(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device.ordinal),
+        "k-means++: cooperative launch attribute");
+  const int persistent_per_sm = blocks_per_sm(kernels.persistent, rows_bytes);
+  bool persistent = schedule != GpuSchedule::Stepwise && cooperative && persistent_per_sm > 0;
+  if (schedule == GpuSchedule::Persistent && !persistent)
+    throw UnsupportedError("k-means++: the persistent schedule needs cooperative launches, which this device or "
+                           "shape does not allow; use the stepwise schedule");
+  const int per_sm = persistent ? persistent_per_sm : blocks_per_sm(reinterpret_cast<const void*>(kernels.pass), rows_bytes);
+  // Every block must be resident for the grid barrier; more blocks than units would idle.
+  const int64_t units = (m + gpu::kBlock - 1) / gpu::kBlock;
+  const int pass_blocks = int(std::max<int64_t>(1, std::min<int64_t>(units, int64_t(std::max(1, per_sm)) * sm_count)));
+
+  KmeansppRun run;
+  run.path = persistent ? "gpu-persistent" : "gpu-stepwise";
+  Stream stream;
+  const auto upload_start = std::chrono::steady_clock::now();
+  DeviceBuffer<float> points(size_t(m) * size_t(n), "k-means++ points");
+  check(cudaMemcpyAsync(points.get(), data.values.data(), points.bytes(), cudaMemcpyHostToDevice, stream.get()),
+        "k-means++: upload");
+  DeviceBuffer<float> d2(size_t(m), "k-means++ D²");
+  DeviceBuffer<int64_t> drawn(size_t(kmax) * size_t(candidates), "k-means++ candidates");
+  DeviceBuffer<int64_t> chosen(size_t(kmax), "k-means++ centres");
+  DeviceBuffer<gpu::u64> tile_sums(2 * size_t(candidates) * size_t(tiles), "k-means++ tile sums");
+  DeviceBuffer<gpu::u64> block_sums(size_t(pass_blocks) * size_t(candidates), "k-means++ block sums");
+  DeviceBuffer<unsigned> largest_bits(1, "k-means++ largest D²");
+  DeviceBuffer<int> failed(1, "k-means++ status");
+  check(cudaStreamSynchronize(stream.get()), "k-means++: upload");
+  run.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
+
+  const Draws draws = make_draws(seed);
+  const int64_t first = int64_t(draws.below(0, uint64_t(m)));
+  Event start, stop;
+  check(cudaEventRecord(start.get(), stream.get()), "k-means++: event");
+  check(cudaMemsetAsync(largest_bits.get(), 0, sizeof(unsigned), stream.get()), "k-means++: memset");
+  check(cudaMemsetAsync(failed.get(), 0, sizeof(int), stream.get()), "k-means++: memset");
+  // Step 0's tile sums; each select phase zeroes the next step's.
+  check(cudaMemsetAsync(tile_sums.get(), 0, tile_sums.bytes() / 2, stream.get()), "k-means++: memset");
+  check(cudaMemcpyAsync(drawn.get(), &first, sizeof(first), cudaMemcpyHostToDevice, stream.get()),
+        "k-means++: first centre");
+  const int first_blocks = int(std::min<int64_t>((m + gpu::kBlock - 1) / gpu::kBlock, int64_t(sm_count) * 8));
+  gpu::first_distances<<<first_blocks, gpu::kBlock, 0, stream.get()>>>(points.get(), m, n, first, d2.get(),
+                                                                       largest_bits.get());
+  check_launch("k-means++ first_distances");
+  unsigned bits = 0;
+  check(cudaMemcpyAsync(&bits, largest_bits.get(), sizeof(bits), cudaMemcpyDeviceToHost, stream.get()),
+        "k-means++: largest D²");
+  // The one host round trip: the weights' scale is fixed from the largest first D².
+  check(cudaStreamSynchronize(stream.get()), "k-means++ first_distances");
+  float largest = 0.0f;
+  std::memcpy(&largest, &bits, sizeof(largest));
+  if (!std::isfinite(largest))
+    throw InputError("k-means++: a squared distance overflows float32 (the data's coordinates are too large; "
+                     "scale the data)");
+
+  gpu::State state{points.get(), m,       n,       d2.get(), kmax, candidates, tiles, pass_blocks,
+                   make_quantizer(largest, m), draws, drawn.get(), chosen.get(), tile_sums.get(),
+                   block_sums.get(), failed.get()};
+  if (persistent) {
+    void* arguments[] = {&state};
+    check(cudaLaunchCooperativeKernel(kernels.persistent, dim3(pass_blocks), dim3(gpu::kBlock), arguments, rows_bytes,
+                                      stream.get()),
+          "k-means++ seeding_persistent");
+  } else {
+    for (int step = 0; step < kmax; ++step) {
+      kernels.pass<<<pass_blocks, gpu::kBlock, rows_bytes, stream.get()>>>(state, step);
+      const int select_blocks = step + 1 < kmax ? candidates : 1;
+      kernels.select<<<select_blocks, gpu::kBlock, rows_bytes, stream.get()>>>(state, step);
+    }
+    check_launch("k-means++ seeding_pass/seeding_select");
+  }
+  run.chosen.resize(size_t(kmax));
+  int status = 0;
+  check(cudaMemcpyAsync(run.chosen.data(), chosen.get(), chosen.bytes(), cudaMemcpyDeviceToHost, stream.get()),
+        "k-means++: centres");
+  check(cudaMemcpyAsync(&status, failed.get(), sizeof(int), cudaMemcpyDeviceToHost, stream.get()),
+        "k-means++: status");
+  check(cudaEventRecord(stop.get(), stream.get()), "k-means++: event");
+  check(cudaStreamSynchronize(stream.get()), "k-means++ seeding");
+  float milliseconds = 0;
+  check(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()), "k-means++: event time");
+  run.seconds = milliseconds * 1e-3;
+  if (status != 0)
+    throw std::logic_error("k-means++ on the GPU: a draw was not found in the weights it was drawn from");
+  for (int64_t index : run.chosen)
+    if (index < 0 || index >= m) throw std::logic_error("k-means++ on the GPU returned point " + std::to_string(index));
+  return run;
+}
+
+}  // namespace mk::seeding

@@ -1,0 +1,44 @@
+#pragma once
+// Initial centroids for `mkbench fit` and `mkbench seed`: first, random, greedy k-means++
+// (scikit-learn's default) on the CPU or the GPU, or a file. docs/seeding.md describes the
+// methods, the GPU design and what was measured.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/problem.hpp"
+#include "datasets/dataset.hpp"
+
+namespace mk {
+
+struct SeedingOptions {
+  // "first" | "random" | "k-means++" | "npy:PATH"
+  std::string method = "k-means++";
+  uint64_t seed = 0;
+  // k-means++ candidates per step; 0 = 2 + floor(ln kmax) (scikit-learn's greedy choice),
+  // 1 = plain (non-greedy) k-means++.
+  int candidates = 0;
+};
+
+struct SeedingResult {
+  std::vector<float> packed;  // centroids of every K, packed per KRange::slot_offset
+  double seconds = 0;         // the seeding itself: on a GPU, device time without the upload
+  std::string method;         // the method that ran, e.g. "k-means++" or "npy:PATH"
+  double upload_seconds = 0;  // GPU path: allocating and copying the points (0 on the CPU)
+};
+
+// Centroids for every K of the range, packed per KRange::slot_offset.
+//   first / random: datasets' initial_centroids (points 0..K-1, or K distinct random points).
+//   k-means++: greedy D² sampling; for a K range it seeds kmax once and the first k centres
+//     seed each k (a valid k-means++ prefix). The CPU and GPU paths draw the same centres
+//     for the same seed (exact integer potentials, docs/seeding.md), independent of the
+//     thread count and the launch shape.
+//   npy:PATH: a kmax×N float32 file whose first k rows seed each k.
+// `device`: is_gpu -> the GPU path on that ordinal; else the CPU path (OpenMP).
+// Throws InputError (exit 2) for an unknown method, K > M, an empty or non-finite dataset,
+// squared distances that overflow float32, and an npy file of the wrong shape.
+SeedingResult seed_centroids(const Dataset& data, const KRange& k, const SeedingOptions& options,
+                             const DeviceInfo& device);
+
+}  // namespace mk
