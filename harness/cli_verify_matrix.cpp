@@ -10,6 +10,7 @@
 
 #include "datasets/dataset.hpp"
 #include "harness/command.hpp"
+#include "harness/memory_plan.hpp"
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "harness/reference.hpp"
@@ -131,6 +132,7 @@ int run_verify_matrix(const std::string& variants_text, const std::string& dims_
                       const std::string& out_path, double max_reference_work) {
   // The matrix checks every variant's defaults, auto's delegate included.
   set_tuned_configs_enabled(false);
+  if (!out_path.empty()) check_writable(out_path);  // before verifying, not after
   const DeviceInfo device = query_device(0);
   std::vector<const Variant*> variants;
   if (variants_text == "all") variants = Registry::instance().all();
@@ -159,6 +161,21 @@ int run_verify_matrix(const std::string& variants_text, const std::string& dims_
                           {"complete", complete}, {"shapes", shape_order}, {"cells", cells}};
     write_text_atomically(out_path, doc.dump(2) + "\n");
   };
+
+  // Every shape's points, FP64 reference and CPU variant copies must fit the host before the
+  // first shape is made (exit 2); the GPU is planned cell by cell and refuses that cell only.
+  const MemoryLimits host_limits = current_memory_limits(DeviceInfo{});
+  for (int64_t m : points)
+    for (int n : dims)
+      for (const KRange& k : ks)
+        for (const Variant* variant : variants) {
+          RowWork work{variant, Problem{}, Params::object(), k.kmax <= m, k.kmax <= m};
+          work.problem.m = m;
+          work.problem.n = n;
+          work.problem.k = k;
+          const MemoryPlan plan = plan_memory(describe_data_source("uniform", m, n), work, device, host_limits);
+          if (plan.host_exceeded) plan.enforce();
+        }
 
   for (int64_t m : points)
     for (int n : dims) {
@@ -192,6 +209,8 @@ int run_verify_matrix(const std::string& variants_text, const std::string& dims_
           } else {
             try {
               const Params params = resolve_params(*variant, problem, device, Params::object());
+              const RowWork cell_work{variant, problem, params, true, true};
+              plan_memory(describe_loaded_data(data), cell_work, device, current_memory_limits(device)).enforce();
               auto run = variant->prepare(problem, data, params, device);
               run->set_centroids(init);
               run->iterate(true);

@@ -287,6 +287,24 @@ class CpuOpenMp : public Variant {
     return std::nullopt;
   }
 
+  // Host memory: the run's copy of the points, two centroid layouts, each thread's
+  // accumulators, and the labels when asked for.
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo&,
+                                   bool with_labels) const override {
+    int threads = omp_get_max_threads();
+    if (params.is_object() && params.contains("threads") && params.at("threads").is_number_integer() &&
+        params.at("threads").get<int>() > 0)
+      threads = params.at("threads").get<int>();
+    const double slots = problem.k.sum();
+    const double per_thread = slots * problem.n * 8.0 + slots * 8.0 + slots * 4.0 + problem.k.count() * 8.0;
+    DeviceFootprint footprint;
+    footprint.add("points (copy)", problem.data_bytes());
+    footprint.add("centroids", slots * problem.n * 4.0 * 2.0);
+    footprint.add("per-thread accumulators", double(threads) * per_thread);
+    if (with_labels) footprint.add("labels", double(problem.k.count()) * double(problem.m) * 4.0);
+    return footprint;
+  }
+
   ParamSpace param_space(const Problem&, const DeviceInfo&) const override {
     ParamSpace space;
     space.axes.push_back({"threads", {0, 1, 2, 4, 8, 16, 32, 64}, "OpenMP threads (0 = all the runtime offers)"});

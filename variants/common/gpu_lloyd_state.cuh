@@ -84,9 +84,8 @@ struct AccumulatorView {
   int32_t* labels;              // (kmax-kmin+1)*m or null
 };
 
-// AoS points on the device are followed by zero rows up to a multiple of this many points,
-// so a kernel may copy whole warp-sized steps of points without a bounds check per copy.
-constexpr int64_t kAosPointPadding = 32;
+// The AoS padding rows (declared beside the footprint that counts them, variants/variant.hpp).
+using ::mk::kAosPointPadding;
 
 class LloydState {
  public:
