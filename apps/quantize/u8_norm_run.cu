@@ -20,7 +20,7 @@ struct Best {
   int index;
 };
 
-// Lowest index at an exact FP64 tie; (x − c)² is exact in FP64 for integer x and float c.
+// Lowest index at an equal FP64 distance; x − c is exact in FP64 for integer x and float c.
 __device__ int exact_nearest(const float4* table, int k, double x0, double x1, double x2) {
   double best = DBL_MAX;
   int index = 0;

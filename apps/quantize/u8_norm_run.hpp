@@ -13,8 +13,9 @@
 //   (three roundings in w, three in the chain) and a difference of two scores within 12·2⁻²⁴·S.
 //   A pixel whose best and second-best scores differ by more than 2⁻²⁰·S (16·2⁻²⁴·S) has the
 //   float winner as its exact nearest centroid; any other pixel is re-decided over all K in
-//   FP64, where (x − c)² is exact and the lowest index wins an exact tie. Inertia is the FP64
-//   distance to the chosen centroid.
+//   FP64 (x − c is exact there; the squares and their sum round at 2⁻⁵³ relative, so only
+//   distances within about 3·2⁻⁵³ of each other can come out in either order, and the lowest
+//   index wins an equal pair). Inertia is the FP64 distance to the chosen centroid.
 // Sums: per block, uint32 shared-memory sums of bytes (a block sees at most 2²⁴ pixels, so
 // 255·2²⁴ < 2³²), flushed as FP64 atomics of integers below 2⁵³: exact in any order, so the
 // sums, counts and centroids do not depend on the launch shape.
