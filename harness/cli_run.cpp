@@ -157,6 +157,7 @@ int run_command(const RunOptions& options) {
   const KRange k = parse_k_range(options.k);
   const InitMethod init = parse_init(options.init);
   const Params overrides = collect_overrides(options);
+  if (!options.out.empty()) check_writable(options.out);  // before measuring, not after
   if (options.iters < kRecommendedMinSamples)
     std::cerr << "mkbench: warning: --iters " << options.iters << " is below " << kRecommendedMinSamples
               << "; the median and IQR will be noisy\n";
@@ -201,12 +202,14 @@ int run_command(const RunOptions& options) {
   for (const Variant* variant : variants) {
     ++measure_options.row_index;  // the variant's place in --variant a,b (MKBENCH_FAULT_ROW)
     Params row_overrides = overrides;
+    std::string tuned_from;  // the entry that chose the params, recorded in the row as the suites do
     if (overrides.empty() && options.use_tuned) {
       std::string config_used;
       if (auto tuned = tuned_params_for(*variant, problem, device, &config_used)) {
         try {
           resolve_params(*variant, problem, device, *tuned);
           row_overrides = *tuned;
+          tuned_from = config_used;
           std::cerr << "mkbench: using tuned config " << config_used << " for " << variant->name() << ": "
                     << params_label(*tuned) << "\n";
         } catch (const Error& e) {
@@ -224,7 +227,9 @@ int run_command(const RunOptions& options) {
     spec.samples = options.iters;
     spec.verify = options.verify;
     spec.store_labels = options.store_labels;
-    file.rows.push_back(measure_row(spec, device, measure_options));
+    ResultRow row = measure_row(spec, device, measure_options);
+    if (!tuned_from.empty()) row.tuned_config = tuned_from;
+    file.rows.push_back(std::move(row));
   }
 
   print_results(std::cout, file, format);

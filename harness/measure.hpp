@@ -32,7 +32,8 @@ struct MeasureOptions {
   // GPU rows: hold the stream (hold_stream) before each sample's start event, so the events
   // time the GPU's work and not the host's launch latency too. Off by default: on the H200 it took
   // ~3.5 µs off a 50 µs launch but put 0.3-1.8 % on the 32M-point cases, whose kernels then ran
-  // slower than when launched onto an idle GPU (session 22 calls 2-4), so the default stays the
+  // slower than when launched onto an idle GPU (e71fbcf,
+  // reports/results/nvidia-h200/ab/tensor-multik-launch-hold.txt), so the default stays the
   // measurement every earlier result used.
   bool hide_launch_latency = false;
   // The row's 1-based place in its command (a suite's [i/n]; 0 = none), which the

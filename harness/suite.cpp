@@ -550,6 +550,9 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
   for (const auto& name : variant_filter)
     if (!Registry::instance().find(name)) Registry::instance().get(name);  // InputError listing known names
   const int64_t quick_cap = int64_t(1) << 20;
+  // Without a GPU, --quick runs the CPU fallback at the smoke suite's size: the fallback's own M
+  // (1M-2M) takes minutes on a 2-core CI machine once every GPU case has collapsed onto it.
+  const int64_t quick_fallback_cap = int64_t(64) << 10;
   for (const auto& suite_case : suite.cases) {
     PlannedGroup proto;
     proto.source = suite_case;
@@ -601,6 +604,7 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
         group.points = parse_count(point_text);
         if (quick && !(suite.quick.is_object() && suite.quick.contains("points")))
           group.points = std::min(group.points, quick_cap);
+        if (quick && group.cpu_fallback) group.points = std::min(group.points, quick_fallback_cap);
         group.rows = expand_group_rows(group, dims, group.points, device);
         plan.groups.push_back(std::move(group));
       }
@@ -673,6 +677,7 @@ std::optional<Params> tuned_row_params(const SuiteOptions& options, const Planne
 int run_suite(const SuiteOptions& options) {
   set_tuned_configs_enabled(options.use_tuned);
   const OutputFormat format = parse_output_format(options.format);
+  if (!options.out.empty() && !options.dry_run) check_writable(options.out);  // before measuring, not after
   const SuiteDefinition suite = load_suite(options.name);
   const int gpus = gpu_count();
   if (gpus > 0 && (options.device < 0 || options.device >= gpus))
@@ -693,8 +698,16 @@ int run_suite(const SuiteOptions& options) {
       if (group.cpu_fallback && seen_points.insert(group.points).second)
         points += (points.empty() ? "" : ",") + format_count(group.points);
     for (const auto& v : suite.fallback_variants) variants += (variants.empty() ? "" : ",") + v;
-    std::cerr << "mkbench: no CUDA GPU (" << strip_no_gpu_prefix(no_gpu_reason()) << "): running the CPU baseline ("
-              << variants << ") at reduced M=" << points << " instead\n";
+    // The suite's own CPU cases (table2's baseline) are not GPU work and keep their M: say so.
+    std::string kept;
+    std::set<int64_t> seen_kept;
+    for (const auto& group : plan.groups)
+      if (!group.cpu_fallback && !group.rows.empty() && seen_kept.insert(group.points).second)
+        kept += (kept.empty() ? "" : ",") + format_count(group.points);
+    std::cerr << "mkbench: no CUDA GPU (" << strip_no_gpu_prefix(no_gpu_reason()) << "): the GPU cases run the CPU "
+              << "baseline (" << variants << ") at reduced M=" << points << " instead";
+    if (!kept.empty()) std::cerr << "; the suite's CPU cases keep their M=" << kept;
+    std::cerr << "\n";
   }
 
   if (options.dry_run) {

@@ -14,6 +14,7 @@
 #include "datasets/dataset.hpp"
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
+#include "variants/step.hpp"
 
 namespace mk {
 
@@ -73,6 +74,17 @@ class PreparedRun {
   // Time of a one-time conversion of the points made while preparing (a layout the timed
   // iterations read instead of the rows), when there was one.
   virtual std::optional<double> conversion_ms() const { return std::nullopt; }
+
+  // One step in two phases, for the applications (variants/step.hpp; the design, with the
+  // extensions later work adds, is docs/variant-interface.md). A run that cannot split its
+  // step throws UnsupportedError from these.
+  //   accumulate(): assignment and FP64 sums, counts and inertia; the centroids stay as they are.
+  //   accumulators(): those sums in the run's memory, for a hook (all-reduce, chunk sums).
+  //   update(): sums / counts into centroids for the active Ks, with the empty-cluster policy,
+  //             and the per-K summary (one small read-back).
+  virtual void accumulate(const AccumulateOptions& options);
+  virtual AccumulatorRefs accumulators();
+  virtual StepSummary update(const UpdateOptions& options);
 };
 
 // What a prepared run holds where it runs, at its peak (transient copies made while
