@@ -693,6 +693,99 @@ print("best_k", d["best_k"], "(%s)," % d["best_k_rule"], "steps", d["steps"], "|
           $OUT/$tag.json 2>/dev/null)
         note "fit-fmnist --k $range rc=$rc wall ${wall}s (load included): $summary"
       done ;;
+    # --- gemm-window and auto on issue 32's mainstream shapes ------------------------------
+    mainstream)
+      # Issue 32 in one stage (about 6 minutes on an H200, after `build`): (a) gemm-window's GPU
+      # tests, (b) compute-sanitizer memcheck and racecheck at one small shape, (c) the goal table:
+      # gemm-window and auto (MAINSTREAM_VARIANTS) with --verify, median of 10, one results file a
+      # row, and Flash-KMeans on the same rows (scripts/peer-flash-kmeans.py, from a checkout in
+      # third_party/flash-kmeans; skipped cleanly without one). The table is printed last.
+      start=$SECONDS
+      timeout $(cap ${MAINSTREAM_TEST_BUDGET:-150}) $BUILD/mkbench_tests \
+        --gtest_filter="${MAINSTREAM_TEST_FILTER:-GemmWindow*:*gemm_window*:StepPhasesContract.*}" \
+        >$OUT/raw/mainstream-gpu-tests.log 2>&1; rc=$?
+      cp $OUT/raw/mainstream-gpu-tests.log $OUT/mainstream-gpu-tests.txt
+      grep -E "^\[  FAILED  \]" $OUT/raw/mainstream-gpu-tests.log | head -10
+      note "mainstream gpu tests rc=$rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ test' $OUT/raw/mainstream-gpu-tests.log | tr '\n' ' ')"
+      for tool in memcheck racecheck; do
+        timeout $(cap 90) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant gemm-window --dims 96 \
+          --points 3000 --k 300 --iters 1 --warmup 1 --verify --no-tuned >$OUT/raw/mainstream-san-$tool.log 2>&1
+        rc=$?
+        errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/mainstream-san-$tool.log | tail -1)
+        echo "$tool gemm-window N=96 K=300 M=3000 rc=$rc: $errs" | tee -a $OUT/mainstream-sanitize.txt
+        note "mainstream sanitize $tool rc=$rc $errs"
+      done
+      variants=${MAINSTREAM_VARIANTS:-gemm-window,auto}
+      IFS=';' read -ra cases <<<"${MAINSTREAM_CASES:-128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;256 4096 1M;768 1000 1M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        tag=N$1-K$2-M$3
+        timeout $(cap ${MAINSTREAM_TIMEOUT:-60}) $MK run --variant $variants --dims $1 --k $2 --points $3 --iters 10 --verify \
+          ${MAINSTREAM_ARGS:-} --out $OUT/mainstream-$tag.json >$OUT/raw/mainstream-$tag.txt 2>$OUT/raw/mainstream-$tag.log
+        note "mainstream $case rc=$?"
+      done
+      peer_cases=$(printf '%s;' "${cases[@]}")"128 1024 65536 32"
+      timeout $(cap ${PEER_TIMEOUT:-120}) python3 scripts/peer-flash-kmeans.py --cases "$peer_cases" \
+        --out $OUT/peer-flash-kmeans.json >$OUT/raw/peer-flash-kmeans.log 2>&1
+      note "mainstream peer rc=$?: $(head -1 $OUT/raw/peer-flash-kmeans.log)"
+      note "mainstream done in $((SECONDS - start)) s (table: mainstream.txt, also at the end of the summary)"
+      python3 scripts/mainstream-table.py --results "$OUT" --cases "$peer_cases" >$OUT/mainstream.txt 2>&1
+      while IFS= read -r line; do summary+=("$line"); done <$OUT/mainstream.txt ;;
+    mainstream-stats)
+      # How often gemm-window's exact paths run (MKBENCH_GEMM_WINDOW_STATS): the share of
+      # point-group steps arbitrated exactly, slice scans and exact distances per point.
+      IFS=';' read -ra cases <<<"${MAINSTREAM_CASES:-128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;256 4096 1M;768 1000 1M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        MKBENCH_GEMM_WINDOW_STATS=1 timeout $(cap 120) $MK run --variant gemm-window --dims $1 --k $2 --points $3 --iters 3 \
+          --warmup 1 ${MAINSTREAM_ARGS:-} 2>&1 >/dev/null | grep "gemm-window stats" | sed "s/^/N=$1 K=$2 M=$3: /" | tee -a $OUT/mainstream-stats.txt
+      done
+      note "mainstream-stats done" ;;
+    mainstream-sanitize)
+      # compute-sanitizer memcheck and racecheck on small shapes of every gemm-window path:
+      # each tile, each update, both table modes, a K range, N not a multiple of 4, a partial tile.
+      sets=("128 1000 256 tile=128x128/4x2,update=global,table=stream"
+            "96 1000 300 tile=128x128/4x1,update=sorted,table=stream"
+            "32 3000 64 tile=128x64/4x1,update=shared,table=resident"
+            "200 700 130 tile=64x128/2x2,update=global,table=stream"
+            "8 5000 3..12 tile=128x16/4x1,update=shared,table=resident"
+            "37 2001 50 tile=128x64/4x1,update=sorted,table=stream")
+      for set in "${sets[@]}"; do
+        set -- $set
+        params=""; for kv in ${4//,/ }; do params+=" --param $kv"; done
+        for tool in memcheck racecheck; do
+          tag=$tool-N$1-K$3-${4//[\/=,]/-}
+          timeout $(cap 300) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant gemm-window --dims $1 \
+            --points $2 --k $3 --iters 1 --warmup 1 --verify --no-tuned $params >$OUT/raw/san-$tag.log 2>&1
+          rc=$?
+          note "sanitize $tool gemm-window N=$1 M=$2 K=$3 $4 rc=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tag.log | tail -1)"
+        done
+      done ;;
+    mainstream-profile)
+      # ncu on gemm-window's kernel (PROFILE_CASES, default 128/1024/2M): DRAM %, tensor pipe %,
+      # issue slots %, occupancy and the top warp stalls.
+      IFS=';' read -ra cases <<<"${PROFILE_CASES:-128 1024 2M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        tag=gemm-window-N$1-K$2-M$3
+        timeout $(cap 300) ncu --clock-control none --kernel-name regex:gemm_window_kernel --launch-skip 2 --launch-count 1 \
+          --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
+          --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats \
+          --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__issue_active.avg.pct_of_peak_sustained_active \
+          -f -o $OUT/raw/ncu-$tag $MK run --variant gemm-window --dims $1 --k $2 --points $3 --iters 3 --warmup 1 \
+          ${PROFILE_ARGS:-} >/dev/null 2>$OUT/raw/ncu-$tag.log
+        ncu -i $OUT/raw/ncu-$tag.ncu-rep --print-details all >$OUT/raw/ncu-$tag.txt 2>&1
+        rm -f $OUT/raw/ncu-$tag.ncu-rep
+        grep -E " Duration|DRAM Throughput|sm__pipe_tensor_op_hmma|sm__inst_executed_pipe_alu|sm__issue_active|dram__throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|Stall [A-Z][a-z]+ " \
+          $OUT/raw/ncu-$tag.txt | head -24 | tee $OUT/mainstream-profile-$tag.txt
+        note "mainstream-profile $tag done"
+      done ;;
+    peer)
+      # Flash-KMeans on issue 32's shapes in the same call, if a checkout is in third_party/.
+      timeout $(cap 400) python3 scripts/peer-flash-kmeans.py ${PEER_CASES:+--cases "$PEER_CASES"} --out $OUT/peer-flash-kmeans.json \
+        2>&1 | tee $OUT/peer-flash-kmeans.txt | tail -12
+      note "peer flash-kmeans rc=${PIPESTATUS[0]}: $(head -1 $OUT/peer-flash-kmeans.txt)" ;;
+    # --- end of the gemm-window block ---------------------------------------------------------
     table1|table2|table3|kernels|blobs|smoke)
       timeout $(cap ${SUITE_TIMEOUT:-590}) $MK --suite $stage --out $OUT/$stage.json 2>$OUT/raw/$stage.log | tee $OUT/$stage.txt | tail -25
       note "suite $stage rc=${PIPESTATUS[0]}" ;;
