@@ -6,7 +6,8 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config git python3 python3-matplotlib
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev)
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev
+          libopenmpi-dev openmpi-bin)
 if [[ "${1:-}" == "--with-browser" ]]; then packages+=(chromium); fi
 
 missing=()
