@@ -159,6 +159,7 @@ int run_command(const RunOptions& options) {
   const KRange k = parse_k_range(options.k);
   const InitMethod init = parse_init(options.init);
   const Params overrides = collect_overrides(options);
+  if (!options.out.empty()) check_writable(options.out);  // before measuring, not after
   if (options.iters < kRecommendedMinSamples)
     std::cerr << "mkbench: warning: --iters " << options.iters << " is below " << kRecommendedMinSamples
               << "; the median and IQR will be noisy\n";

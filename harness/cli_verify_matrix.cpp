@@ -132,6 +132,7 @@ int run_verify_matrix(const std::string& variants_text, const std::string& dims_
                       const std::string& out_path, double max_reference_work) {
   // The matrix checks every variant's defaults, auto's delegate included.
   set_tuned_configs_enabled(false);
+  if (!out_path.empty()) check_writable(out_path);  // before verifying, not after
   const DeviceInfo device = query_device(0);
   std::vector<const Variant*> variants;
   if (variants_text == "all") variants = Registry::instance().all();

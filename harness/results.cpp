@@ -347,6 +347,31 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+void check_writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError("the output path is empty");
+  const fs::path target(path);
+  if (target.filename().empty() || target.filename() == "." || target.filename() == "..")
+    throw InputError("cannot write " + path + ": it names a folder, not a file");
+  fs::path folder = target.parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) throw InputError("cannot write " + path + ": cannot create folder " + folder.string() + ": " + error.message());
+  if (fs::is_directory(target, error)) throw InputError("cannot write " + path + ": it is a folder");
+  // The writer's temporary file lives beside the target, so that is what must be creatable.
+  const fs::path probe =
+      folder / ("." + target.filename().string() + "." + std::to_string(getpid()) + ".check.partial");
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) {  // left by a process of the same id that was killed mid-check
+    ::unlink(probe.c_str());
+    fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  }
+  if (fd < 0) throw InputError("cannot write " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 void write_results_atomically(const std::string& path, const json& document) {
   write_text_atomically(path, document.dump(2) + "\n");
 }

@@ -678,6 +678,7 @@ std::optional<Params> tuned_row_params(const SuiteOptions& options, const Planne
 int run_suite(const SuiteOptions& options) {
   set_tuned_configs_enabled(options.use_tuned);
   const OutputFormat format = parse_output_format(options.format);
+  if (!options.out.empty() && !options.dry_run) check_writable(options.out);  // before measuring, not after
   const SuiteDefinition suite = load_suite(options.name);
   auto placement = std::make_shared<const Placement>(
       resolve_placement(options.device, options.measure_peaks && !options.dry_run));

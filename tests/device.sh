@@ -283,6 +283,54 @@ PY
         done
       done; done
       note "ab-builds done" ;;
+    ab-trees)
+      # Today's tree against an older commit's whole tree (carried as build-carry/old-src.tgz, made
+      # here by `git archive --format=tar.gz -o build-carry/old-src.tgz <commit>`): both built, then
+      # run alternately, AB_ROUNDS rounds of AB_CASES ("N K M[ variant];..."), median of 20 each, the
+      # new rows verified. For a refactor that must keep the speed (docs/gpu-machine.md).
+      [[ -f build-carry/old-src.tgz ]] || { note "skipped ab-trees: no build-carry/old-src.tgz"; continue; }
+      rm -rf /tmp/abt && mkdir -p /tmp/abt/src && tar xzf build-carry/old-src.tgz -C /tmp/abt/src
+      start=$SECONDS
+      cmake -S /tmp/abt/src -B /tmp/abt/b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMKBENCH_BUILD_TESTS=OFF \
+        >$OUT/raw/abt-cmake.log 2>&1 && cmake --build /tmp/abt/b -j16 --target mkbench >$OUT/raw/abt-build.log 2>&1
+      rc=$?; note "ab-trees: old build rc=$rc ($((SECONDS-start)) s)"; ((rc == 0)) || continue
+      IFS=';' read -ra cases <<<"${AB_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;32 1024 2M tf32-window;8 16 8M}"
+      for round in $(seq ${AB_ROUNDS:-2}); do for case in "${cases[@]}"; do
+        set -- $case
+        for side in old new; do
+          bin=$MK; verify=--verify; [[ $side == old ]] && bin=/tmp/abt/b/mkbench && verify=
+          tag=abt-$side-N$1-K$2-M$3-r$round
+          timeout $(cap 120) $bin run --variant ${4:-tensor-multik} --dims $1 --k $2 --points $3 --iters 20 $verify \
+            --out $OUT/raw/$tag.json >/dev/null 2>>$OUT/raw/abt.log
+          printf '%s %s N=%s K=%s M=%s round %s rc=%s %s\n' $side ${4:-tensor-multik} $1 $2 $3 $round $? "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(round(r["summary"]["median_ms"],4), (r.get("verify") or {}).get("passed"))' $OUT/raw/$tag.json 2>/dev/null)" | tee -a $OUT/ab-trees.txt
+        done
+      done; done
+      note "ab-trees done" ;;
+    ci)
+      # The GPU CI recipe (<= 10 minutes on an H100/H200 with 16 cores; docs/perf-gate.md): the whole
+      # ctest, a slice of the verify matrix, compute-sanitizer on the default fast paths, and the perf
+      # gate against the stored baseline. Run after `build`. Exit status: the first failure's.
+      ci_rc=0
+      (cd $BUILD && timeout $(cap ${CTEST_BUDGET:-330}) ctest -j12 --output-on-failure --timeout 300 >$OUT/raw/ci-ctest.log 2>&1) || ci_rc=1
+      cp $OUT/raw/ci-ctest.log $OUT/ctest.txt
+      note "ci ctest: $(grep -E 'tests passed|tests failed' $OUT/raw/ci-ctest.log | tail -1)"
+      timeout $(cap 90) $MK verify-matrix --points 100000 --dims 4,8,32 --k 3..7,64..64 --out $OUT/verify-matrix-ci.json \
+        >$OUT/raw/ci-matrix.txt 2>&1
+      rc=$?; ((rc == 0)) || ci_rc=1
+      note "ci verify-matrix slice rc=$rc: $(grep -c '✗' $OUT/raw/ci-matrix.txt) failing cells"
+      for spec in "tensor-multik 8 3..7" "tensor-multik 4 3..5" "tf32-window 32 256" "registers-multik 8 3..7"; do
+        set -- $spec
+        for tool in memcheck racecheck; do
+          timeout $(cap 120) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant $1 --dims $2 --k $3 \
+            --points 40000 --iters 2 --warmup 1 --verify >$OUT/raw/ci-san-$tool-$1-$2.log 2>&1 || ci_rc=1
+          echo "$tool $1 N=$2 K=$3 M=40000: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/raw/ci-san-$tool-$1-$2.log | tail -1)" \
+            | tee -a $OUT/sanitize-ci.txt
+        done
+      done
+      MKBENCH=$MK timeout $(cap 150) scripts/perf-gate.sh ${CI_GATE_SUITE:-table1} ${CI_GATE_THRESHOLD:-5%} \
+        >$OUT/raw/ci-gate.md 2>&1 || ci_rc=1
+      note "ci perf gate: $(grep -m1 -E 'REGRESSION|NOT JUDGED|no regression' $OUT/raw/ci-gate.md)"
+      note "ci rc=$ci_rc" ;;
     mscan)
       # Time per iteration against M for one variant and shape (MSCAN_VARIANT, MSCAN_DIMS,
       # MSCAN_K, MSCAN_POINTS): the intercept is the per-iteration cost that does not scale
@@ -437,6 +485,19 @@ PY
       $MK compare $OUT/table2-defaults.json $tuned --ignore-params --format md >$OUT/compare-table2-tuned.md
       rc=$?; grep -E "SLOWER|FASTER|AMBIGUOUS" $OUT/compare-table2-tuned.md | head -20; tail -3 $OUT/compare-table2-tuned.md
       note "compare defaults -> tuned rc=$rc" ;;
+    baseline)
+      # A fresh perf-gate baseline of each suite in BASELINE_SUITES (default table1) on this GPU:
+      # `mkbench baseline update` runs the suite as `mkbench --suite S` and stores the checked file
+      # under $OUT/baselines/<device-slug>/<suite>.json (also copied to $OUT/baseline-<slug>-<suite>.json);
+      # commit it as reports/baselines/<device-slug>/<suite>.json. The writer refuses a build that
+      # does not know its commit: on a copied tree, prefix the call with MKBENCH_GIT_SHA=<sha>.
+      for suite in ${BASELINE_SUITES:-table1}; do
+        timeout $(cap ${SUITE_TIMEOUT:-590}) $MK baseline update --suite $suite --dir $OUT/baselines \
+          >$OUT/raw/baseline-$suite.txt 2>$OUT/raw/baseline-$suite.log
+        rc=$?; tail -3 $OUT/raw/baseline-$suite.log; stored=$(tail -1 $OUT/raw/baseline-$suite.txt)
+        [[ $rc == 0 && -f $stored ]] && cp "$stored" "$OUT/baseline-$(basename "$(dirname "$stored")")-$suite.json"
+        note "baseline $suite rc=$rc: ${stored:-nothing stored}"
+      done ;;
     compare-table1)
       # Issue 7: two back-to-back table1 runs must compare SAME.
       $MK --suite table1 --out $OUT/table1-a.json >/dev/null 2>$OUT/raw/t1a.log

@@ -106,7 +106,7 @@ TEST(HostMemoryLimit, CgroupV1LimitAndItsUnlimitedValue) {
 
 TEST(HostMemoryLimit, MissingCgroupFilesFallBackToMemTotalThenToNothing) {
   FakeHost host;
-  host.cgroup("0::/user.slice/session-1.scope\n");  // no memory.max anywhere
+  host.cgroup("0::/user.slice/user-1000.slice/app.scope\n");  // no memory.max anywhere
   host.meminfo(12 * GiB);
   EXPECT_EQ(read_host_memory_limit(host.sources()).bytes, 12 * GiB);
 

@@ -320,6 +320,7 @@ int run_replay(const TuneCliOptions& options, const Budget& budget) {
     if (selected) jobs.push_back(TuneJob{problem, options.variants, "", 0, false});
   }
   if (jobs.empty()) throw InputError("replay table " + options.replay + " has no recorded points for that shape");
+  if (!options.config_out.empty()) check_writable(options.config_out);
   // Variant filters name recorded variants, not registered ones.
   std::set<std::string> recorded;
   for (const Variant* variant : table.variants()) recorded.insert(variant->name());
@@ -374,6 +375,10 @@ int run_tune_command(const TuneCliOptions& options) {
   }
   const DeviceKey device_key = DeviceKey::of(device);
   const std::string cache_path = options.cache.empty() ? default_cache_path(device.slug()) : options.cache;
+  const std::string config_path = options.config_out.empty() ? default_config_path(device.slug()) : options.config_out;
+  // Both are written while or after measuring: a path that cannot be written fails now.
+  check_writable(cache_path);
+  check_writable(config_path);
   TuneCache cache(cache_path, &std::cerr);
   std::cerr << "tuning on " << device.name << " (" << device_key.str() << "), cache " << cache_path << " ("
             << cache.records().size() << " records), strategy " << options.strategy << ", budget " << budget.str()
@@ -406,7 +411,6 @@ int run_tune_command(const TuneCliOptions& options) {
   const auto tuned =
       tune_jobs(jobs, options, budget, space_of, evaluator_of, &cache, device_key, device_limits_of(device));
   print_summary(std::cout, tuned);
-  const std::string config_path = options.config_out.empty() ? default_config_path(device.slug()) : options.config_out;
   write_config(config_path, tuned, options, device_key);
   const bool any = std::any_of(tuned.begin(), tuned.end(), [](const TunedShape& s) { return bool(s.outcome.best()); });
   if (!any) throw UnsupportedError("no point could be measured successfully on " + device.name);

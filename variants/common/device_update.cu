@@ -128,8 +128,8 @@ void DeviceUpdate::divide(const std::vector<uint8_t>& active) {
   check(cudaMemcpyAsync(active_.get(), active.data(), active.size(), cudaMemcpyHostToDevice, stream),
         "upload active-K flags");
   const int slots = p.k.sum();
-  divide_active<<<(slots + 255) / 256, 256, 0, stream>>>(state_.accumulator_refs().sums,
-                                                         state_.accumulator_refs().counts, previous_.get(),
+  divide_active<<<(slots + 255) / 256, 256, 0, stream>>>(refs_.sums,
+                                                         refs_.counts, previous_.get(),
                                                          state_.centroids_mutable(), active_.get(), state_.k_range(),
                                                          p.n, summary_.get());
   check_launch("divide_active");
@@ -140,7 +140,7 @@ void DeviceUpdate::read_summary() {
   cudaStream_t stream = state_.stream();
   check(cudaMemcpyAsync(host_summary_, summary_.get(), sizeof(double) * 2 * kc, cudaMemcpyDeviceToHost, stream),
         "read update summary");
-  check(cudaMemcpyAsync(host_summary_ + 2 * kc, state_.accumulator_refs().inertia, sizeof(double) * kc,
+  check(cudaMemcpyAsync(host_summary_ + 2 * kc, refs_.inertia, sizeof(double) * kc,
                         cudaMemcpyDeviceToHost, stream),
         "read inertia");
   check(cudaStreamSynchronize(stream), "update");
@@ -161,7 +161,7 @@ int DeviceUpdate::relocate_farthest(int k, int empties) {
   check_launch("nearest_of_k");
   // The empty slots of this K, in slot order, as the host policy takes them.
   std::vector<unsigned long long> counts(static_cast<size_t>(k));
-  check(cudaMemcpyAsync(counts.data(), state_.accumulator_refs().counts + base, sizeof(unsigned long long) * k,
+  check(cudaMemcpyAsync(counts.data(), refs_.counts + base, sizeof(unsigned long long) * k,
                         cudaMemcpyDeviceToHost, stream),
         "read counts");
   check(cudaStreamSynchronize(stream), "farthest points");
@@ -189,7 +189,7 @@ int DeviceUpdate::relocate_farthest(int k, int empties) {
     check(cudaMemcpyAsync(&label, labels_.get() + index, sizeof(int32_t), cudaMemcpyDeviceToHost, stream),
           "read farthest label");
     check(cudaStreamSynchronize(stream), "farthest points");
-    auto refs = state_.accumulator_refs();
+    const AccumulatorRefs& refs = refs_;
     move_point<<<1, 1, 0, stream>>>(state_.points(), index, base + label, empty[size_t(j)], refs.sums, refs.counts,
                                     distances_.get());
     check_launch("move_point");
@@ -203,12 +203,12 @@ int DeviceUpdate::relocate_random(int k, uint64_t seed) {
   cudaStream_t stream = state_.stream();
   const int base = p.k.slot_offset(k);
   std::vector<unsigned long long> counts(static_cast<size_t>(k));
-  check(cudaMemcpyAsync(counts.data(), state_.accumulator_refs().counts + base, sizeof(unsigned long long) * k,
+  check(cudaMemcpyAsync(counts.data(), refs_.counts + base, sizeof(unsigned long long) * k,
                         cudaMemcpyDeviceToHost, stream),
         "read counts");
   check(cudaStreamSynchronize(stream), "random relocation");
   int moved = 0;
-  auto refs = state_.accumulator_refs();
+  auto refs = refs_;
   for (int c = 0; c < k; ++c) {
     if (counts[size_t(c)] != 0) continue;
     const int64_t i = random_relocation_point(seed, step_, base + c, p.m);
@@ -219,7 +219,8 @@ int DeviceUpdate::relocate_random(int k, uint64_t seed) {
   return moved;
 }
 
-StepSummary DeviceUpdate::run(const UpdateOptions& options) {
+StepSummary DeviceUpdate::run(const UpdateOptions& options, const AccumulatorRefs& refs) {
+  refs_ = refs;
   const Problem& p = state_.problem();
   const int kc = p.k.count();
   cudaStream_t stream = state_.stream();

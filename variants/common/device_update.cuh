@@ -18,7 +18,8 @@ class DeviceUpdate {
   DeviceUpdate(const DeviceUpdate&) = delete;
   DeviceUpdate& operator=(const DeviceUpdate&) = delete;
 
-  StepSummary run(const UpdateOptions& options);
+  // `refs`: the run's accumulators (the state's, or a kernel's own sums: GpuRun::accumulators()).
+  StepSummary run(const UpdateOptions& options, const AccumulatorRefs& refs);
 
  private:
   // Divides the slots of the Ks whose flag in active_ is set and adds their shift and
@@ -29,6 +30,7 @@ class DeviceUpdate {
   int relocate_random(int k, uint64_t seed);
 
   LloydState& state_;
+  AccumulatorRefs refs_;
   uint64_t step_ = 0;
   DeviceBuffer<float> previous_;      // the centroids before this update
   DeviceBuffer<uint8_t> active_;      // one flag per K

@@ -199,7 +199,7 @@ void GpuRun::accumulate(const AccumulateOptions& options) {
 
 StepSummary GpuRun::update(const UpdateOptions& options) {
   if (!update_) update_ = std::make_unique<DeviceUpdate>(state_);
-  return update_->run(options);
+  return update_->run(options, accumulators());
 }
 
 std::optional<std::string> check_fits_in_memory(const Problem& problem, const DeviceInfo& device,

@@ -84,7 +84,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           // every winner's term is an exact distance. Mask keys carry no index.
           << "\n#define EXACT_INERTIA " << (bits > 4 && !config.argmin_mask ? 1 : 0) << std::scientific
           << "\n#define TIE_SCALE " << window << "f\n#define GUARD_OVER_TIE " << kGuardOverTieScale << "f\n#define ABS_SCALE "
-          << abs_window_scale(config.n) << "f\n#define TIMELINE " << (config.timeline ? 1 : 0) << "\n";
+          << abs_window_scale(config.n) << "f\n#define TIMELINE " << (config.timeline ? 1 : 0)
+          << "\n#define SUMS_OUT " << (config.sums_out ? 1 : 0) << "\n";
   gpu::RuntimeCompileRequest request{defines.str() + "#include \"kernel.cuh\"\n", "tensor_multik.cu", config.cc_major,
                                      config.cc_minor};
   request.headers = gpu::kernel_headers("tensor_multik/kernel");
@@ -97,7 +98,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                         (config.fetch_registers ? " fetch=registers" : "") +
                         (config.prepared_operands ? " operands=prepared prefetch=" + std::to_string(config.prefetch_ahead) : "") +
                         (config.int_group_min ? " group_min=int" : "") + (config.store_labels ? " labels" : "") +
-                        (config.timeline ? " timeline" : "");
+                        (config.timeline ? " timeline" : "") + (config.sums_out ? " sums-out" : "");
   request.dump_tag = "tensor-n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + "-b" + std::to_string(config.block) + "x" +
                      std::to_string(config.min_blocks) + "-s" +
@@ -106,7 +107,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
                      (config.shared_fragments ? "-sfrag" : "") + (config.argmin_mask ? "-mask" : "") +
                      (config.f16_distance ? "-d16" : "") + (config.fetch_registers ? "-regfetch" : "") +
                      (config.prepared_operands ? "-prepared-p" + std::to_string(config.prefetch_ahead) : "") +
-                     (config.int_group_min ? "-imin" : "") + (config.store_labels ? "-labels" : "");
+                     (config.int_group_min ? "-imin" : "") + (config.store_labels ? "-labels" : "") +
+                     (config.sums_out ? "-sums" : "");
   return request;
 }
 

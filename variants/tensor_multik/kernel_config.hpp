@@ -61,13 +61,17 @@ struct KernelConfig {
   int prefetch_ahead = 0;  // operands=prepared: steps beyond the next one asked into L2 (0: none)
   bool int_group_min = false;  // group_min=int: keys biased non-negative, minimised as integers
   bool timeline = false;       // MKBENCH_TIMELINE: the kernel stamps where each block's time goes
+  // The accumulate phase of a split step (variants/step.hpp): the last block leaves the FP64 sums,
+  // of the points in data units, in the run's sums instead of dividing them into centroids.
+  bool sums_out = false;
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, min_blocks, stages, stmatrix, update_f16, scale_points, shared_fragments,
                     argmin_mask, f16_distance, fetch_registers, prepared_operands, cc_major, cc_minor,
-                    store_labels, prefetch_ahead, int_group_min, timeline) <
+                    store_labels, prefetch_ahead, int_group_min, timeline, sums_out) <
            std::tie(o.n, o.kmin, o.kmax, o.block, o.min_blocks, o.stages, o.stmatrix, o.update_f16, o.scale_points,
                     o.shared_fragments, o.argmin_mask, o.f16_distance, o.fetch_registers, o.prepared_operands,
-                    o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead, o.int_group_min, o.timeline);
+                    o.cc_major, o.cc_minor, o.store_labels, o.prefetch_ahead, o.int_group_min, o.timeline,
+                    o.sums_out);
   }
 };
 

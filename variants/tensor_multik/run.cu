@@ -87,6 +87,36 @@ class TensorMultiKRun : public gpu::GpuRun {
       with_labels.store_labels = config_.prepared_operands;
       labels_kernel_ = config_.prepared_operands ? loaded_kernel(with_labels) : kernel_;
     }
+    launch(store_labels ? labels_kernel_ : kernel_, store_labels);
+  }
+
+  // The split step (variants/step.hpp): a kernel of its own whose last block leaves the sums
+  // instead of dividing (built on first use; the timed iterate() never pays for it).
+  void accumulate(const AccumulateOptions& options) override {
+    cudaKernel_t& kernel = options.store_labels ? sums_labels_kernel_ : sums_kernel_;
+    if (!kernel) {
+      KernelConfig sums_config = config_;
+      sums_config.sums_out = true;
+      sums_config.store_labels = options.store_labels && config_.prepared_operands;
+      kernel = loaded_kernel(sums_config);
+    }
+    launch(kernel, options.store_labels);
+    sums_left_ = true;
+  }
+
+  AccumulatorRefs accumulators() override {
+    AccumulatorRefs refs = state_.accumulator_refs();
+    refs.sums = sums_.get();  // the kernel's own FP64 sums; counts and inertia are the state's
+    return refs;
+  }
+
+ private:
+  void launch(cudaKernel_t kernel, bool store_labels) {
+    // A split step left its sums for the update phase; every launch starts from zero sums.
+    if (sums_left_) {
+      gpu::check(cudaMemsetAsync(sums_.get(), 0, sums_.bytes(), state_.stream()), "tensor-multik: zero sums");
+      sums_left_ = false;
+    }
     auto acc = state_.accumulators(store_labels);
     const float* points = state_.points().data;
     long long m = state_.problem().m;
@@ -102,13 +132,11 @@ class TensorMultiKRun : public gpu::GpuRun {
     void* args[] = {&points,     &m,           &centroids,  &sums,       &counts,        &inertia,
                     &done,       &acc.counts,  &acc.inertia, &acc.labels, &keep_mask_,    &point_scale_,
                     &fragment_words, &point_norms, &point_shift, &key_bias_, &timeline};
-    const cudaKernel_t kernel = store_labels ? labels_kernel_ : kernel_;
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(unsigned(grid_)), dim3(unsigned(block_)),
                                 args, dynamic_smem_, state_.stream()),
                "tensor_multik_iteration");
   }
 
- private:
   cudaKernel_t loaded_kernel(const KernelConfig& config) const {
     const cudaKernel_t kernel = compiled_kernel(config);
     gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -187,6 +215,9 @@ class TensorMultiKRun : public gpu::GpuRun {
   KernelConfig config_{};
   cudaKernel_t kernel_ = nullptr;
   cudaKernel_t labels_kernel_ = nullptr;  // built by the first iteration that keeps labels
+  cudaKernel_t sums_kernel_ = nullptr;         // split steps: built by the first accumulate()
+  cudaKernel_t sums_labels_kernel_ = nullptr;  // the same, keeping labels
+  bool sums_left_ = false;                     // the last launch left its sums (accumulate)
   int block_ = 256;
   int64_t grid_ = 1;
   size_t dynamic_smem_ = 0;

@@ -10,7 +10,7 @@
     !defined(CFRAG_SHARED) || !defined(ARGMIN_MASK) || !defined(IDX_BITS) || !defined(DIST_F16) ||              \
     !defined(FETCH_REGS) || !defined(PREPARED_OPERANDS) || !defined(STORE_LABELS) || !defined(PREFETCH_AHEAD) || \
     !defined(INT_GROUP_MIN) || !defined(EXACT_INERTIA) || !defined(TIE_SCALE) || !defined(GUARD_OVER_TIE) ||    \
-    !defined(ABS_SCALE) || !defined(TIMELINE)
+    !defined(ABS_SCALE) || !defined(TIMELINE) || !defined(SUMS_OUT)
 #error "tensor-multik's kernel is compiled with the #defines of one specialisation (compile_request)"
 #endif
 

@@ -1082,6 +1082,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     const int s = j / NDIM;
     const u64 count = (u64)__ldcg((const long long*)(counts_scratch + s));
     const double sum = __ldcg(sums + j);
+#if SUMS_OUT
+    // A split step's accumulate phase: the sums stay, in data units, for the application's update
+    // (variants/step.hpp); the host clears them before the next launch.
+#if PREPARED_OPERANDS
+    sums[j] = sum + (double)count * (double)point_shift[j - s * NDIM];  // the sums were of centred points
+#endif
+#else
     // An empty cluster keeps its previous centroid (the documented policy).
 #if PREPARED_OPERANDS
     // The sums are of the centred points.
@@ -1090,6 +1097,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_multik_it
     if (count) centroids[j] = (float)(sum * (1.0 / (double)count));
 #endif
     sums[j] = 0.0;
+#endif
     if (j - s * NDIM == 0) counts_out[s] = count;
   }
   for (int k = threadIdx.x; k < KCOUNT; k += BLOCK) {
