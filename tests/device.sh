@@ -547,7 +547,7 @@ PY
         done
         echo "-- N=$1 K=$2 M=$3 (${MGPU_VARIANT:-tensor-multik})"
         python3 tests/multigpu_table.py "${files[@]}" --goal 2=1.85 --goal 4=3.5 | tee $OUT/multigpu-N$1-K$2-M$3.txt
-        note "multigpu N=$1 K=$2 M=$3 rc=${PIPESTATUS[0]}: $(tail -n +3 $OUT/multigpu-N$1-K$2-M$3.txt | awk '{print $1" GPUs "$5}' | tr '\n' ' ')"
+        note "multigpu N=$1 K=$2 M=$3 rc=${PIPESTATUS[0]}: $(tail -n +3 $OUT/multigpu-N$1-K$2-M$3.txt | awk '{print $1" GPUs "$4}' | tr '\n' ' ')"
       done ;;
     mpi-setup)
       # The device has no package registry: OpenMPI comes as .deb files carried in

@@ -46,7 +46,7 @@ def main(argv):
     for path, row in rows:
         parallel = row.get("parallel") or {}
         shards = parallel.get("ranks", 1)
-        how = f"{parallel.get('communicator', 'one GPU')}/{parallel.get('launch', '-')}" if parallel else "one device"
+        how = f"{parallel.get('communicator', 'one GPU')}/{parallel.get('launch', '-')}" if parallel else "one-device"
         median = row["summary"]["median_ms"]
         speedup = base / median if median > 0 else 0.0
         slowest = max((s["step_median_ms"] for s in parallel.get("shards", [])), default=median)
