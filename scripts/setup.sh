@@ -7,7 +7,8 @@ set -euo pipefail
 
 packages=(cmake g++ make pkg-config git python3 python3-matplotlib python3-sklearn
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev
-          zlib1g-dev clang libclang-rt-dev)  # zlib: gzipped IDX; clang + its runtimes: libFuzzer targets
+          zlib1g-dev clang libclang-rt-dev  # zlib: gzipped IDX; clang + its runtimes: libFuzzer targets
+          libopenmpi-dev openmpi-bin)       # MPI for several processes and hosts (docs/multi-gpu.md)
 if [[ "${1:-}" == "--with-browser" ]]; then packages+=(chromium); fi
 
 missing=()
