@@ -9,7 +9,7 @@ namespace mk {
 
 namespace {
 
-constexpr int kMaxK = 256;
+constexpr int kMaxPaletteK = 256;
 constexpr int kBlock = 256;
 constexpr int kPixelsPerThread = 4;  // a table entry read from shared memory serves 4 pixels
 constexpr int64_t kMaxPixelsPerBlock = int64_t(1) << 24;  // uint32 block sums: 255 · 2²⁴ < 2³²
@@ -36,15 +36,15 @@ __device__ int exact_nearest(const float4* table, int k, double x0, double x1, d
 __global__ void __launch_bounds__(kBlock) u8_norm_accumulate(const uchar4* __restrict__ pixels, int64_t m,
                                                              const float* __restrict__ centroids, int k,
                                                              gpu::AccumulatorView acc) {
-  __shared__ float4 table[kMaxK];  // (−2c, fl(‖c‖²))
-  __shared__ unsigned int block_sums[kMaxK * 3];
-  __shared__ unsigned int block_counts[kMaxK];
+  __shared__ float4 table[kMaxPaletteK];  // (−2c, fl(‖c‖²))
+  __shared__ unsigned int block_sums[kMaxPaletteK * 3];
+  __shared__ unsigned int block_counts[kMaxPaletteK];
   __shared__ float block_bound[kBlock / 32];
   __shared__ double block_inertia[kBlock / 32];
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float bound = 0.0f;  // S of this thread's centroids
-  for (int j = threadIdx.x; j < kMaxK; j += kBlock) {
+  for (int j = threadIdx.x; j < kMaxPaletteK; j += kBlock) {
     block_counts[j] = 0;
     block_sums[3 * j] = block_sums[3 * j + 1] = block_sums[3 * j + 2] = 0;
     if (j < k) {
@@ -164,7 +164,7 @@ std::optional<std::string> u8_norm_refusal(const Problem& problem, const DeviceI
   if (!device.is_gpu) return std::string("needs a CUDA GPU");
   if (problem.n != 3) return "clusters RGB (N = 3), not N = " + std::to_string(problem.n);
   if (problem.k.kmin != problem.k.kmax) return std::string("one K at a time");
-  if (problem.k.kmax > kMaxK) return "K <= " + std::to_string(kMaxK) + " (one launch, a byte a palette index)";
+  if (problem.k.kmax > kMaxPaletteK) return "K <= " + std::to_string(kMaxPaletteK) + " (one launch, a byte a palette index)";
   return gpu::check_fits_in_memory(problem, device, double(problem.m) * 4.0);
 }
 
