@@ -8,7 +8,7 @@ namespace mk {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitRegression = 1,   // mkbench compare: a row got SLOWER
+  kExitRegression = 1,   // mkbench compare: a row got SLOWER, or BROKEN (ok before, failed/refused now)
   kExitBadInput = 2,     // bad data, bad arguments, unreadable files
   kExitUnsupported = 3,  // a variant asked for a shape it cannot do
   kExitDevice = 4,       // CUDA failure, including out of memory

@@ -23,6 +23,8 @@ enum class RandomStream : uint64_t {
   BlobCentre = 5,
   BlobAssignment = 6,
   InitialSample = 7,
+  EmptyRelocation = 8,  // the random empty-cluster policy's draws
+  Seeding = 9,          // k-means++ and its variants
 };
 
 class CounterRng {

@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/byte_size.hpp"
 #include "harness/command.hpp"
+#include "harness/memory_plan.hpp"
 #include "core/errors.hpp"
 #include "harness/suite.hpp"
 #include "variants/variant.hpp"
@@ -142,6 +144,13 @@ int list_command(const ListOptions& options) {
   }
   const DeviceInfo host = query_host_cpu();
   std::cout << "  host CPU: " << host.name << " (" << host.cpu_threads << " OpenMP threads)\n";
+  // What memory plans are checked against (docs/memory-planning.md).
+  const MemoryLimits limits = current_memory_limits(DeviceInfo{});
+  std::cout << "  host memory limit: "
+            << (limits.host_limit_bytes > 0 ? format_bytes(double(limits.host_limit_bytes)) + " (" +
+                                                  limits.host_source + ")"
+                                            : std::string("unknown (not checked)"))
+            << "\n";
   return kExitOk;
 }
 

@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/peak.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
@@ -127,6 +128,28 @@ std::vector<std::string> split_names(const std::string& text) {
   return names;
 }
 
+// Before the points exist: the host must hold them (and the FP64 reference under --verify,
+// a CPU variant's copy), else exit 2; a GPU variant must fit the GPU's free memory, else its
+// row is refused, and when no variant fits, the run is (exit 3) without making the data.
+void plan_run_memory(const RunOptions& options, const std::vector<const Variant*>& variants, const Params& overrides,
+                     int64_t m, const KRange& k, const DeviceInfo& device) {
+  const DataSource source = describe_data_source(options.dataset, m, options.dims);
+  const MemoryLimits limits = current_memory_limits(device);
+  std::optional<MemoryPlan> refused;
+  size_t fitting = 0;
+  for (const Variant* variant : variants) {
+    RowWork work{variant, Problem{}, overrides, options.verify || options.store_labels, options.verify};
+    work.problem.m = source.m;  // 0 for CSV: its shape is known once parsed, and measure_row plans then
+    work.problem.n = source.n;
+    work.problem.k = k;
+    const MemoryPlan plan = plan_memory(source, work, device, limits);
+    if (plan.host_exceeded) plan.enforce();
+    if (plan.in_core()) ++fitting;
+    else if (!refused) refused = plan;
+  }
+  if (!fitting && refused) refused->enforce();
+}
+
 }  // namespace
 
 void check_file_shape(const RunOptions& options, const Dataset& data) {
@@ -152,6 +175,7 @@ int run_command(const RunOptions& options) {
   const KRange k = parse_k_range(options.k);
   const InitMethod init = parse_init(options.init);
   const Params overrides = collect_overrides(options);
+  if (!options.out.empty()) check_writable(options.out);  // before measuring, not after
   if (options.iters < kRecommendedMinSamples)
     std::cerr << "mkbench: warning: --iters " << options.iters << " is below " << kRecommendedMinSamples
               << "; the median and IQR will be noisy\n";
@@ -177,6 +201,7 @@ int run_command(const RunOptions& options) {
     else load_cached_peaks(device);
   }
 
+  plan_run_memory(options, variants, overrides, m, k, device);
   Dataset data = load_dataset_spec(options.dataset, m, options.dims, options.seed);
   if (from_file) check_file_shape(options, data);
   check_finite(data);
@@ -190,14 +215,20 @@ int run_command(const RunOptions& options) {
 
   set_tuned_configs_enabled(options.use_tuned);
   ResultFile file = new_result_file(device);
+  MeasureOptions measure_options;
+  measure_options.benchmark_console = options.benchmark_console;
+  measure_options.hide_launch_latency = options.hide_launch_latency;
   for (const Variant* variant : variants) {
+    ++measure_options.row_index;  // the variant's place in --variant a,b (MKBENCH_FAULT_ROW)
     Params row_overrides = overrides;
+    std::string tuned_from;  // the entry that chose the params, recorded in the row as the suites do
     if (overrides.empty() && options.use_tuned) {
       std::string config_used;
       if (auto tuned = tuned_params_for(*variant, problem, device, &config_used)) {
         try {
           resolve_params(*variant, problem, device, *tuned);
           row_overrides = *tuned;
+          tuned_from = config_used;
           std::cerr << "mkbench: using tuned config " << config_used << " for " << variant->name() << ": "
                     << params_label(*tuned) << "\n";
         } catch (const Error& e) {
@@ -215,10 +246,9 @@ int run_command(const RunOptions& options) {
     spec.samples = options.iters;
     spec.verify = options.verify;
     spec.store_labels = options.store_labels;
-    MeasureOptions measure_options;
-    measure_options.benchmark_console = options.benchmark_console;
-    measure_options.hide_launch_latency = options.hide_launch_latency;
-    file.rows.push_back(measure_row(spec, device, measure_options));
+    ResultRow row = measure_row(spec, device, measure_options);
+    if (!tuned_from.empty()) row.tuned_config = tuned_from;
+    file.rows.push_back(std::move(row));
   }
 
   print_results(std::cout, file, format);

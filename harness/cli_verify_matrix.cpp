@@ -11,6 +11,7 @@
 
 #include "datasets/dataset.hpp"
 #include "harness/command.hpp"
+#include "harness/memory_plan.hpp"
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "harness/reference.hpp"
@@ -159,6 +160,7 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
                       int iterations, const std::string& out_path, double max_reference_work) {
   // The matrix checks every variant's defaults, auto's delegate included.
   set_tuned_configs_enabled(false);
+  if (!out_path.empty()) check_writable(out_path);  // before verifying, not after
   const DeviceInfo device = query_device(0);
   std::vector<const Variant*> variants;
   if (variants_text == "all") variants = Registry::instance().all();
@@ -190,6 +192,20 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
     write_text_atomically(out_path, doc.dump(2) + "\n");
   };
 
+  // Every shape's points, FP64 reference and CPU variant copies must fit the host before the
+  // first shape is made (exit 2); the GPU is planned cell by cell and refuses that cell only.
+  const MemoryLimits host_limits = current_memory_limits(DeviceInfo{});
+  for (const auto& [m, n] : shapes)
+    for (const KRange& k : ks)
+      for (const Variant* variant : variants) {
+        RowWork work{variant, Problem{}, Params::object(), k.kmax <= m, k.kmax <= m};
+        work.problem.m = m;
+        work.problem.n = n;
+        work.problem.k = k;
+        const MemoryPlan plan = plan_memory(describe_data_source(dataset, m, n), work, device, host_limits);
+        if (plan.host_exceeded) plan.enforce();
+      }
+
   for (const auto& [m, n] : shapes) {
     std::unique_ptr<Dataset> generated;
     if (!file_data) generated = std::make_unique<Dataset>(load_dataset_spec(dataset, m, n, 42));
@@ -218,6 +234,8 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
         } else {
           try {
             const Params params = resolve_params(*variant, problem, device, Params::object());
+            const RowWork cell_work{variant, problem, params, true, true};
+            plan_memory(describe_loaded_data(data), cell_work, device, current_memory_limits(device)).enforce();
             auto run = variant->prepare(problem, data, params, device);
             run->set_centroids(init);
             run->iterate(true);

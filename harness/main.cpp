@@ -6,12 +6,16 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/command.hpp"
+#include "core/byte_size.hpp"
 #include "core/errors.hpp"
+#include "harness/memory_plan.hpp"
+#include "harness/self_restart.hpp"
 #include "harness/results.hpp"
 #include "harness/suite.hpp"
 
 int main(int argc, char** argv) {
   mk::set_invocation(argc, argv);
+  mk::remember_command_line(argc, argv);
   CLI::App app{"mkbench: benchmark and autotune multi-K k-means on CUDA GPUs", "mkbench"};
   app.require_subcommand(0, 1);
 
@@ -21,6 +25,12 @@ int main(int argc, char** argv) {
   mk::add_suite_options(app, suite_options);
   for (CLI::Option* option : app.get_options())
     if (option != suite_option && option->get_name() != "--help") option->needs(suite_option);
+  // Global: given before or after the subcommand (unknown options fall through to here).
+  std::string host_memory;
+  app.add_option("--host-memory", host_memory,
+                 "plan with this much host memory (64G, 512MiB) instead of the cgroup limit or MemTotal")
+      ->type_name("SIZE");
+  app.fallthrough();
 
   std::map<const CLI::App*, std::function<int()>> actions;
   for (const auto& command : mk::command_registry()) {
@@ -36,6 +46,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (!host_memory.empty()) mk::set_host_memory_override(mk::parse_byte_size(host_memory, "--host-memory"));
     if (suite_option->count() > 0) {
       if (!app.get_subcommands().empty())
         throw mk::InputError("--suite cannot be combined with a subcommand");

@@ -14,6 +14,8 @@
 #include <mutex>
 
 #include "core/errors.hpp"
+#include "harness/fault_injection.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/metrics.hpp"
 #include "harness/reference.hpp"
 #include "harness/stream_hold.hpp"
@@ -276,8 +278,13 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
 
   try {
     if (on_gpu) select_device(device.ordinal);
+    RowWork work{&variant, problem, row.params, spec.verify || spec.store_labels, spec.verify};
+    const MemoryPlan plan = plan_memory(describe_loaded_data(*spec.dataset), work, device,
+                                        current_memory_limits(on_gpu ? device : DeviceInfo{}));
+    if (!plan.in_core()) throw UnsupportedError(plan.message);
     std::unique_ptr<PreparedRun> run = variant.prepare(problem, *spec.dataset, row.params, device);
     if (!run) throw DeviceError("variant " + row.variant + " returned no prepared run");
+    if (auto fault = row_fault_for(options.row_index, row.name)) fire_row_fault(*fault, run->stream(), on_gpu);
     row.timing.conversion_ms = run->conversion_ms();
 
     VerifyReport first_check;

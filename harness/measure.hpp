@@ -32,13 +32,19 @@ struct MeasureOptions {
   // GPU rows: hold the stream (hold_stream) before each sample's start event, so the events
   // time the GPU's work and not the host's launch latency too. Off by default: on the H200 it took
   // ~3.5 µs off a 50 µs launch but put 0.3-1.8 % on the 32M-point cases, whose kernels then ran
-  // slower than when launched onto an idle GPU (session 22 calls 2-4), so the default stays the
+  // slower than when launched onto an idle GPU (e71fbcf,
+  // reports/results/nvidia-h200/ab/tensor-multik-launch-hold.txt), so the default stays the
   // measurement every earlier result used.
   bool hide_launch_latency = false;
+  // The row's 1-based place in its command (a suite's [i/n]; 0 = none), which the
+  // MKBENCH_FAULT_ROW seam may name (harness/fault_injection.hpp).
+  size_t row_index = 0;
 };
 
 // Never throws for refusals or device failures: those become rows with status
-// "refused"/"failed" and a reason. Throws InputError for a malformed spec.
+// "refused"/"failed" and a reason. Throws InputError for a malformed spec. A row whose memory
+// plan (harness/memory_plan.hpp) does not fit the GPU's free memory, or the host's, is
+// refused before the variant allocates anything.
 ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const MeasureOptions& options = {});
 
 // Makes `ordinal` the current CUDA device (no-op without a GPU); DeviceError on failure.

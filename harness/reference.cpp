@@ -26,7 +26,42 @@ double squared_distance(const Dataset& data, int64_t i, const double* centroid) 
   return total;
 }
 
+// The spacing of FP32 numbers at |value|: what one rounding of a float result can cost twice.
+double float_spacing(double value) {
+  const float magnitude = float(std::min(std::abs(value), double(std::numeric_limits<float>::max())));
+  return double(std::nextafter(magnitude, std::numeric_limits<float>::infinity())) - double(magnitude);
+}
+
 }  // namespace
+
+std::vector<double> column_spread(const Dataset& data) {
+  const int n = data.n;
+  const int64_t m = data.m;
+  std::vector<double> mean(size_t(n), 0.0), spread(size_t(n), 0.0);
+  if (m == 0) return spread;
+  // Sums over fixed chunks of rows, merged in chunk order: the same result for any thread count.
+  const int64_t chunks = (m + kChunk - 1) / kChunk;
+  std::vector<double> partial(size_t(chunks) * n);
+  auto pass = [&](const std::vector<double>* centre, std::vector<double>& total) {
+#pragma omp parallel for schedule(static)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      double* sums = partial.data() + size_t(chunk) * n;
+      std::fill(sums, sums + n, 0.0);
+      for (int64_t i = chunk * kChunk; i < std::min(m, (chunk + 1) * kChunk); ++i)
+        for (int d = 0; d < n; ++d) {
+          const double value = double(data.at(i, d)) - (centre ? (*centre)[size_t(d)] : 0.0);
+          sums[d] += centre ? value * value : value;
+        }
+    }
+    for (int64_t chunk = 0; chunk < chunks; ++chunk)
+      for (int d = 0; d < n; ++d) total[size_t(d)] += partial[size_t(chunk) * n + d];
+  };
+  pass(nullptr, mean);
+  for (double& value : mean) value /= double(m);
+  pass(&mean, spread);
+  for (double& value : spread) value = std::sqrt(value / double(m));
+  return spread;
+}
 
 void reference_update(const Dataset& data, int k, const std::vector<int32_t>& labels,
                       const float* centroids_before, std::vector<double>& centroids,
@@ -132,6 +167,7 @@ VerifyReport compare_with_reference(const Dataset& data, const KRange& krange,
   report.tolerances = tol;
   report.passed = true;
   const int n = data.n;
+  const std::vector<double> spread = column_spread(data);
   for (size_t index = 0; index < reference.size(); ++index) {
     const KReference& ref = reference[index];
     const KResult& mine = got.per_k[index];
@@ -173,19 +209,26 @@ VerifyReport compare_with_reference(const Dataset& data, const KRange& krange,
     for (int c = 0; c < k; ++c)
       if (mine.counts.size() != size_t(k) || mine.counts[c] != expected_counts[c]) ++verdict.count_mismatches;
 
-    double max_ref = 0, max_diff = 0;
+    // Each coordinate against its own allowance (Tolerances): the data's spread in its
+    // dimension plus the FP32 floor at its value. A missing or NaN value fails outright.
+    const double infinity = std::numeric_limits<double>::infinity();
+    auto ratio = [](double error, double unit) { return error == 0 ? 0.0 : unit > 0 ? error / unit : HUGE_VAL; };
     for (size_t j = 0; j < expected_centroids.size(); ++j) {
-      max_ref = std::max(max_ref, std::abs(expected_centroids[j]));
       const double value = j < mine.centroids.size() ? double(mine.centroids[j]) : std::nan("");
-      const double diff = std::abs(value - expected_centroids[j]);
-      max_diff = std::isnan(diff) ? std::numeric_limits<double>::infinity() : std::max(max_diff, diff);
+      double error = std::abs(value - expected_centroids[j]);
+      if (std::isnan(error)) error = infinity;
+      const double sigma = spread[j % size_t(n)];
+      const double ulp = float_spacing(expected_centroids[j]);
+      const double allowance = tol.centroid_spread * sigma + tol.centroid_ulps * ulp;
+      verdict.centroid_error_spread = std::max(verdict.centroid_error_spread, ratio(error, sigma));
+      verdict.centroid_error_ulps = std::max(verdict.centroid_error_ulps, ratio(error, ulp));
+      verdict.centroid_tolerance_used = std::max(verdict.centroid_tolerance_used, ratio(error, allowance));
     }
-    verdict.centroid_rel_error = max_ref > 0 ? max_diff / max_ref : max_diff;
     const double inertia_diff = std::abs(mine.inertia - ref.inertia);
     verdict.inertia_rel_error = ref.inertia > 0 ? inertia_diff / ref.inertia : inertia_diff;
     if (std::isnan(mine.inertia)) verdict.inertia_rel_error = std::numeric_limits<double>::infinity();
     verdict.passed = verdict.label_mismatches == 0 && verdict.count_mismatches == 0 &&
-                     verdict.centroid_rel_error <= tol.centroid_relative &&
+                     verdict.centroid_tolerance_used <= 1.0 &&
                      verdict.inertia_rel_error <= tol.inertia_relative;
     report.passed = report.passed && verdict.passed;
     report.per_k.push_back(verdict);
@@ -197,20 +240,23 @@ std::string VerifyReport::summary() const {
   std::ostringstream out;
   out << (passed ? "PASS" : "FAIL");
   int64_t ties = 0, flips = 0, mismatches = 0;
-  double centroid = 0, inertia = 0;
+  double spread = 0, ulps = 0, used = 0, inertia = 0;
   for (const auto& v : per_k) {
     ties += v.ties;
     flips += v.tie_flips;
     mismatches += v.label_mismatches;
-    centroid = std::max(centroid, v.centroid_rel_error);
+    spread = std::max(spread, v.centroid_error_spread);
+    ulps = std::max(ulps, v.centroid_error_ulps);
+    used = std::max(used, v.centroid_tolerance_used);
     inertia = std::max(inertia, v.inertia_rel_error);
   }
-  out << " labels-off=" << mismatches << " ties=" << ties << " tie-flips=" << flips
-      << " centroid-err=" << centroid << " inertia-err=" << inertia;
+  out << " labels-off=" << mismatches << " ties=" << ties << " tie-flips=" << flips << " centroid-err=" << spread
+      << "sd/" << ulps << "ulp (" << used << " of tolerance) inertia-err=" << inertia;
   for (const auto& v : per_k)
     if (!v.passed)
-      out << " [K=" << v.k << ": " << v.label_mismatches << " labels, " << v.count_mismatches
-          << " counts, centroid " << v.centroid_rel_error << ", inertia " << v.inertia_rel_error << "]";
+      out << " [K=" << v.k << ": " << v.label_mismatches << " labels, " << v.count_mismatches << " counts, centroid "
+          << v.centroid_error_spread << "sd/" << v.centroid_error_ulps << "ulp = " << v.centroid_tolerance_used
+          << " of tolerance, inertia " << v.inertia_rel_error << "]";
   return out.str();
 }
 
@@ -223,12 +269,15 @@ nlohmann::json VerifyReport::to_json() const {
                    {"tie_flips", v.tie_flips},
                    {"ties", v.ties},
                    {"count_mismatches", v.count_mismatches},
-                   {"centroid_rel_error", v.centroid_rel_error},
+                   {"centroid_error_spread", v.centroid_error_spread},
+                   {"centroid_error_ulps", v.centroid_error_ulps},
+                   {"centroid_tolerance_used", v.centroid_tolerance_used},
                    {"inertia_rel_error", v.inertia_rel_error}});
   return {{"passed", passed},
           {"tolerances",
            {{"tie_relative", tolerances.tie_relative},
-            {"centroid_relative", tolerances.centroid_relative},
+            {"centroid_spread", tolerances.centroid_spread},
+            {"centroid_ulps", tolerances.centroid_ulps},
             {"inertia_relative", tolerances.inertia_relative}}},
           {"per_k", per}};
 }

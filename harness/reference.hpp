@@ -13,11 +13,25 @@
 
 namespace mk {
 
+// A centroid coordinate j (dimension d) passes when
+//   |got_j − expected_j| ≤ centroid_spread · σ_d + centroid_ulps · ulp(expected_j),
+// σ_d the standard deviation of the data in dimension d and ulp() the spacing of FP32 numbers
+// there. The spread term is what matters to a clustering, whatever the data's distance from
+// the origin: relative to the largest centroid coordinate (the former rule) data offset by
+// 30000 and spanning 1.0 let an error of 3.0, or an update that moved nothing, pass. The ULP
+// term is the FP32 floor: a centroid returned as a float is half an ULP off at best; one ULP
+// leaves as much again for the arithmetic. Where the data's spread is only a few ULPs of its
+// magnitude, the floor dominates and the check cannot be sharper than the format allows.
 struct Tolerances {
   double tie_relative = 1e-5;       // best vs second-best squared distance
-  double centroid_relative = 1e-4;  // max-norm over the centroid matrix
+  double centroid_spread = 1e-4;    // × the data's standard deviation per dimension
+  double centroid_ulps = 1.0;       // × the FP32 spacing at the expected value
   double inertia_relative = 1e-5;
 };
+
+// Per dimension: the standard deviation of the data in FP64 (two passes, so offset data
+// loses nothing to cancellation).
+std::vector<double> column_spread(const Dataset& data);
 
 struct KReference {
   int k = 0;
@@ -44,7 +58,11 @@ struct KVerdict {
   int64_t tie_flips = 0;         // mismatches explained by near-ties
   int64_t ties = 0;              // points whose best and second-best are within tie tolerance
   int64_t count_mismatches = 0;
-  double centroid_rel_error = 0;
+  // The largest centroid error in units of the data's standard deviation (of its dimension),
+  // in FP32 ULPs (of its expected value), and as a fraction of its allowance (≤ 1 passes).
+  double centroid_error_spread = 0;
+  double centroid_error_ulps = 0;
+  double centroid_tolerance_used = 0;
   double inertia_rel_error = 0;
   bool passed = false;
 };

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "harness/fault_injection.hpp"
 
 namespace mk {
 
@@ -245,6 +246,14 @@ ResultFile results_from_json(const json& j, const std::string& source) {
   return file;
 }
 
+// What a failed write left: the previous file is untouched, since only the temporary file
+// beside it was written (and has been removed).
+static std::string previous_file_note(const std::filesystem::path& target) {
+  std::error_code error;
+  return std::filesystem::exists(target, error) ? "the previous " + target.string() + " is left as it was"
+                                                : "no file was created";
+}
+
 void write_text_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
@@ -264,14 +273,18 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     const std::string reason = std::strerror(errno);
     ::close(fd);
     ::unlink(temp.c_str());
-    throw InputError("cannot write " + path + " (" + step + "): " + reason);
+    throw InputError("cannot write " + path + " (" + step + "): " + reason + "; " + previous_file_note(target));
   };
   size_t written = 0;
   while (written < text.size()) {
-    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    ssize_t n = write_with_fault_seam(fd, text.data() + written, text.size() - written, written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail("write");
+      const std::string reason = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      throw InputError("cannot write " + path + ": " + reason + " after " + std::to_string(written) + " of " +
+                       std::to_string(text.size()) + " bytes; " + previous_file_note(target));
     }
     written += size_t(n);
   }
@@ -291,6 +304,31 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+}
+
+void check_writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError("the output path is empty");
+  const fs::path target(path);
+  if (target.filename().empty() || target.filename() == "." || target.filename() == "..")
+    throw InputError("cannot write " + path + ": it names a folder, not a file");
+  fs::path folder = target.parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) throw InputError("cannot write " + path + ": cannot create folder " + folder.string() + ": " + error.message());
+  if (fs::is_directory(target, error)) throw InputError("cannot write " + path + ": it is a folder");
+  // The writer's temporary file lives beside the target, so that is what must be creatable.
+  const fs::path probe =
+      folder / ("." + target.filename().string() + "." + std::to_string(getpid()) + ".check.partial");
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) {  // left by a process of the same id that was killed mid-check
+    ::unlink(probe.c_str());
+    fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  }
+  if (fd < 0) throw InputError("cannot write " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 void write_results_atomically(const std::string& path, const json& document) {

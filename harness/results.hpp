@@ -75,6 +75,11 @@ ResultFile results_from_json(const nlohmann::json& json, const std::string& sour
 
 // Temp file in the same folder + fsync + rename, so readers never see a half-written file.
 void write_text_atomically(const std::string& path, const std::string& text);
+// Throws InputError naming `path` and the reason when write_text_atomically could not write
+// there: creates the folder as the writer would, then creates and removes a temporary file
+// beside the target. Every command with an output path calls it before its work, so a bad
+// --out costs nothing instead of losing a measurement. The target itself is not touched.
+void check_writable(const std::string& path);
 void write_results_atomically(const std::string& path, const nlohmann::json& document);
 void write_results_atomically(const std::string& path, const ResultFile& file);  // refreshes nothing
 // Throws InputError for a missing file, bad JSON or a schema mismatch.

@@ -20,6 +20,7 @@
 #include "harness/measure.hpp"
 #include "harness/peak.hpp"
 #include "harness/suite_parse.hpp"
+#include "harness/suite_resume.hpp"
 
 namespace mk {
 
@@ -302,50 +303,6 @@ std::vector<std::string> expand_variant_names(const std::vector<std::string>& na
   return unique;
 }
 
-namespace {
-
-// ---------------------------------------------------------------- output
-
-nlohmann::json load_published(const SuiteDefinition& suite) {
-  std::string relative = suite.published.empty() ? "reports/published/table1_t4.json" : suite.published;
-  const std::string path = source_data_path(relative);
-  if (path.empty()) return nullptr;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    auto document = nlohmann::json::parse(text.str());
-    if (document.is_object() && document.contains("rows") && document.at("rows").is_array()) return document;
-  } catch (const std::exception&) {
-  }
-  std::cerr << "mkbench: warning: ignoring malformed published table " << path << "\n";
-  return nullptr;
-}
-
-void print_suite_output(std::ostream& out, const SuiteDefinition& suite, const ResultFile& file, OutputFormat format,
-                        bool cpu_fallback) {
-  if (cpu_fallback && suite.report_kind == "table1" && format != OutputFormat::Json)
-    std::cerr << "mkbench: the table1 view needs the GPU rows; printing the CPU baseline rows instead\n";
-  if (format == OutputFormat::Json || suite.report_kind != "table1" || cpu_fallback) {
-    print_results(out, file, format);
-    if (suite.report_kind != "generic" && suite.report_kind != "table1" && format != OutputFormat::Json)
-      std::cerr << "mkbench: `mkbench report` on the results file renders the " << suite.report_kind << " view\n";
-    return;
-  }
-  const nlohmann::json published = load_published(suite);
-  if (format == OutputFormat::Table || format == OutputFormat::Markdown) {
-    std::string device = file.device.value("name", std::string("unknown device"));
-    out << "Table 1 (seed 000) on " << device << "\n";
-    if (published.is_object())
-      out << "T4 columns: published (T4, seed 000) — another GPU"
-          << (published.contains("source") ? " [" + published.at("source").dump() + "]" : std::string()) << "\n";
-    out << "\n";
-  }
-  print_table(out, table1_view(file.rows, published), format);
-}
-
-}  // namespace
-
 // ---------------------------------------------------------------- public
 
 ExpressionResult evaluate_expression(const std::string& text, const NameLookup& lookup) {
@@ -462,6 +419,9 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
     if (!Registry::instance().find(name)) Registry::instance().get(name);  // InputError listing known names
   const int64_t quick_cap = int64_t(1) << 20;
   std::map<std::string, DataShape> file_shapes;
+  // Without a GPU, --quick runs the CPU fallback at the smoke suite's size: the fallback's own M
+  // (1M-2M) takes minutes on a 2-core CI machine once every GPU case has collapsed onto it.
+  const int64_t quick_fallback_cap = int64_t(64) << 10;
   for (const auto& suite_case : suite.cases) {
     PlannedGroup proto;
     proto.source = suite_case;
@@ -525,6 +485,7 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
         group.points = parse_count(point_text);
         if (quick && !(suite.quick.is_object() && suite.quick.contains("points")))
           group.points = std::min(group.points, quick_cap);
+        if (quick && group.cpu_fallback) group.points = std::min(group.points, quick_fallback_cap);
         group.rows = expand_group_rows(group, dims, group.points, device);
         plan.groups.push_back(std::move(group));
       }
@@ -551,67 +512,6 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
   return plan;
 }
 
-TextTable table1_view(const std::vector<ResultRow>& rows, const nlohmann::json& published) {
-  TextTable table;
-  table.header = {"Grid", "Points/thread", "Time ms", "Gops/s", "% FP32 peak", "best"};
-  table.right_align = {true, true, true, true, true, false};
-  const bool with_published = published.is_object() && published.contains("rows") && published.at("rows").is_array();
-  if (with_published) {
-    for (const char* h : {"T4 grid", "T4 points/thread", "T4 time ms", "T4 Gops/s"}) {
-      table.header.push_back(h);
-      table.right_align.push_back(true);
-    }
-  }
-  double best = 0;
-  size_t best_index = rows.size();
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].ok() && (best_index == rows.size() || rows[i].summary.median_ms < best)) {
-      best = rows[i].summary.median_ms;
-      best_index = i;
-    }
-  auto int_param = [](const Params& p, const char* key) -> std::optional<int64_t> {
-    auto it = p.find(key);
-    if (it == p.end() || !it->is_number_integer()) return std::nullopt;
-    return it->get<int64_t>();
-  };
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const ResultRow& row = rows[i];
-    // 0 (or absent) means "derived from the other one", as registers-multik declares.
-    auto positive = [](std::optional<int64_t> v) { return v && *v > 0 ? v : std::nullopt; };
-    auto grid = positive(int_param(row.params, "grid"));
-    const auto block = positive(int_param(row.params, "block"));
-    auto ppt = positive(int_param(row.params, "ppt"));
-    if (!ppt) ppt = positive(int_param(row.params, "points_per_thread"));
-    if (!ppt && grid && block) ppt = (row.problem.m + *grid * *block - 1) / (*grid * *block);
-    if (!grid && ppt && block) grid = (row.problem.m + *ppt * *block - 1) / (*ppt * *block);
-    std::vector<std::string> cells = {grid ? std::to_string(*grid) : "-", ppt ? std::to_string(*ppt) : "-"};
-    if (row.ok()) {
-      cells.push_back(format_number(row.summary.median_ms, 3));
-      cells.push_back(format_number(row.metrics.gops, 1));
-      cells.push_back(format_number(row.metrics.pct_fp32_theoretical, 1));
-      cells.push_back(i == best_index ? "*" : "");
-    } else {
-      cells.insert(cells.end(), {"-", "-", "-", row.status});
-    }
-    if (with_published) {
-      const auto& pub = published.at("rows");
-      if (i < pub.size() && pub[i].is_object()) {
-        auto num = [&](const char* key, int decimals) {
-          const auto& r = pub[i];
-          if (!r.contains(key) || !r.at(key).is_number()) return std::string("-");
-          return r.at(key).is_number_integer() ? std::to_string(r.at(key).get<int64_t>())
-                                               : format_number(r.at(key).get<double>(), decimals);
-        };
-        cells.insert(cells.end(), {num("grid", 0), num("points_per_thread", 0), num("time_ms", 2), num("gops", 2)});
-      } else {
-        cells.insert(cells.end(), {"", "", "", ""});
-      }
-    }
-    table.rows.push_back(std::move(cells));
-  }
-  return table;
-}
-
 void add_suite_options(CLI::App& app, SuiteOptions& options) {
   app.add_option("--variants", options.variants, "only run these variants (comma-separated)")->delimiter(',');
   app.add_option("--out", options.out, "write the results JSON here (rewritten after every row)");
@@ -630,6 +530,8 @@ void add_suite_options(CLI::App& app, SuiteOptions& options) {
   app.add_flag("--verify", options.verify_all,
                "check every row against the FP64 CPU reference (first and last iteration), overriding the suite's "
                "\"verify\"; a mismatch makes the exit status non-zero");
+  app.add_flag("--resume", options.resume,
+               "continue the --out file of this suite (after a kill): keep its rows, measure the rest, append them");
 }
 
 namespace {
@@ -656,6 +558,7 @@ std::optional<Params> tuned_row_params(const SuiteOptions& options, const Planne
 int run_suite(const SuiteOptions& options) {
   set_tuned_configs_enabled(options.use_tuned);
   const OutputFormat format = parse_output_format(options.format);
+  if (!options.out.empty() && !options.dry_run) check_writable(options.out);  // before measuring, not after
   const SuiteDefinition suite = load_suite(options.name);
   const int gpus = gpu_count();
   if (gpus > 0 && (options.device < 0 || options.device >= gpus))
@@ -676,8 +579,16 @@ int run_suite(const SuiteOptions& options) {
       if (group.cpu_fallback && seen_points.insert(group.points).second)
         points += (points.empty() ? "" : ",") + format_count(group.points);
     for (const auto& v : suite.fallback_variants) variants += (variants.empty() ? "" : ",") + v;
-    std::cerr << "mkbench: no CUDA GPU (" << strip_no_gpu_prefix(no_gpu_reason()) << "): running the CPU baseline ("
-              << variants << ") at reduced M=" << points << " instead\n";
+    // The suite's own CPU cases (table2's baseline) are not GPU work and keep their M: say so.
+    std::string kept;
+    std::set<int64_t> seen_kept;
+    for (const auto& group : plan.groups)
+      if (!group.cpu_fallback && !group.rows.empty() && seen_kept.insert(group.points).second)
+        kept += (kept.empty() ? "" : ",") + format_count(group.points);
+    std::cerr << "mkbench: no CUDA GPU (" << strip_no_gpu_prefix(no_gpu_reason()) << "): the GPU cases run the CPU "
+              << "baseline (" << variants << ") at reduced M=" << points << " instead";
+    if (!kept.empty()) std::cerr << "; the suite's CPU cases keep their M=" << kept;
+    std::cerr << "\n";
   }
 
   if (options.dry_run) {
@@ -693,7 +604,12 @@ int run_suite(const SuiteOptions& options) {
     return kExitOk;
   }
 
-  ResultFile file = new_result_file(device, suite.name);
+  check_suite_host_memory(plan, device);
+  if (options.resume && options.out.empty())
+    throw InputError("--resume continues the results file of --out; give --out FILE");
+  ResultFile file =
+      options.resume ? load_rows_to_resume(options.out, suite, plan, device) : new_result_file(device, suite.name);
+  const size_t resumed = file.rows.size();
   size_t total = plan.row_count();
   size_t done = 0;
   std::string dataset_key;
@@ -701,9 +617,12 @@ int run_suite(const SuiteOptions& options) {
   MeasureOptions measure_options;
   measure_options.benchmark_console = options.benchmark_console;
   measure_options.hide_launch_latency = options.hide_launch_latency;
-  int verify_failures = 0, failures = 0, refusals = 0;
 
   for (auto& group : plan.groups) {
+    if (done + group.rows.size() <= resumed) {
+      done += group.rows.size();  // measured before the restart or the kill
+      continue;
+    }
     const std::string key = group.dataset_spec + "|" + std::to_string(group.dims) + "|" +
                             std::to_string(group.points) + "|" + std::to_string(group.seed);
     if (key != dataset_key || !data) {
@@ -721,7 +640,7 @@ int run_suite(const SuiteOptions& options) {
     }
     std::map<std::string, std::vector<float>> init_by_k;
     for (const auto& planned : group.rows) {
-      ++done;
+      if (++done <= resumed) continue;
       Problem problem = planned.problem;
       problem.sparsity = data->sparsity;
       ResultRow row;
@@ -748,6 +667,7 @@ int run_suite(const SuiteOptions& options) {
         spec.warmup = group.warmup;
         spec.samples = group.iters;
         spec.verify = group.verify;
+        measure_options.row_index = done;
         row = measure_row(spec, device, measure_options);
         if (!tuned_from.empty()) row.tuned_config = tuned_from;
       }
@@ -759,15 +679,25 @@ int run_suite(const SuiteOptions& options) {
         std::cerr << row.status << ": " << row.reason;
       }
       std::cerr << "\n";
-      if (row.status == "refused") ++refusals;
-      if (row.status == "failed") ++failures;
-      if (!row.verify_passed()) ++verify_failures;
+      const bool failed = row.status == "failed";
+      const std::string name = row.name;
       file.rows.push_back(std::move(row));
       if (!options.out.empty()) {
         file.created = utc_now_iso();
         write_results_atomically(options.out, file);
       }
+      if (failed)
+        if (auto code = restart_if_context_lost(name, options.out, total - done, device.is_gpu)) {
+          print_suite_output(std::cout, suite, file, format, plan.used_cpu_fallback);
+          return *code;
+        }
     }
+  }
+  int verify_failures = 0, failures = 0, refusals = 0;  // resumed rows included
+  for (const auto& row : file.rows) {
+    if (row.status == "refused") ++refusals;
+    if (row.status == "failed") ++failures;
+    if (!row.verify_passed()) ++verify_failures;
   }
   print_suite_output(std::cout, suite, file, format, plan.used_cpu_fallback);
   std::cerr << "mkbench: suite " << suite.name << ": " << file.rows.size() << " rows, "

@@ -4,6 +4,7 @@
 // axes per case, measure every row, rewrite the results file after each row.
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -129,16 +130,24 @@ struct SuiteOptions {
   bool use_tuned = true;
   // Check every row against the FP64 CPU reference, whatever the suite file says.
   bool verify_all = false;
+  // Keep the rows the --out file already holds for this suite and measure only the rest
+  // (after kill -9; the suite also restarts itself with it after a sticky CUDA error).
+  bool resume = false;
 };
 
 void add_suite_options(CLI::App& app, SuiteOptions& options);
 // Suite variant lists: "all", "all-gpu" and "all-cpu" expand to the registered variants.
 std::vector<std::string> expand_variant_names(const std::vector<std::string>& names);
-// Exit code: 0, 5 when a verification failed, 4 when a row failed on the device.
+// Exit code: 0, 5 when a verification failed, 4 when a row failed on the device (resumed
+// rows included), 2 when a group's data cannot fit the host's memory (before any row).
 int run_suite(const SuiteOptions& options);
 
 // Table 1 of seed 000: Grid, Points/thread, Time, Gops/s, % of peak, best marked '*',
 // beside the published T4 numbers when `published` is an object with "rows".
 TextTable table1_view(const std::vector<ResultRow>& rows, const nlohmann::json& published);
+// The suite's rows as its report kind asks (Table 1 beside the published T4 figures, or the
+// generic results table); the CPU fallback always prints the generic table.
+void print_suite_output(std::ostream& out, const SuiteDefinition& suite, const ResultFile& file, OutputFormat format,
+                        bool cpu_fallback);
 
 }  // namespace mk

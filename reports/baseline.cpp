@@ -61,14 +61,24 @@ StoredBaseline store_baseline(const json& results, const std::string& origin, co
     refuse_or_warn("ran on " + slug + ", not on " + expected_slug);
     slug = expected_slug;
   }
+  // A baseline names the code that produced it, so a later reader can rebuild and rerun it.
+  const json build = results.contains("build") && results["build"].is_object() ? results["build"] : json::object();
+  const std::string commit = string_or(build, "git_sha", "");
+  if (commit.empty() || commit == "unknown")
+    refuse_or_warn("does not name the commit that produced it (build.git_sha is \"" + commit +
+                   "\"); build from a git checkout, or set MKBENCH_GIT_SHA=<sha> when configuring");
+  else if (commit.size() > 6 && commit.compare(commit.size() - 6, 6, "-dirty") == 0)
+    stored.warnings.push_back("commit " + commit + " had uncommitted changes: the baseline cannot be rebuilt exactly");
   const json& rows = results.at("rows");
   if (rows.empty()) throw InputError(origin + ": has no rows; an empty baseline would gate nothing");
   size_t not_ok = 0;
   for (const json& row : rows) not_ok += row_status(row) != "ok";
   if (not_ok == rows.size()) throw InputError(origin + ": no row has status ok");
+  // compare cannot judge a row without a baseline timing, and a gate then exits 2.
   if (not_ok > 0)
-    stored.warnings.push_back(std::to_string(not_ok) + " of " + std::to_string(rows.size()) +
-                              " rows are not ok; compare skips them");
+    refuse_or_warn(std::to_string(not_ok) + " of " + std::to_string(rows.size()) +
+                   " rows are not ok, and a gate cannot judge those rows (compare exits 2 on them "
+                   "unless --allow-missing)");
   stored.path = baseline_path(dir, slug, suite);
   mk::write_text_atomically(stored.path, results.dump(2) + "\n");
   return stored;

@@ -10,6 +10,7 @@
 
 #include "harness/command.hpp"
 #include "core/errors.hpp"
+#include "harness/results.hpp"
 #include "reports/baseline.hpp"
 #include "reports/results_io.hpp"
 
@@ -52,6 +53,10 @@ int update(const BaselineArguments& args) {
   std::string source = args.from;
   std::string temp_folder;
   if (source.empty()) {
+    // The baseline goes to this device's folder (or the one named): fail before the suite
+    // runs, not after, when it cannot be written there.
+    const std::string slug = args.device_slug.empty() ? current_device_slug() : args.device_slug;
+    mk::check_writable(baseline_path(dir, slug, args.suite));
     int suite_exit = 0;
     source = run_suite_into_temp(args.suite, suite_exit);
     temp_folder = fs::path(source).parent_path().string();

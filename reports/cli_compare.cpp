@@ -1,5 +1,7 @@
 // `mkbench compare BASELINE.json CANDIDATE.json [--threshold 5%] [--alpha 0.05]
-//                  [--format md|table|json] [--force]`
+//                  [--format md|table|json] [--force] [--ignore-params] [--allow-missing]`
+// Exit 0: every baseline row judged, none slower; 1: a row slower or broken; 2: unusable input,
+// including a baseline row that could not be judged (unless --allow-missing).
 #include <iostream>
 #include <memory>
 
@@ -19,6 +21,7 @@ struct CompareArguments {
   std::string out_path;
   bool force = false;
   bool ignore_params = false;
+  bool allow_missing = false;
 };
 
 std::function<int()> setup_compare(CLI::App& sub) {
@@ -32,8 +35,11 @@ std::function<int()> setup_compare(CLI::App& sub) {
   sub.add_option("--out", args->out_path, "Also write the rendered comparison to this file");
   sub.add_flag("--force", args->force, "Compare even across devices or datasets");
   sub.add_flag("--ignore-params", args->ignore_params,
-               "Pair rows by variant, shape and dataset in file order, whatever their parameters "
-               "(a tuned-config run against a defaults run of the same suite)");
+               "Expect parameter changes (a tuned-config run against a defaults run of the same suite): "
+               "rows paired by variant, shape and dataset get their timing verdict, not PARAMS-CHANGED");
+  sub.add_flag("--allow-missing", args->allow_missing,
+               "Exit 0 even when baseline rows cannot be judged (missing in the candidate, not ok in the "
+               "baseline, or without timing samples); they are still listed");
   return [args]() -> int {
     using namespace mk::reports;
     try {
@@ -46,6 +52,8 @@ std::function<int()> setup_compare(CLI::App& sub) {
       options.alpha = args->alpha;
       options.force = args->force;
       options.ignore_params = args->ignore_params;
+      options.allow_missing = args->allow_missing;
+      if (!args->out_path.empty()) mk::check_writable(args->out_path);
       const auto baseline = load_results_file(args->baseline);
       const auto candidate = load_results_file(args->candidate);
       const ComparisonReport report = compare_results(baseline, candidate, options);
@@ -55,9 +63,14 @@ std::function<int()> setup_compare(CLI::App& sub) {
       else text = compare_to_json(report, options).dump(2) + "\n";
       std::cout << text;
       if (!args->out_path.empty()) mk::write_text_atomically(args->out_path, text);
-      if (report.exit_code() != 0)
-        std::cerr << "mkbench compare: regression: " << report.count(Verdict::Slower) << " SLOWER, "
-                  << report.count(Verdict::Broken) << " BROKEN\n";
+      if (report.regressions() > 0)
+        std::cerr << "mkbench compare: regression: " << report.regressions() << " row(s) slower or broken\n";
+      if (report.unjudged() > 0)
+        std::cerr << "mkbench compare: " << report.unjudged() << " of " << report.baseline_rows
+                  << " baseline rows could not be judged ("
+                  << report.missing.size() << " missing in the candidate, " << report.count(Verdict::Skipped)
+                  << " SKIPPED)" << (args->allow_missing ? "; accepted by --allow-missing\n"
+                                                         : "; the gate cannot pass on them (--allow-missing accepts that)\n");
       return report.exit_code();
     } catch (const mk::Error& error) {
       std::cerr << "mkbench compare: " << error.what() << "\n";
@@ -72,5 +85,5 @@ std::function<int()> setup_compare(CLI::App& sub) {
 }  // namespace
 
 MKBENCH_REGISTER_COMMAND("compare",
-                         "Compare two result files row by row (Mann-Whitney U); exit 1 if a row got slower",
+                         "Compare two result files row by row (Mann-Whitney U); exit 1 if a row got SLOWER or BROKEN",
                          setup_compare);

@@ -22,6 +22,7 @@ const char* to_string(Verdict verdict) {
     case Verdict::Throttled: return "THROTTLED?";
     case Verdict::Broken: return "BROKEN";
     case Verdict::Skipped: return "SKIPPED";
+    case Verdict::ParamsChanged: return "PARAMS-CHANGED";
   }
   return "?";
 }
@@ -39,8 +40,19 @@ int ComparisonReport::count(Verdict verdict) const {
                            [&](const RowComparison& row) { return row.verdict == verdict; }));
 }
 
+int ComparisonReport::regressions() const {
+  int slower_retunes = 0;
+  for (const auto& row : rows)
+    slower_retunes += row.verdict == Verdict::ParamsChanged && row.timing_verdict == Verdict::Slower;
+  return count(Verdict::Slower) + count(Verdict::Broken) + slower_retunes;
+}
+
+int ComparisonReport::unjudged() const { return int(missing.size()) + count(Verdict::Skipped); }
+
 int ComparisonReport::exit_code() const {
-  return count(Verdict::Slower) + count(Verdict::Broken) > 0 ? 1 : 0;
+  if (regressions() > 0) return 1;
+  if (unjudged() > 0 && !allow_missing) return 2;
+  return 0;
 }
 
 double parse_fraction(const std::string& text, const std::string& what) {
@@ -71,9 +83,10 @@ json object_or_empty(const json& row, const char* key) {
   return *it;
 }
 
-bool same_measurement(const json& a, const json& b, bool compare_dataset, bool compare_params) {
+// A row of a suite is the same row as long as its variant, shape and data are: a retune or a
+// new parameter axis changes its params, not which row it is.
+bool same_row(const json& a, const json& b, bool compare_dataset) {
   if (a.value("variant", "") != b.value("variant", "")) return false;
-  if (compare_params && object_or_empty(a, "params") != object_or_empty(b, "params")) return false;
   if (object_or_empty(a, "problem") != object_or_empty(b, "problem")) return false;
   if (compare_dataset &&
       dataset_identity(object_or_empty(a, "dataset")) != dataset_identity(object_or_empty(b, "dataset")))
@@ -81,17 +94,24 @@ bool same_measurement(const json& a, const json& b, bool compare_dataset, bool c
   return true;
 }
 
-// Pairs each baseline row with the first unused candidate row of the same measurement.
-std::vector<int> match_rows(const json& base_rows, const json& cand_rows, bool compare_dataset,
-                            bool compare_params) {
+bool same_params(const json& a, const json& b) { return object_or_empty(a, "params") == object_or_empty(b, "params"); }
+
+// Pairs each baseline row with a candidate row of the same variant, shape and dataset: first
+// the rows whose params are equal too (a sweep's rows differ only in params, so they pair by
+// them), then the rest of each (variant, shape, dataset) in file order (a retuned row).
+std::vector<int> match_rows(const json& base_rows, const json& cand_rows, bool compare_dataset) {
   std::vector<int> partner(base_rows.size(), -1);
   std::vector<bool> used(cand_rows.size(), false);
-  for (size_t i = 0; i < base_rows.size(); ++i) {
-    for (size_t j = 0; j < cand_rows.size(); ++j) {
-      if (used[j] || !same_measurement(base_rows[i], cand_rows[j], compare_dataset, compare_params)) continue;
-      partner[i] = int(j);
-      used[j] = true;
-      break;
+  for (const bool by_params : {true, false}) {
+    for (size_t i = 0; i < base_rows.size(); ++i) {
+      if (partner[i] >= 0) continue;
+      for (size_t j = 0; j < cand_rows.size(); ++j) {
+        if (used[j] || !same_row(base_rows[i], cand_rows[j], compare_dataset)) continue;
+        if (by_params && !same_params(base_rows[i], cand_rows[j])) continue;
+        partner[i] = int(j);
+        used[j] = true;
+        break;
+      }
     }
   }
   return partner;
@@ -106,14 +126,17 @@ std::string commit_of(const json& results) {
   return results.contains("build") ? string_or(results["build"], "git_sha", "unknown") : "unknown";
 }
 
-RowComparison compare_row(const json& base, const json& cand, const CompareOptions& options) {
+// The verdict of a pair from its statuses and timing samples alone.
+RowComparison judge_row(const json& base, const json& cand, const CompareOptions& options) {
   RowComparison out;
   out.name = row_name(base);
   out.base_median_ms = row_median_ms(base);
   out.cand_median_ms = row_median_ms(cand);
   if (row_status(base) != "ok") {
     out.verdict = Verdict::Skipped;
-    out.note = "baseline status=" + row_status(base);
+    const std::string reason = string_or(base, "reason", "");
+    out.note = "baseline row is " + row_status(base) + (reason.empty() ? "" : " (" + reason + ")") +
+               ": no baseline timing to judge against";
     return out;
   }
   if (row_status(cand) != "ok") {
@@ -128,7 +151,11 @@ RowComparison compare_row(const json& base, const json& cand, const CompareOptio
   if (base_samples.empty() || cand_samples.empty()) {
     out.change = out.cand_median_ms / out.base_median_ms - 1.0;
     out.verdict = Verdict::Skipped;
-    out.note = "no timing.samples_ms on one side: no test possible";
+    out.note = std::string("no timing.samples_ms in the ") +
+               (base_samples.empty() && cand_samples.empty() ? "baseline or the candidate"
+                : base_samples.empty()                       ? "baseline"
+                                                             : "candidate") +
+               ": no test possible";
     return out;
   }
   out.base_median_ms = median(base_samples);
@@ -160,15 +187,32 @@ RowComparison compare_row(const json& base, const json& cand, const CompareOptio
       if (out.verdict == Verdict::Slower) out.verdict = Verdict::Throttled;
     }
   }
-  if (object_or_empty(base, "params") != object_or_empty(cand, "params")) {
-    if (!out.note.empty()) out.note += "; ";
-    out.note += "candidate params " + object_or_empty(cand, "params").dump();
-  }
   if (out.base_count < kExactMaxSize || out.cand_count < kExactMaxSize) {
     if (!out.note.empty()) out.note += "; ";
     out.note += "few samples (" + std::to_string(out.base_count) + " vs " +
                 std::to_string(out.cand_count) + "): the test has little power";
   }
+  return out;
+}
+
+RowComparison compare_row(const json& base, const json& cand, const CompareOptions& options) {
+  RowComparison out = judge_row(base, cand, options);
+  if (same_params(base, cand)) return out;
+  out.base_params = params_text(object_or_empty(base, "params"));
+  out.cand_params = params_text(object_or_empty(cand, "params"));
+  std::string what;
+  if (options.ignore_params) {
+    what = "candidate params " + object_or_empty(cand, "params").dump();
+  } else {
+    what = "params changed: " + out.base_params + " -> " + out.cand_params;
+    // The timing comparison still counts (a retune that ran slower is a regression), but the
+    // row no longer measures what the baseline did. A broken or unjudged row keeps that verdict.
+    if (out.verdict != Verdict::Broken && out.verdict != Verdict::Skipped) {
+      out.timing_verdict = out.verdict;
+      out.verdict = Verdict::ParamsChanged;
+    }
+  }
+  out.note = out.note.empty() ? what : what + "; " + out.note;
   return out;
 }
 
@@ -190,6 +234,18 @@ std::string change_text(const RowComparison& row) {
   char text[32];
   std::snprintf(text, sizeof text, "%+.1f%%", row.change * 100.0);
   return text;
+}
+
+// "PARAMS-CHANGED (SLOWER)": a retuned row carries the verdict of its timing too.
+std::string verdict_text(const RowComparison& row) {
+  std::string text = to_string(row.verdict);
+  if (row.verdict == Verdict::ParamsChanged) text += std::string(" (") + to_string(row.timing_verdict) + ")";
+  return text;
+}
+
+bool is_regression(const RowComparison& row) {
+  return row.verdict == Verdict::Slower || row.verdict == Verdict::Broken ||
+         (row.verdict == Verdict::ParamsChanged && row.timing_verdict == Verdict::Slower);
 }
 
 std::string p_text(const RowComparison& row) {
@@ -216,8 +272,8 @@ std::string summary_line(const ComparisonReport& report) {
   std::ostringstream text;
   text << report.rows.size() << " rows compared:";
   bool first = true;
-  for (Verdict verdict : {Verdict::Slower, Verdict::Broken, Verdict::Throttled, Verdict::Ambiguous,
-                          Verdict::Faster, Verdict::Same, Verdict::Skipped}) {
+  for (Verdict verdict : {Verdict::Slower, Verdict::Broken, Verdict::ParamsChanged, Verdict::Throttled,
+                          Verdict::Ambiguous, Verdict::Faster, Verdict::Same, Verdict::Skipped}) {
     const int n = report.count(verdict);
     if (n == 0) continue;
     text << (first ? " " : ", ") << n << " " << to_string(verdict);
@@ -226,6 +282,28 @@ std::string summary_line(const ComparisonReport& report) {
   if (!report.missing.empty()) text << "; " << report.missing.size() << " missing";
   if (!report.added.empty()) text << "; " << report.added.size() << " new";
   return text.str();
+}
+
+// Why the exit status is what it is, in one line.
+std::string outcome_line(const ComparisonReport& report) {
+  std::ostringstream text;
+  const int regressions = report.regressions(), unjudged = report.unjudged();
+  if (regressions > 0) text << "REGRESSION: " << regressions << " row(s) slower or broken";
+  if (unjudged > 0) {
+    text << (regressions > 0 ? "; " : "") << unjudged << " of " << report.baseline_rows
+         << " baseline rows not judged (missing in the candidate, not ok in the baseline, or without samples)";
+    text << (report.allow_missing ? ", accepted by --allow-missing" : ": the gate cannot pass (exit 2; --allow-missing accepts that)");
+  }
+  if (regressions == 0 && unjudged == 0) text << "no regression: every baseline row judged";
+  return text.str();
+}
+
+std::string headline(const ComparisonReport& report) {
+  switch (report.exit_code()) {
+    case 1: return "REGRESSION";
+    case 2: return "ROWS NOT JUDGED";
+    default: return report.unjudged() > 0 ? "no regression in the rows judged" : "no regression";
+  }
 }
 
 std::string rule_line(const CompareOptions& options) {
@@ -264,11 +342,13 @@ ComparisonReport compare_results(const json& baseline, const json& candidate,
     report.warnings.push_back(what + " (compared because of --force)");
   }
 
-  std::vector<int> partner = match_rows(base_rows, cand_rows, /*compare_dataset=*/true, !options.ignore_params);
+  report.baseline_rows = base_rows.size();
+  report.allow_missing = options.allow_missing;
+  std::vector<int> partner = match_rows(base_rows, cand_rows, /*compare_dataset=*/true);
   const bool any_exact_match =
       std::any_of(partner.begin(), partner.end(), [](int p) { return p >= 0; });
   if (!any_exact_match) {
-    std::vector<int> loose = match_rows(base_rows, cand_rows, /*compare_dataset=*/false, !options.ignore_params);
+    std::vector<int> loose = match_rows(base_rows, cand_rows, /*compare_dataset=*/false);
     const auto first_loose = std::find_if(loose.begin(), loose.end(), [](int p) { return p >= 0; });
     if (first_loose != loose.end()) {
       const size_t i = size_t(first_loose - loose.begin());
@@ -283,7 +363,7 @@ ComparisonReport compare_results(const json& baseline, const json& candidate,
       partner = loose;
     } else {
       throw InputError("no row of the candidate matches a row of the baseline (rows are matched "
-                       "by variant, params, problem and dataset); are these the same suite?");
+                       "by variant, problem and dataset); are these the same suite?");
     }
   }
 
@@ -303,9 +383,8 @@ ComparisonReport compare_results(const json& baseline, const json& candidate,
 
 std::string render_compare_markdown(const ComparisonReport& report, const CompareOptions& options) {
   std::ostringstream md;
-  md << "### mkbench compare: " << (report.exit_code() == 0 ? "no regression" : "REGRESSION")
-     << "\n\n";
-  md << summary_line(report) << "\n\n";
+  md << "### mkbench compare: " << headline(report) << "\n\n";
+  md << summary_line(report) << "\n\n" << outcome_line(report) << "\n\n";
   md << "- Baseline: " << report.base_device << ", commit `" << report.base_commit << "`, "
      << report.base_created << "\n";
   md << "- Candidate: " << report.cand_device << ", commit `" << report.cand_commit << "`, "
@@ -315,19 +394,20 @@ std::string render_compare_markdown(const ComparisonReport& report, const Compar
   md << "\n| Row | Base median (ms) | Cand median (ms) | Change | p-value | Verdict | [min, q3] disjoint? | Note |\n";
   md << "|---|---:|---:|---:|---:|---|---|---|\n";
   for (const auto& row : report.rows) {
-    const bool bad = row.verdict == Verdict::Slower || row.verdict == Verdict::Broken;
-    const std::string verdict = to_string(row.verdict);
+    const bool bad = is_regression(row) || (row.verdict == Verdict::Skipped && !report.allow_missing);
+    const std::string verdict = verdict_text(row);
     md << "| " << escape_markdown_cell(row.name) << " | " << time_text(row.base_median_ms) << " | "
        << time_text(row.cand_median_ms) << " | " << change_text(row) << " | " << p_text(row)
        << " | " << (bad ? "**" + verdict + "**" : verdict) << " | "
        << (row.robust.empty() ? "—" : row.robust) << " | " << escape_markdown_cell(row.note) << " |\n";
   }
   if (!report.missing.empty()) {
-    md << "\nMissing in the candidate (not a failure):\n";
+    md << "\nMissing in the candidate (" << (report.allow_missing ? "accepted by --allow-missing" : "not judged: exit 2")
+       << "):\n";
     for (const auto& name : report.missing) md << "- " << name << "\n";
   }
   if (!report.added.empty()) {
-    md << "\nNew in the candidate (not a failure):\n";
+    md << "\nNew in the candidate (not in the baseline, not judged, not a failure):\n";
     for (const auto& name : report.added) md << "- " << name << "\n";
   }
   return md.str();
@@ -338,7 +418,7 @@ std::string render_compare_table(const ComparisonReport& report, const CompareOp
   cells.push_back({"row", "base_ms", "cand_ms", "change", "p", "verdict", "min-q3", "note"});
   for (const auto& row : report.rows)
     cells.push_back({row.name, time_text(row.base_median_ms), time_text(row.cand_median_ms),
-                     change_text(row), p_text(row), to_string(row.verdict),
+                     change_text(row), p_text(row), verdict_text(row),
                      row.robust.empty() ? "-" : row.robust, row.note});
   // Column widths in code points so "—" does not break the alignment.
   auto width_of = [](const std::string& text) {
@@ -350,7 +430,7 @@ std::string render_compare_table(const ComparisonReport& report, const CompareOp
   for (const auto& line : cells)
     for (size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], width_of(line[c]));
   std::ostringstream out;
-  out << summary_line(report) << "\n" << rule_line(options) << "\n";
+  out << summary_line(report) << "\n" << outcome_line(report) << "\n" << rule_line(options) << "\n";
   for (const auto& warning : report.warnings) out << "warning: " << warning << "\n";
   for (const auto& line : cells) {
     std::string text;
@@ -361,7 +441,8 @@ std::string render_compare_table(const ComparisonReport& report, const CompareOp
     text.erase(text.find_last_not_of(' ') + 1);
     out << text << "\n";
   }
-  for (const auto& name : report.missing) out << "missing in candidate: " << name << "\n";
+  for (const auto& name : report.missing)
+    out << "missing in candidate" << (report.allow_missing ? " (allowed)" : " (not judged)") << ": " << name << "\n";
   for (const auto& name : report.added) out << "new in candidate: " << name << "\n";
   return out.str();
 }
@@ -371,13 +452,18 @@ json compare_to_json(const ComparisonReport& report, const CompareOptions& optio
   out["threshold"] = options.threshold;
   out["alpha"] = options.alpha;
   out["exit_code"] = report.exit_code();
+  out["allow_missing"] = report.allow_missing;
+  out["baseline_rows"] = report.baseline_rows;
+  out["regressions"] = report.regressions();
+  out["unjudged"] = report.unjudged();
+  out["outcome"] = outcome_line(report);
   out["baseline"] = {{"device", report.base_device}, {"commit", report.base_commit},
                      {"created", report.base_created}};
   out["candidate"] = {{"device", report.cand_device}, {"commit", report.cand_commit},
                       {"created", report.cand_created}};
   json counts = json::object();
   for (Verdict verdict : {Verdict::Same, Verdict::Slower, Verdict::Faster, Verdict::Ambiguous,
-                          Verdict::Throttled, Verdict::Broken, Verdict::Skipped})
+                          Verdict::Throttled, Verdict::Broken, Verdict::Skipped, Verdict::ParamsChanged})
     counts[to_string(verdict)] = report.count(verdict);
   out["counts"] = counts;
   out["rows"] = json::array();
@@ -393,6 +479,10 @@ json compare_to_json(const ComparisonReport& report, const CompareOptions& optio
                            {"base_samples", row.base_count},
                            {"cand_samples", row.cand_count},
                            {"verdict", to_string(row.verdict)},
+                           {"timing_verdict", row.verdict == Verdict::ParamsChanged
+                                                  ? json(to_string(row.timing_verdict)) : json(nullptr)},
+                           {"base_params", row.base_params},
+                           {"cand_params", row.cand_params},
                            {"robust", row.robust},
                            {"base_sm_clock_mhz", row.base_clock_mhz},
                            {"cand_sm_clock_mhz", row.cand_clock_mhz},

@@ -13,9 +13,14 @@ struct CompareOptions {
   double threshold = 0.05;  // relative change of the median that matters (0.05 = 5%)
   double alpha = 0.05;      // significance level of the Mann-Whitney U test
   bool force = false;       // compare across devices / datasets anyway
-  // Pair rows by variant, shape and dataset in file order, whatever their parameters: a
-  // run with tuned configs against one with the defaults (same suite, same row order).
+  // A row whose parameters changed (a retune, a new axis) is paired with its baseline row by
+  // variant, shape and dataset and reported as PARAMS-CHANGED. With ignore_params the change
+  // is expected (a run with tuned configs against one with the defaults): such rows get
+  // their timing verdict, the candidate's params named in the note.
   bool ignore_params = false;
+  // A baseline row the comparison cannot judge (no partner in the candidate, not ok in the
+  // baseline, no samples) makes the gate exit 2 unless this is set.
+  bool allow_missing = false;
   // A candidate whose median SM clock is more than this fraction below the baseline's
   // is suspected of thermal/power throttling rather than of a code regression.
   double throttle_fraction = 0.05;
@@ -28,7 +33,8 @@ enum class Verdict {
   Ambiguous,  // beyond the threshold but not significant: rerun with more samples
   Throttled,  // would be Slower, but the candidate's SM clock dropped: flagged, not failed
   Broken,     // ok in the baseline, failed/refused in the candidate (exit 1)
-  Skipped,    // not ok in the baseline, or no samples: nothing to compare
+  Skipped,    // not ok in the baseline, or no samples: cannot be judged (exit 2 unless allowed)
+  ParamsChanged,  // paired by variant, shape and dataset, params differ; timing_verdict says how it ran
 };
 const char* to_string(Verdict verdict);
 
@@ -44,6 +50,9 @@ struct RowComparison {
   double u_statistic = 0;   // U of the candidate sample (pairs where cand > base)
   size_t base_count = 0, cand_count = 0;
   Verdict verdict = Verdict::Same;
+  // For ParamsChanged: the verdict of the timing comparison, made as for any other row.
+  Verdict timing_verdict = Verdict::Same;
+  std::string base_params, cand_params;  // "key=value,..." when they differ, else empty
   // Second opinion, nvbench style: are the [min, q3] intervals disjoint?
   std::string robust;       // "slower" | "faster" | "overlap" | "" when not computable
   double base_clock_mhz = 0, cand_clock_mhz = 0;  // medians, 0 when not recorded
@@ -58,8 +67,15 @@ struct ComparisonReport {
   std::vector<std::string> missing;  // in the baseline, not in the candidate
   std::vector<std::string> added;    // in the candidate, not in the baseline
   std::vector<std::string> warnings; // e.g. what --force overrode
+  size_t baseline_rows = 0;
+  bool allow_missing = false;        // CompareOptions::allow_missing of the comparison
   int count(Verdict verdict) const;
-  // 0: nothing slower; 1: a row is Slower or Broken.
+  // Rows that ran slower: Slower, Broken, and ParamsChanged whose timing was Slower.
+  int regressions() const;
+  // Baseline rows the comparison could not judge: missing in the candidate, or Skipped.
+  int unjudged() const;
+  // 1: a regression (it wins over 2: a judged slowdown is the more specific news); 2: a
+  // baseline row could not be judged and allow_missing is off; 0 otherwise.
   int exit_code() const;
 };
 

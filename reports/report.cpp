@@ -1205,6 +1205,7 @@ int run_report(const std::vector<std::string>& paths, ReportOptions options,
   try {
     if (options.format != "md" && options.format != "csv" && options.format != "html")
       throw InputError("--format must be md, csv or html (got \"" + options.format + "\")");
+    if (!out_path.empty()) mk::check_writable(out_path);  // before rendering (plots take seconds)
     std::vector<LoadedResults> files;
     for (const auto& path : paths) files.push_back({path, load_results_file(path)});
     std::string text;

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Perf gate: run a suite, compare it with this device's stored baseline, print Markdown.
 #
-#   scripts/perf-gate.sh SUITE [THRESHOLD]        e.g. scripts/perf-gate.sh gate 5%
+#   scripts/perf-gate.sh SUITE [THRESHOLD]        e.g. scripts/perf-gate.sh table1 5%
 #
 # Environment:
 #   MKBENCH              the mkbench binary (default: build/mkbench)
 #   MKBENCH_SUITE_ARGS   extra arguments for the suite run (e.g. "--quick")
+#   MKBENCH_COMPARE_ARGS extra arguments for mkbench compare (e.g. "--allow-missing")
 #   MKBENCH_BASELINE_DIR where baselines live (default: reports/baselines)
 #   MKBENCH_GATE_OUT     also write the Markdown here (e.g. for a PR comment)
 #   GITHUB_STEP_SUMMARY  when set (GitHub Actions), the Markdown is appended to it
 #
-# Exit status is mkbench compare's: 0 no row SLOWER, 1 a row SLOWER (or broken),
-# 2 unusable input (no baseline, different device, unreadable files); a failed suite run
-# exits with the suite's own status.
+# Rows pair by variant, shape and dataset, so a retuned row (new params) stays in the gate as
+# PARAMS-CHANGED, its timing still judged. Exit status is mkbench compare's: 0 every baseline
+# row judged and none slower, 1 a row SLOWER (or broken, or retuned and slower), 2 unusable
+# input (no baseline, different device, unreadable files, or baseline rows the run cannot
+# judge: missing, not ok, without samples; MKBENCH_COMPARE_ARGS=--allow-missing accepts those);
+# a failed suite run exits with the suite's own status.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -51,7 +55,9 @@ if [ ! -f "$baseline" ]; then
 fi
 
 set +e
-"$mkbench" compare "$baseline" "$candidate" --threshold "$threshold" --format md --out "$work/compare.md"
+# shellcheck disable=SC2086  # MKBENCH_COMPARE_ARGS is a list of words on purpose
+"$mkbench" compare "$baseline" "$candidate" --threshold "$threshold" --format md --out "$work/compare.md" \
+  ${MKBENCH_COMPARE_ARGS:-}
 status=$?
 set -e
 if [ -f "$work/compare.md" ]; then

@@ -2,8 +2,10 @@
 # Everything the GPU machine should do in one lease call: native sm_90 build, full ctest,
 # peak measurement, sanitizers, the verify matrix and the performance cases. Stages can
 # be picked: tests/device.sh build test peak sanitize matrix perf table1 table2 kernels.
-# Results land in $OUT (or build-device/out) as JSON plus one tarball; a short table is
-# printed last. The lease's copy of the tree may carry a stale .git: name the commit in the
+# Results land directly in $OUT (or build-device/out) under the names of the committed
+# standing in reports/results/<gpu>/ (perf-N8-K3..7-M32M.json, table2.json, gpu-tests.txt,
+# sanitize.txt, ...), so scripts/promote-results.sh can copy a call's files over the old ones;
+# logs go to raw/ (one tarball at the end); a short table is printed last. The lease's copy of the tree may carry a stale .git: name the commit in the
 # command, e.g. MKBENCH_GIT_SHA=ab12cd34ef56 (add -dirty for uncommitted changes), so the
 # result files say which code ran.
 set -uo pipefail
@@ -47,7 +49,7 @@ for stage in "${stages[@]}"; do
       rc=$?; tail -5 $OUT/raw/build.log; grep -i "spill" $OUT/raw/build.log | grep -v " 0 bytes spill" | head -5
       note "build rc=$rc ($((SECONDS-start)) s)"; ((rc == 0)) || break ;;
     unpack)
-      # Binaries built by an earlier call of this session (stage pack), carried back in
+      # Binaries built by an earlier lease call (stage pack), carried back in
       # build-carry/: skips the ~65 s build on a fresh machine.
       mkdir -p $BUILD && tar xzf build-carry/bin.tgz -C $BUILD && note "unpacked carried binaries ($(ls $BUILD | tr '\n' ' '))" ;;
     pack)
@@ -55,6 +57,7 @@ for stage in "${stages[@]}"; do
     test)
       (cd $BUILD && timeout $(cap ${CTEST_BUDGET:-400}) ctest -j8 --output-on-failure --timeout 300 >$OUT/raw/ctest.log 2>&1); rc=$?
       tail -4 $OUT/raw/ctest.log; grep -E "Failed|\*\*\*" $OUT/raw/ctest.log | head -20
+      cp $OUT/raw/ctest.log $OUT/ctest.txt
       note "ctest rc=$rc: $(grep -E 'tests passed|tests failed' $OUT/raw/ctest.log | tail -1)" ;;
     quick)
       for variant in registers-multik naive-atomics shared-atomics; do
@@ -67,6 +70,7 @@ for stage in "${stages[@]}"; do
       timeout $(cap ${CTEST_BUDGET:-300}) $BUILD/mkbench_tests --gtest_filter="${GPU_TEST_FILTER:-Registered/*:GemmVariantsOnDevice*:OutOfMemory*}" \
         --gtest_repeat=${GPU_TEST_REPEAT:-1} >$OUT/raw/gpu-tests.log 2>&1; rc=$?
       grep -E "^\[  (PASSED|FAILED|SKIPPED) " $OUT/raw/gpu-tests.log | head -20
+      cp $OUT/raw/gpu-tests.log $OUT/gpu-tests.txt
       note "gpu tests rc=$rc: $(grep -E '^\[  PASSED|tests ran' $OUT/raw/gpu-tests.log | tr '\n' ' ')" ;;
     diag-shared)
       # shared-atomics alone, then after registers-multik in the same process.
@@ -165,6 +169,7 @@ for stage in "${stages[@]}"; do
           echo "$variant N=$n K=$k M=$m rc=$?" | tee -a $OUT/acceptance2.txt
         done; done; done
       done
+      python3 scripts/merge-results.py $OUT/acceptance2.json $OUT/raw/acc2-*.json
       note "acceptance2: $(grep -c 'rc=0' $OUT/acceptance2.txt) of $(wc -l < $OUT/acceptance2.txt) rc=0" ;;
     profile)
       # SASS of the NVRTC kernel + ncu sections for one case (issue 4 notes): PROFILE_VARIANT
@@ -197,7 +202,8 @@ PY
         $MK run --variant $variant --dims $1 --k $2 --points $3 --iters 3 --warmup 1 ${PROFILE_ARGS:-} >/dev/null 2>&1
       ncu -i $OUT/raw/ncu-$tag.ncu-rep --print-details all >$OUT/raw/ncu-$tag.txt 2>&1
       ncu -i $OUT/raw/ncu-$tag.ncu-rep --page source --csv --print-source sass >$OUT/raw/ncu-$tag-sass.csv 2>&1
-      python3 reports/sass_mix.py $OUT/raw/ncu-$tag-sass.csv $3 --top 16 | tee $OUT/raw/sass-mix-$tag.txt | head -8
+      python3 reports/sass_mix.py $OUT/raw/ncu-$tag-sass.csv $3 --top 16 | tee $OUT/profile-$tag-sass-mix.txt | head -8
+      cp $OUT/raw/ncu-$tag.txt $OUT/profile-$tag.txt
       rm -f $OUT/raw/ncu-$tag.ncu-rep
       grep -E " Duration|DRAM Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|Stall (Wait|Short|Math|Not Sel|Long)|Pipe (Alu|Tensor|Fma) Cycles" \
         $OUT/raw/ncu-$tag.txt | grep -v Hmma | head -14
@@ -277,6 +283,54 @@ PY
         done
       done; done
       note "ab-builds done" ;;
+    ab-trees)
+      # Today's tree against an older commit's whole tree (carried as build-carry/old-src.tgz, made
+      # here by `git archive --format=tar.gz -o build-carry/old-src.tgz <commit>`): both built, then
+      # run alternately, AB_ROUNDS rounds of AB_CASES ("N K M[ variant];..."), median of 20 each, the
+      # new rows verified. For a refactor that must keep the speed (docs/gpu-machine.md).
+      [[ -f build-carry/old-src.tgz ]] || { note "skipped ab-trees: no build-carry/old-src.tgz"; continue; }
+      rm -rf /tmp/abt && mkdir -p /tmp/abt/src && tar xzf build-carry/old-src.tgz -C /tmp/abt/src
+      start=$SECONDS
+      cmake -S /tmp/abt/src -B /tmp/abt/b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DMKBENCH_BUILD_TESTS=OFF \
+        >$OUT/raw/abt-cmake.log 2>&1 && cmake --build /tmp/abt/b -j16 --target mkbench >$OUT/raw/abt-build.log 2>&1
+      rc=$?; note "ab-trees: old build rc=$rc ($((SECONDS-start)) s)"; ((rc == 0)) || continue
+      IFS=';' read -ra cases <<<"${AB_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;32 1024 2M tf32-window;8 16 8M}"
+      for round in $(seq ${AB_ROUNDS:-2}); do for case in "${cases[@]}"; do
+        set -- $case
+        for side in old new; do
+          bin=$MK; verify=--verify; [[ $side == old ]] && bin=/tmp/abt/b/mkbench && verify=
+          tag=abt-$side-N$1-K$2-M$3-r$round
+          timeout $(cap 120) $bin run --variant ${4:-tensor-multik} --dims $1 --k $2 --points $3 --iters 20 $verify \
+            --out $OUT/raw/$tag.json >/dev/null 2>>$OUT/raw/abt.log
+          printf '%s %s N=%s K=%s M=%s round %s rc=%s %s\n' $side ${4:-tensor-multik} $1 $2 $3 $round $? "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(round(r["summary"]["median_ms"],4), (r.get("verify") or {}).get("passed"))' $OUT/raw/$tag.json 2>/dev/null)" | tee -a $OUT/ab-trees.txt
+        done
+      done; done
+      note "ab-trees done" ;;
+    ci)
+      # The GPU CI recipe (<= 10 minutes on an H100/H200 with 16 cores; docs/perf-gate.md): the whole
+      # ctest, a slice of the verify matrix, compute-sanitizer on the default fast paths, and the perf
+      # gate against the stored baseline. Run after `build`. Exit status: the first failure's.
+      ci_rc=0
+      (cd $BUILD && timeout $(cap ${CTEST_BUDGET:-330}) ctest -j12 --output-on-failure --timeout 300 >$OUT/raw/ci-ctest.log 2>&1) || ci_rc=1
+      cp $OUT/raw/ci-ctest.log $OUT/ctest.txt
+      note "ci ctest: $(grep -E 'tests passed|tests failed' $OUT/raw/ci-ctest.log | tail -1)"
+      timeout $(cap 90) $MK verify-matrix --points 100000 --dims 4,8,32 --k 3..7,64..64 --out $OUT/verify-matrix-ci.json \
+        >$OUT/raw/ci-matrix.txt 2>&1
+      rc=$?; ((rc == 0)) || ci_rc=1
+      note "ci verify-matrix slice rc=$rc: $(grep -c '✗' $OUT/raw/ci-matrix.txt) failing cells"
+      for spec in "tensor-multik 8 3..7" "tensor-multik 4 3..5" "tf32-window 32 256" "registers-multik 8 3..7"; do
+        set -- $spec
+        for tool in memcheck racecheck; do
+          timeout $(cap 120) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant $1 --dims $2 --k $3 \
+            --points 40000 --iters 2 --warmup 1 --verify >$OUT/raw/ci-san-$tool-$1-$2.log 2>&1 || ci_rc=1
+          echo "$tool $1 N=$2 K=$3 M=40000: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $OUT/raw/ci-san-$tool-$1-$2.log | tail -1)" \
+            | tee -a $OUT/sanitize-ci.txt
+        done
+      done
+      MKBENCH=$MK timeout $(cap 150) scripts/perf-gate.sh ${CI_GATE_SUITE:-table1} ${CI_GATE_THRESHOLD:-5%} \
+        >$OUT/raw/ci-gate.md 2>&1 || ci_rc=1
+      note "ci perf gate: $(grep -m1 -E 'REGRESSION|NOT JUDGED|no regression' $OUT/raw/ci-gate.md)"
+      note "ci rc=$ci_rc" ;;
     mscan)
       # Time per iteration against M for one variant and shape (MSCAN_VARIANT, MSCAN_DIMS,
       # MSCAN_K, MSCAN_POINTS): the intercept is the per-iteration cost that does not scale
@@ -290,7 +344,7 @@ PY
       done
       note "mscan done" ;;
     peak)
-      $MK peak 2>&1 | tee $OUT/raw/peak.txt | tail -8; note "peak rc=$?" ;;
+      $MK peak 2>&1 | tee $OUT/peak.txt | tail -8; note "peak rc=${PIPESTATUS[0]}" ;;
     sanitize-one)
       # One variant on a shape it implements: SANITIZE_VARIANT, SANITIZE_DIMS (SANITIZE_K, SANITIZE_POINTS).
       need SANITIZE_VARIANT || continue
@@ -300,11 +354,21 @@ PY
           >$OUT/raw/san-$tool-${SANITIZE_VARIANT}.log 2>&1
         rc=$?
         note "sanitize $tool ${SANITIZE_VARIANT} N=${SANITIZE_DIMS:-32} K=${SANITIZE_K:-3..5} ${SANITIZE_ARGS:-} rc=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-${SANITIZE_VARIANT}.log | tail -1)"
+        echo "$tool ${SANITIZE_VARIANT} N=${SANITIZE_DIMS:-32} K=${SANITIZE_K:-3..5} M=${SANITIZE_POINTS:-4096} ${SANITIZE_ARGS:-} rc=$rc: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-${SANITIZE_VARIANT}.log | tail -1)" \
+          >>$OUT/sanitize-${SANITIZE_VARIANT}.txt
       done ;;
     kernels-rest)
       # The part of the kernels suite earlier calls could not fit: KERNELS_REST names a suite
-      # file holding only those cases (default: the N=128, M=8M rows).
-      rest=${KERNELS_REST:-reports/results/nvidia-h200/kernels/kernels-part3-suite.json}
+      # file holding only those cases (default: the N=128, M=8M rows, written here). Merge the
+      # parts into the standing with scripts/merge-results.py kernels.json PART.json...
+      rest=${KERNELS_REST:-$BUILD/kernels-rest-suite.json}
+      [[ -n ${KERNELS_REST:-} ]] || python3 - $rest <<'PY'
+import json, sys
+json.dump({"name": "kernels", "description": "the kernels suite's N=128, M=8M rows", "dataset": "uniform", "seed": 42,
+           "iters": 5, "warmup": 1, "verify": False,
+           "cases": [{"dims": [128], "k": ["16", "64", "256", "1024", "4096"], "points": ["8M"], "variants": ["all-gpu"]}],
+           "cpu_fallback": {"points": ["8K"], "variants": ["cpu-openmp"]}, "report": {"kind": "generic"}}, open(sys.argv[1], "w"), indent=2)
+PY
       timeout $(cap ${SUITE_TIMEOUT:-590}) $MK --suite $rest --out $OUT/kernels-rest.json 2>$OUT/raw/kernels-rest.log | tail -5
       note "suite $(basename $rest) rc=${PIPESTATUS[0]} rows: $(grep -c '"variant"' $OUT/kernels-rest.json)" ;;
     sanitize)
@@ -315,17 +379,19 @@ PY
           rc=$?
           errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-$variant.log | tail -1)
           note "sanitize $tool $variant rc=$rc ${errs}"
+          echo "$tool $variant N=8 K=3..5 M=4096 rc=$rc: ${errs}" >>$OUT/sanitize.txt
         done
       done ;;
     matrix)
       # Issue 3's matrix, or a slice of it (MATRIX_POINTS, MATRIX_DIMS) named MATRIX_TAG; the
       # JSON is rewritten after every shape, so a slice stopped by the timeout keeps its cells.
-      tag=${MATRIX_TAG:-all}
+      # The whole matrix is verify-matrix.json/.md; a slice verify-matrix-<MATRIX_TAG>.json/.md.
+      tag=${MATRIX_TAG:-all}; name=verify-matrix${MATRIX_TAG:+-$MATRIX_TAG}
       timeout $(cap ${MATRIX_BUDGET:-280}) $MK verify-matrix --variants ${MATRIX_VARIANTS:-all} --points ${MATRIX_POINTS:-1000,1M,8M} --k ${MATRIX_K:-3..7,3..12,16..16,256..256,1024..1024} --dims ${MATRIX_DIMS:-2,4,8,16,32,128} \
-        --iterations ${MATRIX_ITERATIONS:-2} --max-reference-work ${MATRIX_MAX_WORK:-4e11} --out $OUT/verify-matrix-$tag.json \
-        >$OUT/raw/verify-matrix-$tag.md 2>$OUT/raw/verify-matrix-$tag.log
-      rc=$?; tail -3 $OUT/raw/verify-matrix-$tag.md; grep -E "✗" $OUT/raw/verify-matrix-$tag.log | head -5
-      note "verify-matrix $tag rc=$rc (124 = stopped by the timeout) $(tail -1 $OUT/raw/verify-matrix-$tag.md) cells logged: $(grep -cE '  (✓|✗|-)  \(' $OUT/raw/verify-matrix-$tag.log)" ;;
+        --iterations ${MATRIX_ITERATIONS:-2} --max-reference-work ${MATRIX_MAX_WORK:-4e11} --out $OUT/$name.json \
+        >$OUT/$name.md 2>$OUT/raw/$name.log
+      rc=$?; tail -3 $OUT/$name.md; grep -E "✗" $OUT/raw/$name.log | head -5
+      note "verify-matrix $tag rc=$rc (124 = stopped by the timeout) $(tail -1 $OUT/$name.md) cells logged: $(grep -cE '  (✓|✗|-)  \(' $OUT/raw/$name.log)" ;;
     tune-space)
       # Issue 6: exhaustive, then random and anneal with the same small budget, on table1's
       # grid x ppt space (the other axes pinned to the Table-1 defaults, block 256 as the seed).
@@ -379,8 +445,8 @@ PY
           --config-out $OUT/raw/tuned-config.json >$OUT/raw/tune-$strategy.txt 2>$OUT/raw/tune-$strategy.log
         echo "tune $strategy rc=$?"; tail -6 $OUT/raw/tune-$strategy.txt
       done
-      $MK tune --replay $OUT/raw/tune-cache.jsonl --compare --repeats 10 --max-evals 20 >$OUT/raw/tune-compare.txt 2>&1
-      tail -12 $OUT/raw/tune-compare.txt
+      $MK tune --replay $OUT/raw/tune-cache.jsonl --compare --repeats 10 --max-evals 20 >$OUT/tune.txt 2>&1
+      tail -12 $OUT/tune.txt
       note "tune done" ;;
     tune-issue4)
       # Issue 4's cases tuned into the device config (configs/<slug>.json, merged by bucket):
@@ -394,7 +460,7 @@ PY
         echo "tune N=$1 K=$2 M=$3 $4 $5 $6 rc=$rc $(tail -n +2 $OUT/raw/tune-issue4-case.txt | cut -f3-8)"
       done
       grep -E "^config " $OUT/raw/tune-issue4.log
-      cp configs/*.json $OUT/ 2>/dev/null; cp $OUT/raw/tune-issue4.jsonl $OUT/
+      mkdir -p $OUT/configs; cp configs/*.json $OUT/configs/ 2>/dev/null; cp $OUT/raw/tune-issue4.jsonl $OUT/
       note "tune-issue4 done" ;;
     tune-table2)
       # Issue 6: the suite tune with a 10-minute measurement budget, writing configs/<slug>.json.
@@ -404,21 +470,34 @@ PY
       timeout $(cap ${TUNE_TIMEOUT:-520}) $MK tune --suite table2 --budget 10m --cache build-carry/tune-table2.jsonl \
         >$OUT/tune-table2.txt 2>$OUT/raw/tune-table2.log
       rc=$?; tail -4 $OUT/raw/tune-table2.log; head -60 $OUT/tune-table2.txt
-      cp build-carry/tune-table2.jsonl $OUT/ 2>/dev/null; cp configs/*.json $OUT/ 2>/dev/null
+      cp build-carry/tune-table2.jsonl $OUT/ 2>/dev/null; mkdir -p $OUT/configs; cp configs/*.json $OUT/configs/ 2>/dev/null
       note "tune table2 rc=$rc (124 = stopped by the call limit; the same stage resumes it)" ;;
     table2-tuned)
       # Issue 6: table2 with the tuned config (configs/<slug>.json) ...
       timeout $(cap ${TABLE2_TIMEOUT:-400}) $MK --suite table2 --out $OUT/table2-tuned.json >$OUT/table2-tuned.txt 2>$OUT/raw/table2-tuned.log
       note "table2 tuned rc=$? ($(grep -o '"tuned_config"' $OUT/table2-tuned.json | wc -l) rows ran a tuned config)" ;;
     table2-defaults)
-      # ... and with the defaults (also issue 5's table2 run).
-      timeout $(cap ${TABLE2_TIMEOUT:-400}) $MK --suite table2 --no-tuned --out $OUT/table2.json >$OUT/table2.txt 2>$OUT/raw/table2.log
+      # ... and with the defaults (table2.json is the suite as `mkbench --suite table2` runs it: tuned).
+      timeout $(cap ${TABLE2_TIMEOUT:-400}) $MK --suite table2 --no-tuned --out $OUT/table2-defaults.json >$OUT/table2-defaults.txt 2>$OUT/raw/table2-defaults.log
       note "table2 defaults rc=$?" ;;
     compare-table2)
       tuned=${TABLE2_TUNED:-$OUT/table2-tuned.json}
-      $MK compare $OUT/table2.json $tuned --ignore-params --format md >$OUT/compare-table2-tuned.md
+      $MK compare $OUT/table2-defaults.json $tuned --ignore-params --format md >$OUT/compare-table2-tuned.md
       rc=$?; grep -E "SLOWER|FASTER|AMBIGUOUS" $OUT/compare-table2-tuned.md | head -20; tail -3 $OUT/compare-table2-tuned.md
       note "compare defaults -> tuned rc=$rc" ;;
+    baseline)
+      # A fresh perf-gate baseline of each suite in BASELINE_SUITES (default table1) on this GPU:
+      # `mkbench baseline update` runs the suite as `mkbench --suite S` and stores the checked file
+      # under $OUT/baselines/<device-slug>/<suite>.json (also copied to $OUT/baseline-<slug>-<suite>.json);
+      # commit it as reports/baselines/<device-slug>/<suite>.json. The writer refuses a build that
+      # does not know its commit: on a copied tree, prefix the call with MKBENCH_GIT_SHA=<sha>.
+      for suite in ${BASELINE_SUITES:-table1}; do
+        timeout $(cap ${SUITE_TIMEOUT:-590}) $MK baseline update --suite $suite --dir $OUT/baselines \
+          >$OUT/raw/baseline-$suite.txt 2>$OUT/raw/baseline-$suite.log
+        rc=$?; tail -3 $OUT/raw/baseline-$suite.log; stored=$(tail -1 $OUT/raw/baseline-$suite.txt)
+        [[ $rc == 0 && -f $stored ]] && cp "$stored" "$OUT/baseline-$(basename "$(dirname "$stored")")-$suite.json"
+        note "baseline $suite rc=$rc: ${stored:-nothing stored}"
+      done ;;
     compare-table1)
       # Issue 7: two back-to-back table1 runs must compare SAME.
       $MK --suite table1 --out $OUT/table1-a.json >/dev/null 2>$OUT/raw/t1a.log

@@ -24,15 +24,19 @@ inline std::vector<float> packed_centroids(const IterationResult& result, const 
 
 // Sets `centroids`, runs `steps` iterations (labels stored or not) and stops at the first step
 // that disagrees with the reference, reporting it as a fatal failure of the calling test.
+// `largest_ulps`, when given, receives the largest centroid error seen, in FP32 ULPs.
 inline void expect_steps_match_reference(PreparedRun& run, const Dataset& data, const KRange& k,
-                                         std::vector<float> centroids, int steps, bool labels) {
+                                         std::vector<float> centroids, int steps, bool labels,
+                                         const Tolerances& tol = {}, double* largest_ulps = nullptr) {
   run.set_centroids(centroids);
   for (int step = 1; step <= steps; ++step) {
     run.iterate(labels);
     run.synchronize();
     const IterationResult got = run.read_back();
     for (const auto& r : got.per_k) EXPECT_EQ(r.labels.empty(), !labels) << "step " << step << " K=" << r.k;
-    const VerifyReport report = compare_with_reference(data, k, centroids, got);
+    const VerifyReport report = compare_with_reference(data, k, centroids, got, tol);
+    if (largest_ulps)
+      for (const auto& verdict : report.per_k) *largest_ulps = std::max(*largest_ulps, verdict.centroid_error_ulps);
     ASSERT_TRUE(report.passed) << "step " << step << ": " << report.summary();
     centroids = packed_centroids(got, k, data.n);
   }

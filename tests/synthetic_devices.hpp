@@ -31,6 +31,19 @@ inline DeviceInfo h100_like() {
   return d;
 }
 
+// Named as the driver names it, so slug() is "nvidia-h200" and the committed baselines and
+// tuned configs of that GPU apply. Memory, L2 and bus as the H200 of the committed results
+// reported them (reports/baselines/nvidia-h200/table1.json: 139.8 GiB, 60 MiB, 6016 bits).
+inline DeviceInfo h200() {
+  DeviceInfo d = h100_like();
+  d.name = "NVIDIA H200";
+  d.mem_clock_mhz = 3201;
+  d.mem_bus_bits = 6016;
+  d.global_mem_bytes = int64_t(150109880320);
+  d.l2_bytes = int64_t(60) << 20;
+  return d;
+}
+
 inline DeviceInfo t4_like() {
   DeviceInfo d = h100_like();
   d.name = "T4-like (synthetic)";

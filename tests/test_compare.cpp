@@ -319,7 +319,7 @@ TEST(Compare, ThrottledClockIsFlaggedNotFailed) {
   EXPECT_EQ(report.exit_code(), 0);
 }
 
-TEST(Compare, UnmatchedRowsAreMissingOrNewNotFailures) {
+TEST(Compare, AMissingRowCannotBeJudgedAndFailsTheGateUnlessAllowed) {
   const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
   json cand = base;
   cand["rows"].erase(cand["rows"].begin() + 2);
@@ -331,17 +331,103 @@ TEST(Compare, UnmatchedRowsAreMissingOrNewNotFailures) {
   EXPECT_EQ(report.rows.size(), 3u);
   ASSERT_EQ(report.missing.size(), 1u);
   EXPECT_EQ(report.missing[0], base["rows"][2]["name"].get<std::string>());
-  ASSERT_EQ(report.added.size(), 1u);
+  ASSERT_EQ(report.added.size(), 1u);  // its (variant, shape, dataset) rows all have partners
   EXPECT_EQ(report.added[0], "registers-multik/extra");
-  EXPECT_EQ(report.exit_code(), 0);
+  EXPECT_EQ(report.unjudged(), 1);
+  EXPECT_EQ(report.exit_code(), 2);
+  const std::string md = render_compare_markdown(report, CompareOptions{});
+  EXPECT_NE(md.find("ROWS NOT JUDGED"), std::string::npos) << md;
+  EXPECT_NE(md.find("1 of 4 baseline rows not judged"), std::string::npos) << md;
+  CompareOptions allowed;
+  allowed.allow_missing = true;
+  const ComparisonReport accepted = compare_results(base, cand, allowed);
+  EXPECT_EQ(accepted.exit_code(), 0);
+  EXPECT_NE(render_compare_markdown(accepted, allowed).find("accepted by --allow-missing"), std::string::npos);
 }
 
-TEST(Compare, IgnoringParamsPairsATunedRunWithTheDefaultsRun) {
+// The case: 1 of 4 baseline rows has a partner.
+TEST(Compare, OneOfFourRowsMatchedIsExitTwo) {
+  const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  json cand = base;
+  cand["rows"] = json::array({base["rows"][0]});
+  const ComparisonReport report = compare_results(base, cand, CompareOptions{});
+  EXPECT_EQ(report.rows.size(), 1u);
+  EXPECT_EQ(report.missing.size(), 3u);
+  EXPECT_EQ(report.exit_code(), 2);
+}
+
+TEST(Compare, CandidateWithoutSamplesCannotBeJudgedEvenWhenTheMedianMoved) {
+  const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  json cand = base;
+  for (json& row : cand["rows"]) {
+    row["timing"]["samples_ms"] = json::array();
+    row["summary"]["median_ms"] = row["summary"]["median_ms"].get<double>() * 1.2;
+  }
+  const ComparisonReport report = compare_results(base, cand, CompareOptions{});
+  ASSERT_EQ(report.rows.size(), 4u);
+  for (const auto& row : report.rows) {
+    EXPECT_EQ(row.verdict, Verdict::Skipped);
+    EXPECT_NE(row.note.find("no timing.samples_ms in the candidate"), std::string::npos) << row.note;
+    EXPECT_NEAR(row.change, 0.2, 1e-9);  // shown, not judged
+  }
+  EXPECT_EQ(report.exit_code(), 2);
+  CompareOptions allowed;
+  allowed.allow_missing = true;
+  EXPECT_EQ(compare_results(base, cand, allowed).exit_code(), 0);
+}
+
+TEST(Compare, BaselineRowThatWasNotOkCannotBeJudged) {
+  json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  const json cand = base;
+  base["rows"][3]["status"] = "refused";
+  base["rows"][3]["reason"] = "needs more shared memory";
+  const ComparisonReport report = compare_results(base, cand, CompareOptions{});
+  EXPECT_EQ(report.rows[3].verdict, Verdict::Skipped);
+  EXPECT_NE(report.rows[3].note.find("baseline row is refused (needs more shared memory)"), std::string::npos)
+      << report.rows[3].note;
+  EXPECT_EQ(report.exit_code(), 2);
+}
+
+TEST(Compare, ARegressionWinsOverUnjudgedRows) {
+  const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  json cand = load_results_file(data_file("results_gate_slower_fixture.json"));
+  cand["rows"].erase(cand["rows"].begin() + 3);
+  const ComparisonReport report = compare_results(base, cand, CompareOptions{});
+  EXPECT_EQ(report.unjudged(), 1);
+  EXPECT_EQ(report.exit_code(), 1);
+}
+
+// A retune changes a row's params, not which row it is: it stays in the comparison, as its own verdict.
+TEST(Compare, RetunedRowIsParamsChangedWithItsTimingStillJudged) {
+  const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  json retuned = base;
+  retuned["rows"][0]["params"]["grid"] = 777;
+  const ComparisonReport same_speed = compare_results(base, retuned, CompareOptions{});
+  ASSERT_EQ(same_speed.rows.size(), base["rows"].size());
+  EXPECT_TRUE(same_speed.missing.empty());
+  EXPECT_TRUE(same_speed.added.empty());
+  EXPECT_EQ(same_speed.rows[0].verdict, Verdict::ParamsChanged);
+  EXPECT_EQ(same_speed.rows[0].timing_verdict, Verdict::Same);
+  EXPECT_EQ(same_speed.rows[0].base_params, "block=256,grid=264");
+  EXPECT_EQ(same_speed.rows[0].cand_params, "block=256,grid=777");
+  EXPECT_EQ(same_speed.exit_code(), 0);
+  EXPECT_NE(render_compare_markdown(same_speed, CompareOptions{}).find("PARAMS-CHANGED (SAME)"), std::string::npos);
+
+  json slower = load_results_file(data_file("results_gate_slower_fixture.json"));  // row 0 is 20 % slower
+  slower["rows"][0]["params"]["grid"] = 777;
+  const ComparisonReport retune_slower = compare_results(base, slower, CompareOptions{});
+  EXPECT_EQ(retune_slower.rows[0].verdict, Verdict::ParamsChanged);
+  EXPECT_EQ(retune_slower.rows[0].timing_verdict, Verdict::Slower);
+  EXPECT_EQ(retune_slower.exit_code(), 1);
+  const json as_json = compare_to_json(retune_slower, CompareOptions{});
+  EXPECT_EQ(as_json["rows"][0]["verdict"], "PARAMS-CHANGED");
+  EXPECT_EQ(as_json["rows"][0]["timing_verdict"], "SLOWER");
+}
+
+TEST(Compare, IgnoringParamsGivesTheTimingVerdictOfATunedRun) {
   const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
   json tuned = base;
   tuned["rows"][0]["params"]["grid"] = 777;  // the tuned config chose another grid
-  const ComparisonReport strict = compare_results(base, tuned, CompareOptions{});
-  EXPECT_EQ(strict.rows.size(), base["rows"].size() - 1);
   CompareOptions loose;
   loose.ignore_params = true;
   const ComparisonReport report = compare_results(base, tuned, loose);
@@ -349,6 +435,18 @@ TEST(Compare, IgnoringParamsPairsATunedRunWithTheDefaultsRun) {
   EXPECT_TRUE(report.missing.empty());
   EXPECT_EQ(report.rows[0].verdict, Verdict::Same);
   EXPECT_NE(report.rows[0].note.find("\"grid\":777"), std::string::npos) << report.rows[0].note;
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
+// A sweep's rows share variant, shape and dataset and differ in params: they pair by params,
+// whatever their order.
+TEST(Compare, SweepRowsPairByTheirParamsFirst) {
+  const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  json reordered = base;
+  std::swap(reordered["rows"][0], reordered["rows"][1]);  // grid=264 and grid=528 of one shape
+  const ComparisonReport report = compare_results(base, reordered, CompareOptions{});
+  ASSERT_EQ(report.rows.size(), 4u);
+  for (const auto& row : report.rows) EXPECT_EQ(row.verdict, Verdict::Same) << row.name;
 }
 
 TEST(Compare, RowThatNowFailsIsBroken) {
@@ -410,6 +508,22 @@ TEST(CompareCommand, MismatchedDevicesExitTwoAndForceOverrides) {
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
 }
 
+TEST(CompareCommand, MissingRowsExitTwoUnlessAllowed) {
+  TempDir temp;
+  const std::string base = shell_quote(data_file("results_gate_baseline_fixture.json"));
+  json partial = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  partial["rows"].erase(partial["rows"].begin() + 1, partial["rows"].end());
+  write_json(temp.path / "partial.json", partial);
+  const std::string cand = shell_quote((temp.path / "partial.json").string());
+  const auto refused = run_mkbench("compare " + base + " " + cand + " --format table");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("3 of 4 baseline rows could not be judged"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("missing in candidate (not judged): naive-atomics"), std::string::npos)
+      << refused.output;
+  const auto allowed = run_mkbench("compare " + base + " " + cand + " --allow-missing");
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+}
+
 TEST(CompareCommand, UnusableInputExitsTwo) {
   TempDir temp;
   const std::string base = shell_quote(data_file("results_gate_baseline_fixture.json"));
@@ -458,6 +572,29 @@ TEST(Baseline, RefusesWrongSuiteOrDeviceUnlessForced) {
   EXPECT_THROW(baseline_path(temp.path.string(), "../escape", "gate"), mk::InputError);
 }
 
+TEST(Baseline, RefusesAFileThatNamesNoCommitOrHoldsRowsAGateCannotJudge) {
+  TempDir temp;
+  json unknown = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  unknown["build"]["git_sha"] = "unknown";
+  try {
+    store_baseline(unknown, "fixture", "gate", "", temp.path.string(), false);
+    FAIL() << "a baseline must name the commit that produced it";
+  } catch (const mk::InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("MKBENCH_GIT_SHA"), std::string::npos) << error.what();
+  }
+  json refused_row = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  refused_row["rows"][2]["status"] = "refused";
+  EXPECT_THROW(store_baseline(refused_row, "fixture", "gate", "", temp.path.string(), false), mk::InputError);
+  EXPECT_FALSE(fs::exists(temp.path / "nvidia-h100-80gb-hbm3"));
+  const StoredBaseline forced = store_baseline(refused_row, "fixture", "gate", "", temp.path.string(), true);
+  EXPECT_FALSE(forced.warnings.empty());
+  json dirty = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  dirty["build"]["git_sha"] = "0123456789ab-dirty";
+  const StoredBaseline stored = store_baseline(dirty, "fixture", "gate", "", temp.path.string(), false);
+  ASSERT_EQ(stored.warnings.size(), 1u);
+  EXPECT_NE(stored.warnings[0].find("uncommitted"), std::string::npos);
+}
+
 TEST(BaselineCommand, UpdateFromFileThenPathAndShow) {
   TempDir temp;
   const std::string dir = shell_quote(temp.path.string());
@@ -494,11 +631,14 @@ class PerfGate : public ::testing::Test {
                    baselines_.string(), false);
   }
   CommandResult gate_with_suite_output(const std::string& fixture, const std::string& suite = "gate") {
+    return gate_with_suite_file(data_file(fixture), suite);
+  }
+  CommandResult gate_with_suite_file(const std::string& suite_output, const std::string& suite = "gate") {
     const fs::path stub = temp_.path / "mkbench-stub.sh";
     std::ofstream(stub) << "#!/usr/bin/env bash\n"
                         << "if [ \"$1\" = --suite ]; then\n"
                         << "  while [ $# -gt 0 ]; do if [ \"$1\" = --out ]; then cp "
-                        << shell_quote(data_file(fixture)) << " \"$2\"; exit 0; fi; shift; done; exit 9\n"
+                        << shell_quote(suite_output) << " \"$2\"; exit 0; fi; shift; done; exit 9\n"
                         << "fi\nexec " << shell_quote(MKBENCH_BINARY) << " \"$@\"\n";
     fs::permissions(stub, fs::perms::owner_all);
     return run_command("MKBENCH=" + shell_quote(stub.string()) + " MKBENCH_BASELINE_DIR=" +
@@ -518,6 +658,25 @@ TEST_F(PerfGate, FailsOnPlantedSlowdown) {
 TEST_F(PerfGate, PassesOnUnchangedResults) {
   const auto result = gate_with_suite_output("results_gate_baseline_fixture.json");
   EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
+// A retune changes a row's params; the gate keeps the row and says so.
+TEST_F(PerfGate, RetunedRowIsReportedNotDropped) {
+  json retuned = load_results_file(data_file("results_gate_slower_fixture.json"));
+  retuned["rows"][0]["params"]["grid"] = 777;
+  write_json(temp_.path / "retuned.json", retuned);
+  const auto result = gate_with_suite_file((temp_.path / "retuned.json").string());
+  EXPECT_EQ(result.exit_code, 1) << result.output;  // its timing is still 20 % slower
+  EXPECT_NE(result.output.find("PARAMS-CHANGED (SLOWER)"), std::string::npos) << result.output;
+}
+
+TEST_F(PerfGate, RowsMissingFromTheRunFailTheGate) {
+  json partial = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  partial["rows"].erase(partial["rows"].begin() + 1, partial["rows"].end());
+  write_json(temp_.path / "partial.json", partial);
+  const auto result = gate_with_suite_file((temp_.path / "partial.json").string());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("ROWS NOT JUDGED"), std::string::npos) << result.output;
 }
 
 TEST_F(PerfGate, MissingBaselineIsExitTwo) {

@@ -1,6 +1,7 @@
-// Every registered GPU variant against the FP64 reference, over a grid of small shapes,
-// with its default parameters: one step, then three more steps each checked on its own.
-// On a machine without a GPU every case is skipped with the driver's reason, never passed.
+// Every registered GPU variant against the FP64 reference, over the shapes it claims
+// (tests/variant_claims.hpp), with its default parameters: one step, then three more steps
+// each checked on its own. On a Hopper GPU a refusal of a claimed shape fails the test; on
+// other GPUs it is reported. Without a GPU every case is skipped with the driver's reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "harness/reference.hpp"
 #include "variants/variant.hpp"
 #include "tests/reference_steps.hpp"
+#include "tests/variant_claims.hpp"
 
 namespace mk {
 namespace {
@@ -44,42 +46,47 @@ TEST_P(GpuVariant, MatchesTheReferenceOnSmallShapesWithDefaultParams) {
   const DeviceInfo device = query_device(0);
   int implemented = 0;
   std::string refusals;
-  for (const int n : {2, 4, 8, 32})
-    for (const KRange k : {KRange{3, 3}, KRange{3, 7}, KRange{16, 16}})
-      for (const int64_t m : {int64_t(1000), int64_t(100000)}) {
-        GeneratorSpec spec;
-        spec.m = m;
-        spec.n = n;
-        spec.seed = 99 + n;
-        const Dataset data = generate(spec);
-        Problem problem;
-        problem.m = m;
-        problem.n = n;
-        problem.k = k;
-        problem.sparsity = data.sparsity;
-        SCOPED_TRACE(variant.name() + " " + problem.str());
-        if (auto reason = variant.can_implement(problem, device)) {
-          refusals += "\n  " + problem.str() + ": " + *reason;
-          continue;
-        }
-        ++implemented;
-        const Params params = resolve_params(variant, problem, device, Params::object());
-        SCOPED_TRACE(params_label(params));
-        std::unique_ptr<PreparedRun> run = variant.prepare(problem, data, params, device);
-        std::vector<float> centroids = initial_centroids(data, k, InitMethod::FirstK, 0);
-        run->set_centroids(centroids);
-        // Step 1, then three more: each compared against the reference from the centroids
-        // that step started from, so an accepted tie flip cannot snowball into a failure.
-        for (int step = 1; step <= 4; ++step) {
-          run->iterate(true);
-          run->synchronize();
-          const IterationResult got = run->read_back();
-          const VerifyReport report = compare_with_reference(data, k, centroids, got);
-          EXPECT_TRUE(report.passed) << "step " << step << ": " << report.summary();
-          if (!report.passed) break;
-          centroids = testing_support::packed_centroids(got, k, n);
-        }
+  const auto& claims = testing_support::claims_of(variant.name());
+  ASSERT_FALSE(claims.empty()) << variant.name() << " names no shapes in tests/variant_claims.hpp";
+  for (const auto& claim : claims)
+    for (const int64_t m : testing_support::claim_points()) {
+      const int n = claim.n;
+      const KRange k = claim.k;
+      GeneratorSpec spec;
+      spec.m = m;
+      spec.n = n;
+      spec.seed = 99 + n;
+      const Dataset data = generate(spec);
+      Problem problem;
+      problem.m = m;
+      problem.n = n;
+      problem.k = k;
+      problem.sparsity = data.sparsity;
+      SCOPED_TRACE(variant.name() + " " + problem.str());
+      if (auto reason = variant.can_implement(problem, device)) {
+        if (testing_support::claims_apply_to(device))
+          ADD_FAILURE() << device.name << " refused a shape " << variant.name() << " claims on Hopper: " << *reason;
+        refusals += "\n  " + problem.str() + ": " + *reason;
+        continue;
       }
+      ++implemented;
+      const Params params = resolve_params(variant, problem, device, Params::object());
+      SCOPED_TRACE(params_label(params));
+      std::unique_ptr<PreparedRun> run = variant.prepare(problem, data, params, device);
+      std::vector<float> centroids = initial_centroids(data, k, InitMethod::FirstK, 0);
+      run->set_centroids(centroids);
+      // Step 1, then three more: each compared against the reference from the centroids
+      // that step started from, so an accepted tie flip cannot snowball into a failure.
+      for (int step = 1; step <= 4; ++step) {
+        run->iterate(true);
+        run->synchronize();
+        const IterationResult got = run->read_back();
+        const VerifyReport report = compare_with_reference(data, k, centroids, got);
+        EXPECT_TRUE(report.passed) << "step " << step << ": " << report.summary();
+        if (!report.passed) break;
+        centroids = testing_support::packed_centroids(got, k, n);
+      }
+    }
   if (implemented == 0)
     GTEST_SKIP() << variant.name() << " can implement none of the test shapes on " << device.name << ":"
                  << refusals;
@@ -90,21 +97,26 @@ TEST_P(GpuVariant, MatchesTheReferenceOnSmallShapesWithDefaultParams) {
 TEST_P(GpuVariant, SparseDataMatchesTheReference) {
   const Variant& variant = Registry::instance().get(GetParam());
   const DeviceInfo device = query_device(0);
+  const auto shape = testing_support::pick_claim(variant.name(), {32, KRange{3, 7}});
   GeneratorSpec spec;
   spec.kind = "blobs";
   spec.centers = 8;
   spec.m = 100000;
-  spec.n = 32;
+  spec.n = shape.n;
   spec.zero_fraction = 0.9;
   const Dataset data = generate(spec);
   Problem problem;
   problem.m = data.m;
   problem.n = data.n;
-  problem.k = KRange{3, 7};
+  problem.k = shape.k;
   problem.sparsity = data.sparsity;
-  if (auto reason = variant.can_implement(problem, device))
+  if (auto reason = variant.can_implement(problem, device)) {
+    if (testing_support::claims_apply_to(device))
+      FAIL() << device.name << " refused " << problem.str() << " at sparsity " << data.sparsity
+             << ", a shape " << variant.name() << " claims on Hopper: " << *reason;
     GTEST_SKIP() << variant.name() << " cannot run " << problem.str() << " at sparsity " << data.sparsity << ": "
                  << *reason;
+  }
   const Params params = resolve_params(variant, problem, device, Params::object());
   SCOPED_TRACE(params_label(params));
   auto run = variant.prepare(problem, data, params, device);
@@ -125,19 +137,24 @@ TEST_P(GpuVariant, SparseDataMatchesTheReference) {
 TEST_P(GpuVariant, StepWithoutLabelsMatchesTheReference) {
   const Variant& variant = Registry::instance().get(GetParam());
   const DeviceInfo device = query_device(0);
+  const auto shape = testing_support::pick_claim(variant.name(), {8, KRange{3, 7}});
   GeneratorSpec spec;
   spec.kind = "blobs";
   spec.centers = 5;
   spec.m = 100000;
-  spec.n = 8;
+  spec.n = shape.n;
   const Dataset data = generate(spec);
   Problem problem;
   problem.m = data.m;
   problem.n = data.n;
-  problem.k = KRange{3, 7};
+  problem.k = shape.k;
   problem.sparsity = data.sparsity;
-  if (auto reason = variant.can_implement(problem, device))
+  if (auto reason = variant.can_implement(problem, device)) {
+    if (testing_support::claims_apply_to(device))
+      FAIL() << device.name << " refused " << problem.str() << ", a shape " << variant.name()
+             << " claims on Hopper: " << *reason;
     GTEST_SKIP() << variant.name() << " cannot run " << problem.str() << ": " << *reason;
+  }
   auto run = variant.prepare(problem, data, resolve_params(variant, problem, device, Params::object()), device);
   const auto centroids = initial_centroids(data, problem.k, InitMethod::RandomSample, 5);
   run->set_centroids(centroids);

@@ -184,16 +184,37 @@ TEST(CompareWithReference, OutOfRangeLabelIsAMismatch) {
   EXPECT_EQ(report.per_k[0].label_mismatches, 1);
 }
 
+TEST(ColumnSpread, IsTheStandardDeviationOfEachDimension) {
+  // x and y both hold {0, 1, 0, 10, 11, 10}: mean 16/3, mean square 161/3, variance 227/9.
+  const std::vector<double> spread = column_spread(two_triangles());
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_NEAR(spread[0], std::sqrt(227.0 / 9.0), 1e-12);
+  EXPECT_NEAR(spread[1], std::sqrt(227.0 / 9.0), 1e-12);
+}
+
+TEST(ColumnSpread, DoesNotGrowWithTheDataOffset) {
+  // 30000 + {0, 1, 10, 11} are exact floats, so the offset data has the same spread exactly.
+  Dataset offset = two_triangles();
+  for (float& v : offset.values) v += 30000.f;
+  const std::vector<double> spread = column_spread(offset);
+  EXPECT_NEAR(spread[0], std::sqrt(227.0 / 9.0), 1e-9);
+  EXPECT_NEAR(spread[1], std::sqrt(227.0 / 9.0), 1e-9);
+}
+
 class CentroidTolerance : public ::testing::Test {
  protected:
-  // K=2 on the two triangles: the largest centroid magnitude is 31/3, so the relative
-  // error is |perturbation| / (31/3).
-  VerifyReport perturbed_by(double relative) {
+  // K=2 on the two triangles (σ = √(227/9) in both dimensions): centroid 0's x moved by
+  // `fraction` of its allowance, 1e-4·σ + 1 ULP of 1/3.
+  VerifyReport perturbed_by(double fraction) {
     const Dataset data = two_triangles();
     const std::vector<float> before = {0, 0, 10, 10};
     const auto refs = reference_step(data, KRange{2, 2}, before);
     KResult r = result_from_reference(refs[0], true);
-    r.centroids[0] = float(refs[0].centroids[0] + relative * (31.0 / 3.0));
+    const double third = refs[0].centroids[0];
+    const double ulp = double(std::nextafter(float(third), 1.f)) - double(float(third));
+    const Tolerances tol;
+    const double allowance = tol.centroid_spread * std::sqrt(227.0 / 9.0) + tol.centroid_ulps * ulp;
+    r.centroids[0] = float(third + fraction * allowance);
     IterationResult got;
     got.per_k.push_back(r);
     return compare_with_reference(data, KRange{2, 2}, before, got);
@@ -201,15 +222,75 @@ class CentroidTolerance : public ::testing::Test {
 };
 
 TEST_F(CentroidTolerance, ErrorJustBelowTolerancePasses) {
-  const VerifyReport report = perturbed_by(0.9 * Tolerances{}.centroid_relative);
+  const VerifyReport report = perturbed_by(0.9);
   EXPECT_TRUE(report.passed) << report.summary();
-  EXPECT_NEAR(report.per_k[0].centroid_rel_error, 0.9e-4, 1e-6);
+  EXPECT_NEAR(report.per_k[0].centroid_tolerance_used, 0.9, 1e-3);
+  EXPECT_NEAR(report.per_k[0].centroid_error_spread, 0.9e-4, 1e-6);
 }
 
 TEST_F(CentroidTolerance, ErrorJustAboveToleranceFails) {
-  const VerifyReport report = perturbed_by(1.1 * Tolerances{}.centroid_relative);
+  const VerifyReport report = perturbed_by(1.1);
   EXPECT_FALSE(report.passed);
-  EXPECT_NEAR(report.per_k[0].centroid_rel_error, 1.1e-4, 1e-6);
+  EXPECT_NEAR(report.per_k[0].centroid_tolerance_used, 1.1, 1e-3);
+}
+
+// The case: data offset by 30000 and spanning 1.0 (σ = 0.29). Measured against the
+// largest centroid coordinate an error of 3.0 was 1e-4 of it and passed.
+class OffsetCentroidTolerance : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<float> values;
+    for (int i = 0; i <= 20; ++i) values.insert(values.end(), {30000.f + 0.05f * float(i), 30000.f + 0.05f * float(i % 7)});
+    data_ = make_dataset(2, values);
+    refs_ = reference_step(data_, KRange{2, 2}, before_);
+  }
+  VerifyReport with_centroids(const std::vector<double>& centroids) const {
+    KResult r = result_from_reference(refs_[0], true);
+    r.centroids.assign(centroids.begin(), centroids.end());
+    IterationResult got;
+    got.per_k.push_back(r);
+    return compare_with_reference(data_, KRange{2, 2}, before_, got);
+  }
+  Dataset data_;
+  std::vector<float> before_ = {30000.f, 30000.f, 30001.f, 30000.3f};
+  std::vector<KReference> refs_;
+};
+
+TEST_F(OffsetCentroidTolerance, TheExactStepPasses) {
+  const VerifyReport report = with_centroids(refs_[0].centroids);
+  EXPECT_TRUE(report.passed) << report.summary();
+  EXPECT_LE(report.per_k[0].centroid_error_ulps, 0.5);  // the float rounding of the exact means
+}
+
+TEST_F(OffsetCentroidTolerance, AnErrorOfThreeFails) {
+  std::vector<double> centroids = refs_[0].centroids;
+  centroids[1] += 3.0;
+  const VerifyReport report = with_centroids(centroids);
+  EXPECT_FALSE(report.passed);
+  EXPECT_GT(report.per_k[0].centroid_error_spread, 5.0) << report.summary();
+}
+
+TEST_F(OffsetCentroidTolerance, AnUpdateThatMovedNothingFails) {
+  ASSERT_GT(std::abs(refs_[0].centroids[0] - before_[0]), 0.1);  // the step does move the centroids
+  const VerifyReport report = with_centroids(std::vector<double>(before_.begin(), before_.end()));
+  EXPECT_FALSE(report.passed) << report.summary();
+}
+
+TEST_F(OffsetCentroidTolerance, TwoUlpsOffFailsWhereTheSpreadIsZero) {
+  // A constant column: no spread, so only the FP32 floor (one ULP of 30000, 2^-9) is allowed.
+  std::vector<float> values;
+  for (int i = 0; i < 10; ++i) values.insert(values.end(), {float(i), 30000.f});
+  const Dataset constant = make_dataset(2, values);
+  const std::vector<float> before = {0.f, 30000.f};
+  const auto refs = reference_step(constant, KRange{1, 1}, before);
+  for (const auto& [ulps, passes] : {std::pair{1.0, true}, std::pair{2.0, false}}) {
+    KResult r = result_from_reference(refs[0], true);
+    r.centroids[1] = float(30000.0 + ulps * 0x1p-9);
+    IterationResult got;
+    got.per_k.push_back(r);
+    const VerifyReport report = compare_with_reference(constant, KRange{1, 1}, before, got);
+    EXPECT_EQ(report.passed, passes) << ulps << " ULP: " << report.summary();
+  }
 }
 
 TEST(CompareWithReference, ZeroedEmptyClusterCentroidFails) {
@@ -223,7 +304,7 @@ TEST(CompareWithReference, ZeroedEmptyClusterCentroidFails) {
   got.per_k.push_back(r);
   const VerifyReport report = compare_with_reference(data, KRange{3, 3}, before, got);
   EXPECT_FALSE(report.passed);
-  EXPECT_GT(report.per_k[0].centroid_rel_error, 0.1);
+  EXPECT_GT(report.per_k[0].centroid_error_spread, 0.1);
 }
 
 TEST(CompareWithReference, WrongCountFails) {

@@ -1,14 +1,13 @@
 // tf32-window's contract on the CPU: which shapes it takes, its defaults, and the key window
-// that makes its 1xTF32 ranking FP32-faithful, checked against FP64 distances on an
+// that makes its FP16 ranking FP32-faithful, checked against FP64 distances on an
 // emulation of the kernel's key arithmetic. Its GPU behaviour is tested with every other
-// variant in test_gpu_variants.cpp (whose shapes stop at K=16) and below at the large K,
-// clustered, offset, sparse and odd-width data its window and scans exist for.
+// variant in test_gpu_variants.cpp (at the shapes tests/variant_claims.hpp names for it) and
+// below at the large K, clustered, offset, sparse and odd-width data its window and scans exist for.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <ostream>
 #include <random>
@@ -23,6 +22,7 @@
 #include "variants/variant.hpp"
 #include "tests/reference_steps.hpp"
 #include "tests/synthetic_devices.hpp"
+#include "tests/variant_claims.hpp"
 #include "variants/common/near_tie_bound.hpp"
 
 namespace mk {
@@ -100,7 +100,6 @@ TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   const Problem large = shape(1 << 21, 32, 2048, 2048);
   const Params large_defaults = window_variant().default_params(large, h100_like());
   EXPECT_EQ(large_defaults.at("block"), 512);
-  EXPECT_EQ(large_defaults.at("keys"), "f16-two-pass");
   EXPECT_FALSE(window_variant().param_space(large, h100_like()).check(large_defaults).has_value());
   // N=32, K=1024: 64 KiB of FP16 table, two blocks of 256 per SM.
   const Problem issue_case = shape(1 << 21, 32, 1024, 1024);
@@ -124,54 +123,6 @@ TEST(Tf32WindowSpace, SecondSweepSkipsEmptyTilesFromKOf993) {
   }
 }
 
-TEST(Tf32WindowSpace, MmaCountsAreRefusedAboveThirtyTwoDimensionsOrTwoThousandCentroids) {
-  for (const auto& [n, k, accepted] : {std::tuple{32, 2048, true}, std::tuple{48, 256, false},
-                                       std::tuple{16, 4096, false}}) {
-    const Problem problem = shape(1 << 21, n, k, k);
-    Params params = window_variant().default_params(problem, h100_like());
-    params["keys"] = "f16-two-pass-mma";
-    params["block"] = 128;
-    const auto why = window_variant().param_space(problem, h100_like()).check(params);
-    EXPECT_EQ(!why.has_value(), accepted) << "N=" << n << " K=" << k << (why ? ": " + *why : "");
-  }
-}
-
-TEST(Tf32WindowSpace, TheTf32TableIsRefusedWhereOnlyTheFp16OneFits) {
-  // N=32, K=1536: 192 KiB of TF32 table plus scratch, 96 KiB in FP16; the H100 allows 227 KiB.
-  const Problem problem = shape(1 << 21, 32, 1536, 1536);
-  const ParamSpace space = window_variant().param_space(problem, h100_like());
-  Params tf32 = window_variant().default_params(problem, h100_like());
-  tf32["keys"] = "tf32-top3";
-  tf32["block"] = 512;
-  EXPECT_TRUE(space.check(tf32).has_value());
-  tf32["block"] = 128;
-  EXPECT_FALSE(space.check(tf32).has_value());
-  Params f16 = tf32;
-  f16["keys"] = "f16-two-pass-mma";
-  f16["block"] = 512;
-  EXPECT_FALSE(space.check(f16).has_value());
-}
-
-// The kernel's key for one centroid, emulated: translated inputs rounded to TF32, products
-// summed per k-step of 8 dimensions and added to the FP32 accumulator that starts at the
-// biased norm, then the index packed into the low mantissa bits.
-float emulated_key(const std::vector<float>& x, const std::vector<float>& c, float biased_norm, uint32_t index,
-                   uint32_t keep_mask) {
-  float acc = biased_norm;
-  for (size_t d0 = 0; d0 < x.size(); d0 += 8) {
-    double step = 0;
-    for (size_t d = d0; d < d0 + 8 && d < x.size(); ++d)
-      step += double(gemm::tf32_round(x[d])) * double(-2.f * gemm::tf32_round(c[d]));
-    acc += float(step);
-  }
-  uint32_t bits;
-  std::memcpy(&bits, &acc, sizeof bits);
-  bits = (bits & keep_mask) | index;
-  float key;
-  std::memcpy(&key, &bits, sizeof key);
-  return key;
-}
-
 struct WindowTrials {
   int points = 0, ambiguous = 0, uncovered = 0;
   double keys_inside = 0;  // summed, then the mean number of keys inside a point's window
@@ -190,93 +141,7 @@ struct WindowTrials {
   }
 };
 
-// Uniform data in a box offset from the origin, centroids drawn from it, everything
-// translated by the data mean as the variant does; each point's window must hold every
-// centroid whose FP64 distance is at most the key winner's.
-WindowTrials run_trials(int n, int k, int points, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(2.f, 3.f);
-  std::vector<std::vector<float>> data(static_cast<size_t>(points), std::vector<float>(static_cast<size_t>(n)));
-  for (auto& row : data)
-    for (float& v : row) v = uniform(rng);
-  std::vector<double> mean(static_cast<size_t>(n), 0.0);
-  for (const auto& row : data)
-    for (int d = 0; d < n; ++d) mean[size_t(d)] += row[size_t(d)];
-  std::vector<float> center(static_cast<size_t>(n));
-  for (int d = 0; d < n; ++d) center[size_t(d)] = float(mean[size_t(d)] / points);
-  std::vector<std::vector<float>> centroids(static_cast<size_t>(k));
-  for (int j = 0; j < k; ++j) centroids[size_t(j)] = data[size_t(j) * 7 % size_t(points)];
-  auto translate = [&](const std::vector<float>& v) {
-    std::vector<float> out(v.size());
-    for (size_t d = 0; d < v.size(); ++d) out[d] = v[d] - center[d];
-    return out;
-  };
-  double largest = 0;
-  for (const auto& row : data) {
-    double sq = 0;
-    for (float v : translate(row)) sq += double(v) * v;
-    largest = std::max(largest, sq);
-  }
-  const float bias = float(1.125 * largest);
-  int index_bits = 0;
-  while ((1 << index_bits) < k) ++index_bits;
-  const uint32_t keep_mask = ~((1u << index_bits) - 1u);
-  const gemm::BiasedKeyModel model = gemm::biased_key_model((n + 15) / 16 * 16, index_bits);
-  std::vector<std::vector<float>> translated_centroids;
-  std::vector<float> norms(static_cast<size_t>(k)), biased(static_cast<size_t>(k));
-  for (int j = 0; j < k; ++j) {
-    translated_centroids.push_back(translate(centroids[size_t(j)]));
-    double sq = 0;
-    for (float v : translated_centroids.back()) sq += double(v) * v;
-    norms[size_t(j)] = float(sq);
-    biased[size_t(j)] = float(sq + bias);
-  }
-  WindowTrials trials;
-  for (const auto& row : data) {
-    const std::vector<float> x = translate(row);
-    float xn2 = 0;
-    for (float v : x) xn2 = std::fma(v, v, xn2);
-    std::vector<float> keys(static_cast<size_t>(k));
-    std::vector<double> exact(static_cast<size_t>(k));
-    int winner = 0;
-    for (int j = 0; j < k; ++j) {
-      keys[size_t(j)] = emulated_key(x, translated_centroids[size_t(j)], biased[size_t(j)], uint32_t(j), keep_mask);
-      double dist = 0;
-      for (int d = 0; d < n; ++d) {
-        const double e = double(row[size_t(d)]) - centroids[size_t(j)][size_t(d)];
-        dist += e * e;
-      }
-      exact[size_t(j)] = dist;
-      if (keys[size_t(j)] < keys[size_t(winner)]) winner = j;
-    }
-    const float width = gemm::biased_key_window(xn2, keys[size_t(winner)], bias, norms[size_t(winner)], model);
-    trials.add(keys, exact, winner, keys[size_t(winner)] + width);
-  }
-  trials.keys_inside /= trials.points;
-  return trials;
-}
-
-TEST(BiasedKeyWindow, HoldsEveryCentroidAtLeastAsNearAsTheKeyWinner) {
-  for (const auto& [n, k] : {std::pair{32, 1024}, std::pair{8, 256}, std::pair{3, 64}}) {
-    const WindowTrials trials = run_trials(n, k, 1500, 77u + n);
-    SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k));
-    EXPECT_EQ(trials.uncovered, 0);
-    // Not vacuous: the 1xTF32 keys leave real near-ties to arbitrate ...
-    EXPECT_GT(trials.ambiguous, 0);
-    // ... and the window stays narrow enough that most points need no exact distance.
-    EXPECT_LT(trials.ambiguous, trials.points / 2);
-    EXPECT_LT(trials.keys_inside, 2.0);
-  }
-}
-
-TEST(BiasedKeyWindow, WidensWithTheIndexBitsPackedIntoKeys) {
-  const float narrow = gemm::biased_key_window(2.7f, 8.f, 6.f, 3.f, gemm::biased_key_model(32, 5));
-  const float wide = gemm::biased_key_window(2.7f, 8.f, 6.f, 3.f, gemm::biased_key_model(32, 13));
-  EXPECT_LT(narrow, wide);
-  EXPECT_GT(narrow, 0.f);
-}
-
-// f16-two-pass's key, emulated: translated inputs scaled below 2^14, rounded to FP16 (with
+// The FP16 sweep's key, emulated: translated inputs scaled below 2^14, rounded to FP16 (with
 // subnormals), products summed per m16n8k16 step of 16 dimensions and added to the FP32
 // accumulator that starts at ‖c‖².
 float emulated_f16_key(const std::vector<float>& x, const std::vector<float>& c, float norm) {
@@ -407,21 +272,20 @@ TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
   }
   const Problem problem = shape(data.m, data.n, c.k, c.k);
   const DeviceInfo device = query_device(0);
-  if (auto reason = window_variant().can_implement(problem, device))
+  if (auto reason = window_variant().can_implement(problem, device)) {
+    // Every case's shape is accepted on Hopper (HopperAcceptsEveryDeviceCase checks that on CPU).
+    if (testing_support::claims_apply_to(device))
+      FAIL() << device.name << " refused " << problem.str() << ", a shape tf32-window runs on Hopper: " << *reason;
     GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
-  // f16-two-pass twice: its second sweep with and without skipping the n-tiles that hold no
-  // in-window key (the default depends on K).
-  for (const auto& [keys, empty_tiles] : {std::pair{"f16-two-pass", "skip"}, std::pair{"f16-two-pass", "count"},
-                                          std::pair{"f16-two-pass-mma", "count"}, std::pair{"tf32-top3", "count"}}) {
-    SCOPED_TRACE(std::string("keys=") + keys + " empty_tiles=" + empty_tiles);
+  }
+  // The second sweep with and without skipping the n-tiles that hold no in-window key (the
+  // default depends on K).
+  for (const char* empty_tiles : {"skip", "count"}) {
+    SCOPED_TRACE(std::string("empty_tiles=") + empty_tiles);
     Params params = resolve_params(window_variant(), problem, device, Params::object());
-    params["keys"] = keys;
     params["empty_tiles"] = empty_tiles;
-    if (auto why = window_variant().param_space(problem, device).check(params)) {
-      if (std::string(keys) == "f16-two-pass-mma" && problem.n > 32) continue;  // refused: wider rows spill
-      params["block"] = 128;  // the TF32 table may leave room only for the smallest block
-      ASSERT_FALSE(window_variant().param_space(problem, device).check(params).has_value()) << *why;
-    }
+    const auto why = window_variant().param_space(problem, device).check(params);
+    ASSERT_FALSE(why.has_value()) << *why;
     auto run = window_variant().prepare(problem, data, params, device);
     testing_support::expect_steps_match_reference(
         *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
@@ -439,25 +303,37 @@ GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, int centers, do
   return spec;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, Tf32WindowOnDevice,
-    ::testing::Values(GpuCase{"uniform_n32_k1024", spec_of("uniform", 60000, 32, 8, 0, 5), 1024, true, 0.f},
-                      GpuCase{"blobs_n32_k256_no_labels", spec_of("blobs", 100000, 32, 300, 0, 6), 256, false, 0.f},
-                      GpuCase{"offset_uniform_n16_k300", spec_of("uniform", 50000, 16, 8, 0, 7), 300, true, 1000.f},
-                      GpuCase{"sparse_blobs_n24_k64", spec_of("blobs", 50000, 24, 40, 0.9, 8), 64, true, 0.f},
-                      GpuCase{"uniform_n64_k200", spec_of("uniform", 30000, 64, 8, 0, 9), 200, true, 0.f},
-                      GpuCase{"uniform_n48_k128", spec_of("uniform", 30000, 48, 8, 0, 10), 128, true, 0.f},
-                      GpuCase{"uniform_n30_k500", spec_of("uniform", 40000, 30, 8, 0, 11), 500, true, 0.f},
-                      GpuCase{"uniform_n5_k2000", spec_of("uniform", 40000, 5, 8, 0, 12), 2000, true, 0.f},
-                      GpuCase{"uniform_n8_k64_m100", spec_of("uniform", 100, 8, 8, 0, 13), 64, true, 0.f},
-                      // Values on a grid of halves: many exactly equidistant centroids, so
-                      // lanes with two and with three or more in-window keys.
-                      GpuCase{"grid_n8_k256_ties", spec_of("uniform", 40000, 8, 8, 0, 14), 256, true, 0.f, 1.f, 0.5f},
-                      GpuCase{"tiny_uniform_n32_k128", spec_of("uniform", 30000, 32, 8, 0, 15), 128, true, 0.f, 1e-12f},
-                      GpuCase{"huge_blobs_n20_k96", spec_of("blobs", 30000, 20, 50, 0, 16), 96, true, 0.f, 1e12f},
-                      GpuCase{"uniform_n32_k1000_partial_step", spec_of("uniform", 50017, 32, 8, 0, 17), 1000, true,
-                              0.f}),
-    [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
+const GpuCase kDeviceCases[] = {
+    GpuCase{"uniform_n32_k1024", spec_of("uniform", 60000, 32, 8, 0, 5), 1024, true, 0.f},
+    GpuCase{"blobs_n32_k256_no_labels", spec_of("blobs", 100000, 32, 300, 0, 6), 256, false, 0.f},
+    GpuCase{"offset_uniform_n16_k300", spec_of("uniform", 50000, 16, 8, 0, 7), 300, true, 1000.f},
+    GpuCase{"sparse_blobs_n24_k64", spec_of("blobs", 50000, 24, 40, 0.9, 8), 64, true, 0.f},
+    GpuCase{"uniform_n64_k200", spec_of("uniform", 30000, 64, 8, 0, 9), 200, true, 0.f},
+    GpuCase{"uniform_n48_k128", spec_of("uniform", 30000, 48, 8, 0, 10), 128, true, 0.f},
+    GpuCase{"uniform_n30_k500", spec_of("uniform", 40000, 30, 8, 0, 11), 500, true, 0.f},
+    GpuCase{"uniform_n5_k2000", spec_of("uniform", 40000, 5, 8, 0, 12), 2000, true, 0.f},
+    GpuCase{"uniform_n8_k64_m100", spec_of("uniform", 100, 8, 8, 0, 13), 64, true, 0.f},
+    // Values on a grid of halves: many exactly equidistant centroids, so
+    // lanes with two and with three or more in-window keys.
+    GpuCase{"grid_n8_k256_ties", spec_of("uniform", 40000, 8, 8, 0, 14), 256, true, 0.f, 1.f, 0.5f},
+    GpuCase{"tiny_uniform_n32_k128", spec_of("uniform", 30000, 32, 8, 0, 15), 128, true, 0.f, 1e-12f},
+    GpuCase{"huge_blobs_n20_k96", spec_of("blobs", 30000, 20, 50, 0, 16), 96, true, 0.f, 1e12f},
+    GpuCase{"uniform_n32_k1000_partial_step", spec_of("uniform", 50017, 32, 8, 0, 17), 1000, true,
+            0.f}};
+INSTANTIATE_TEST_SUITE_P(Shapes, Tf32WindowOnDevice, ::testing::ValuesIn(kDeviceCases),
+                         [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
+
+// A device case that skipped on a refusal would hide the refusal: every case's shape must be
+// accepted on Hopper (synthetic H100 and H200, no GPU needed). Data-dependent limits (the
+// spread of ‖x − mean‖²) are the GPU test's to meet.
+TEST(Tf32WindowDeviceCases, HopperAcceptsEveryDeviceCase) {
+  for (const DeviceInfo& device : {h100_like(), testing_support::h200()})
+    for (const GpuCase& c : kDeviceCases) {
+      const Problem problem = shape(c.spec.m, c.spec.n, c.k, c.k);
+      const auto refusal = window_variant().can_implement(problem, device);
+      EXPECT_FALSE(refusal.has_value()) << c.name << " on " << device.name << ": " << refusal.value_or("");
+    }
+}
 
 }  // namespace
 }  // namespace mk

@@ -666,7 +666,7 @@ TEST(TunerTunedParams, MatchingBucketGivesTheTunedParamsWhenLegal) {
 }
 
 // A config written before the variant grew an axis still applies; the new axis takes the
-// variant's default (session 8: tensor-multik's `fragments` had silently voided every entry).
+// variant's default (fixed in 2df0a30: tensor-multik's new `fragments` axis had silently voided every entry).
 TEST(TunerTunedParams, EntryTunedBeforeAnAxisExistedKeepsItsParamsAndTheAxisDefault) {
   TempDir dir;
   ConfigDirScope scope(dir.path().string());
@@ -793,6 +793,39 @@ TEST(TunerCommand, BadArgumentsExitWithInputError) {
   EXPECT_EQ(run_mkbench("tune --dims 8 --k 3..7").exit_code, kExitBadInput);
   EXPECT_EQ(run_mkbench("tune --replay " + kFixture + " --fix block").exit_code, kExitBadInput);
   EXPECT_EQ(run_mkbench("tune --replay " + kFixture + " --fix block=300 --compare").exit_code, kExitBadInput);
+}
+
+// `mkbench run` rows record the tuned entry that chose their params, as suite rows do (the
+// README's promise; before, the entry only went to stderr). The reference is the config written
+// here: its params must be the row's, and --no-tuned must leave both out.
+TEST(TunerCommand, RunRecordsTheTunedConfigInItsRow) {
+  TempDir dir;
+  const Problem problem = shape(2, 3, 3, 1000);
+  const Params tuned{{"threads", 1}, {"schedule_chunk", 1024}};
+  TunedConfig config;
+  config.merge(entry_for(problem, "cpu-openmp", tuned));
+  // `run` looks the config up under the device it measures on: the host CPU, or GPU 0 when there is one.
+  std::set<std::string> slugs{query_host_cpu().slug()};
+  if (gpu_count() > 0) slugs.insert(query_device(0).slug());
+  for (const auto& slug : slugs) save_config_atomically(dir.file(slug + ".json"), config);
+  const std::string env = "MKBENCH_CONFIG_DIR='" + dir.path().string() + "' ";
+  const std::string run = "run --variant cpu-openmp --dims 2 --k 3 --points 1000 --iters 2 --warmup 0 --no-peak-measure ";
+  const auto row_of = [](const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in).at("rows").at(0);
+  };
+
+  const std::string command = std::string(MKBENCH_BINARY) + " " + run + "--out " + dir.file("tuned.json") + " 2>&1";
+  ASSERT_EQ(std::system((env + command + " >/dev/null").c_str()), 0) << command;
+  const auto row = row_of(dir.file("tuned.json"));
+  ASSERT_TRUE(row.contains("tuned_config")) << row.dump(2);
+  EXPECT_NE(row.at("tuned_config").get<std::string>().find(".json bucket "), std::string::npos) << row.dump(2);
+  EXPECT_EQ(row.at("params").at("threads"), 1);
+  EXPECT_EQ(row.at("params").at("schedule_chunk"), 1024);
+
+  const std::string plain = std::string(MKBENCH_BINARY) + " " + run + "--no-tuned --out " + dir.file("plain.json");
+  ASSERT_EQ(std::system((env + plain + " >/dev/null 2>&1").c_str()), 0) << plain;
+  EXPECT_FALSE(row_of(dir.file("plain.json")).contains("tuned_config"));
 }
 
 

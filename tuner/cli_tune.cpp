@@ -16,6 +16,7 @@
 #include "harness/command.hpp"
 #include "core/errors.hpp"
 #include "harness/measure.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/results.hpp"
 #include "harness/suite.hpp"
 #include "variants/tuned_params.hpp"
@@ -338,6 +339,7 @@ int run_replay(const TuneCliOptions& options, const Budget& budget) {
     if (selected) jobs.push_back(TuneJob{problem, options.variants, "", 0, false});
   }
   if (jobs.empty()) throw InputError("replay table " + options.replay + " has no recorded points for that shape");
+  if (!options.config_out.empty()) check_writable(options.config_out);
   // Variant filters name recorded variants, not registered ones.
   std::set<std::string> recorded;
   for (const Variant* variant : table.variants()) recorded.insert(variant->name());
@@ -377,8 +379,25 @@ int run_tune_command(const TuneCliOptions& options) {
   select_device(options.device);
   const DeviceInfo device = query_device(options.device);
   if (device.is_gpu && options.variants.empty()) jobs = without_cpu_variants(std::move(jobs));
+  // Before any data set is made: every shape's points, with the FP64 reference where points
+  // are verified and a CPU variant's copy, must fit the host (exit 2). The GPU is planned
+  // point by point, right before each prepares, and refuses that point only.
+  const MemoryLimits host_limits = current_memory_limits(DeviceInfo{});
+  for (const auto& job : jobs) {
+    const bool verify = options.verify || job.verify;
+    const DataSource source = describe_data_source(job.dataset, job.problem.m, job.problem.n);
+    for (const Variant* variant : variants_for(job)) {
+      const MemoryPlan plan =
+          plan_memory(source, RowWork{variant, job.problem, Params::object(), verify, verify}, device, host_limits);
+      if (plan.host_exceeded) plan.enforce();
+    }
+  }
   const DeviceKey device_key = DeviceKey::of(device);
   const std::string cache_path = options.cache.empty() ? default_cache_path(device.slug()) : options.cache;
+  const std::string config_path = options.config_out.empty() ? default_config_path(device.slug()) : options.config_out;
+  // Both are written while or after measuring: a path that cannot be written fails now.
+  check_writable(cache_path);
+  check_writable(config_path);
   TuneCache cache(cache_path, &std::cerr);
   std::cerr << "tuning on " << device.name << " (" << device_key.str() << "), cache " << cache_path << " ("
             << cache.records().size() << " records), strategy " << options.strategy << ", budget " << budget.str()
@@ -411,7 +430,6 @@ int run_tune_command(const TuneCliOptions& options) {
   const auto tuned =
       tune_jobs(jobs, options, budget, space_of, evaluator_of, &cache, device_key, device_limits_of(device));
   print_summary(std::cout, tuned);
-  const std::string config_path = options.config_out.empty() ? default_config_path(device.slug()) : options.config_out;
   write_config(config_path, tuned, options, device_key);
   const bool any = std::any_of(tuned.begin(), tuned.end(), [](const TunedShape& s) { return bool(s.outcome.best()); });
   if (!any) throw UnsupportedError("no point could be measured successfully on " + device.name);

@@ -34,14 +34,14 @@ namespace mk {
 // except N=4 K=256 (within 7 %). shared-atomics had been the fallback there and ran
 // 1.4–15x slower than gemm-tf32x3 at K ≥ 1024. Only N ∈ {4,8,16,32,128} and K ∈ {16,64,256,
 // 1024,4096} were measured: the boundaries N=64 and K=256 between them are extrapolated.
-// tensor-multik (session 4) then beat registers-multik on all four small-K cases of issue 4
+// tensor-multik (commit 9ba5d6b) then beat registers-multik on all four small-K cases of issue 4
 // (N=4/8/16 with K=3..5/3..7, N=8 K=16 at 8M) and on every K range and every N=12 row of
-// table2 (H200, registers-multik tuned). With its FP16 update (session 6, table2, best
+// table2 (H200, registers-multik tuned). With its FP16 update (commit ec3d72e, table2, best
 // parameters of each) it also took every single K at N=8 (K=3..5 by 5–9 %, K=25 by 4 %) and
 // N=12; registers-multik stays ahead only at N=4 for K=3 (26 %), K=4 (3 %) and K=25 (16 %),
 // so one K ≤ 4 or > 16 at N ≤ 4 goes to it (N=5..7 are not measured: they follow N=8).
 // tensor-multik refuses ΣK > 64 and wide tiles, which fall through to registers-multik. tf32-window
-// (session 5) took one K ≥ 128 from every other variant (N=32 M=2M: K=128 0.89 against
+// (commit 16597f1) took one K ≥ 128 from every other variant (N=32 M=2M: K=128 0.89 against
 // registers-multik's 5.89 ms, K=256 0.94 against gemm-tf32x3's 3.61, K=1024 1.82 against
 // 9.54; N=8 M=8M K=128: 2.10 against 2.90); at K=64 it won at N=32 but lost at N=8, so the
 // boundary is K=128. It refuses K ranges, N > 64 and centroid tables beyond
@@ -129,6 +129,21 @@ class AutoSelect : public Variant {
 
   Params default_params(const Problem&, const DeviceInfo&) const override {
     return {{"sparse_threshold", kDefaultSparseThreshold}};
+  }
+
+  // The footprint of the delegate prepare() would choose, with its default parameters (a
+  // tuned entry changes tiles and layouts, not what dominates: the points and their copies).
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    const auto [delegate_name, reason] = choose_auto_delegate(problem, device, threshold_of(params));
+    if (const Variant* delegate = delegate_name.empty() ? nullptr : Registry::instance().find(delegate_name)) {
+      try {
+        return delegate->device_footprint(problem, resolve_params(*delegate, problem, device, Params::object()),
+                                          device, with_labels);
+      } catch (const Error&) {
+      }
+    }
+    return Variant::device_footprint(problem, params, device, with_labels);
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "variants/common/host_update.hpp"
 #include "variants/variant.hpp"
 
 namespace mk {
@@ -168,7 +169,8 @@ class CpuOpenMpRun : public PreparedRun {
                        " but the problem is " + problem.str());
     for (int t = 0; t < threads_; ++t)
       per_thread_.push_back(std::make_unique<ThreadAccumulators>(slots_, problem.n, problem.k.count()));
-    counts_.assign(slots_, 0);
+    sums_.assign(size_t(slots_) * problem.n, 0.0);
+    counts_.assign(slots_, 0ull);
     inertia_.assign(problem.k.count(), 0.0);
   }
 
@@ -180,9 +182,15 @@ class CpuOpenMpRun : public PreparedRun {
   }
 
   void iterate(bool store_labels) override {
+    accumulate(AccumulateOptions{store_labels});
+    update(UpdateOptions{});
+  }
+
+  void accumulate(const AccumulateOptions& options) override {
     const int n = problem_.n;
     const int64_t m = problem_.m;
     const KRange ks = problem_.k;
+    const bool store_labels = options.store_labels;
     if (store_labels && labels_.empty()) labels_.resize(size_t(ks.count()) * size_t(m));
     labels_valid_ = store_labels;
 
@@ -204,19 +212,24 @@ class CpuOpenMpRun : public PreparedRun {
 
     // Merge in thread order. Which points a thread summed depends on the dynamic schedule,
     // but in FP64 that changes the sums far below the precision of the FP32 centroids.
-    std::vector<double> sums(size_t(slots_) * n, 0.0);
-    std::fill(counts_.begin(), counts_.end(), 0);
+    std::fill(sums_.begin(), sums_.end(), 0.0);
+    std::fill(counts_.begin(), counts_.end(), 0ull);
     std::fill(inertia_.begin(), inertia_.end(), 0.0);
     for (const auto& acc : per_thread_) {
-      for (size_t j = 0; j < sums.size(); ++j) sums[j] += acc->sums[j];
-      for (int s = 0; s < slots_; ++s) counts_[s] += acc->counts[s];
+      for (size_t j = 0; j < sums_.size(); ++j) sums_[j] += acc->sums[j];
+      for (int s = 0; s < slots_; ++s) counts_[s] += static_cast<unsigned long long>(acc->counts[s]);
       for (int k = 0; k < ks.count(); ++k) inertia_[k] += acc->inertia[k];
     }
-    for (int s = 0; s < slots_; ++s) {
-      if (counts_[s] == 0) continue;  // empty cluster keeps its previous centroid
-      const double inv = 1.0 / double(counts_[s]);
-      for (int d = 0; d < n; ++d) centroids_[size_t(s) * n + d] = float(sums[size_t(s) * n + d] * inv);
-    }
+  }
+
+  AccumulatorRefs accumulators() override {
+    return {sums_.data(), counts_.data(), inertia_.data(), slots_, problem_.n, problem_.k.count(), false, nullptr};
+  }
+
+  StepSummary update(const UpdateOptions& options) override {
+    const HostStepState state{points_.data(), problem_.m, problem_.n, problem_.k,
+                              &sums_,         &counts_,   &inertia_,  &centroids_};
+    return host_update(state, options, updates_++);
   }
 
   void synchronize() override {}
@@ -249,8 +262,10 @@ class CpuOpenMpRun : public PreparedRun {
   std::vector<float> centroids_;
   std::vector<float> centroids_by_dimension_;
   std::vector<std::unique_ptr<ThreadAccumulators>> per_thread_;
-  std::vector<int64_t> counts_;
+  std::vector<double> sums_;
+  std::vector<unsigned long long> counts_;
   std::vector<double> inertia_;
+  uint64_t updates_ = 0;
   std::vector<int32_t> labels_;
   bool labels_valid_ = false;
 };
@@ -270,6 +285,24 @@ class CpuOpenMp : public Variant {
       return "needs about " + std::to_string(int64_t(need / (1 << 20))) + " MiB of host memory, machine has " +
              std::to_string(int64_t(have / (1 << 20))) + " MiB";
     return std::nullopt;
+  }
+
+  // Host memory: the run's copy of the points, two centroid layouts, each thread's
+  // accumulators, and the labels when asked for.
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo&,
+                                   bool with_labels) const override {
+    int threads = omp_get_max_threads();
+    if (params.is_object() && params.contains("threads") && params.at("threads").is_number_integer() &&
+        params.at("threads").get<int>() > 0)
+      threads = params.at("threads").get<int>();
+    const double slots = problem.k.sum();
+    const double per_thread = slots * problem.n * 8.0 + slots * 8.0 + slots * 4.0 + problem.k.count() * 8.0;
+    DeviceFootprint footprint;
+    footprint.add("points (copy)", problem.data_bytes());
+    footprint.add("centroids", slots * problem.n * 4.0 * 2.0);
+    footprint.add("per-thread accumulators", double(threads) * per_thread);
+    if (with_labels) footprint.add("labels", double(problem.k.count()) * double(problem.m) * 4.0);
+    return footprint;
   }
 
   ParamSpace param_space(const Problem&, const DeviceInfo&) const override {

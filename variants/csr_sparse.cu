@@ -310,6 +310,12 @@ class CsrSparse : public Variant {
     return gpu::check_fits_in_memory(problem, device, csr_bytes(problem));
   }
 
+  // The dense points LloydState uploads (the CSR is built from them on the device) plus the CSR.
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    return Variant::device_footprint(problem, params, device, with_labels).add("CSR arrays", csr_bytes(problem));
+  }
+
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
     ParamSpace space;
     space.axes.push_back({"block", {128, 256, 512}, "threads per block"});

@@ -215,6 +215,19 @@ class GemmCublas : public Variant {
     return gpu::check_fits_in_memory(problem, device, tile_bytes + double(slots) * 4.0);
   }
 
+  // LloydState's buffers, the dot-product tile of tile_rows × ΣK and the centroid norms.
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    DeviceFootprint footprint = Variant::device_footprint(problem, params, device, with_labels);
+    const int64_t slots = gemm::k_slot_sum(problem.k);
+    int64_t rows = kTileRows.front();
+    if (params.is_object() && params.contains("tile_rows") && params.at("tile_rows").is_number_integer())
+      rows = params.at("tile_rows").get<int64_t>();
+    footprint.add("dot-product tile", double(std::min<int64_t>(rows, problem.m)) * double(slots) * 4.0);
+    footprint.add("centroid norms", double(slots) * 4.0);
+    return footprint;
+  }
+
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
     ParamSpace space;
     Axis tiles{"tile_rows", {}, "rows of X per SGEMM; the tile_rows × ΣK dot block should stay in L2"};

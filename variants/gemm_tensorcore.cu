@@ -628,6 +628,15 @@ class GemmTf32x3 : public Variant {
     return gpu::check_fits_in_memory(problem, device, centroid_copy_bytes(problem));
   }
 
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    DeviceFootprint footprint = Variant::device_footprint(problem, params, device, with_labels);
+    footprint.add("TF32 centroid copies", centroid_copy_bytes(problem));
+    if (params.is_object() && params.value("update", std::string()) == "sorted")
+      footprint.add("sorted-update buffers", sorted_update_bytes(problem));
+    return footprint;
+  }
+
   ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
     ParamSpace space;
     space.axes.push_back({"points_per_block", {64, 128}, "points resident per block (32 per warp row)"});
@@ -685,7 +694,7 @@ class GemmTf32x3 : public Variant {
 
   // 128 points × 64 centroids with 8 warps (4 n-tiles per warp) balances fragment reuse
   // against registers; 3xTF32 by default because its re-check window is ~40x narrower than
-  // single TF32's. update=sorted everywhere it can run: on the H200 (session 3, every row
+  // single TF32's. update=sorted everywhere it can run: on the H200 (commit 69bf0de, every row
   // --verify PASS) it beat smem 1.7-4.8x at ΣK ≤ 128 (N=16 K=3..7 M=32M 202 -> 41.7 ms;
   // N=8 K=16 M=8M 4.23 -> 2.46 ms; shared FP64 atomics are CAS loops that contend on few
   // slots), beat global 2.3x on the K=3..20 range (73.5 -> 31.4 ms) and was within 8 % of

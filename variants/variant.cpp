@@ -2,9 +2,54 @@
 
 #include <algorithm>
 
+#include "core/byte_size.hpp"
 #include "core/errors.hpp"
 
 namespace mk {
+
+DeviceFootprint& DeviceFootprint::add(const std::string& what, double bytes) {
+  if (bytes > 0) parts.push_back({what, int64_t(bytes)});
+  return *this;
+}
+
+int64_t DeviceFootprint::total() const {
+  int64_t sum = 0;
+  for (const auto& part : parts) sum += part.bytes;
+  return sum;
+}
+
+std::string DeviceFootprint::describe() const {
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : " + ") + part.what + " " + format_bytes(double(part.bytes));
+  return out.empty() ? "nothing" : out;
+}
+
+DeviceFootprint lloyd_state_footprint(const Problem& problem, Layout layout, bool with_labels) {
+  const double m = double(problem.m), n = problem.n, slots = problem.k.sum();
+  const double padded_m =
+      layout == Layout::AoS ? double((problem.m + kAosPointPadding - 1) / kAosPointPadding * kAosPointPadding) : m;
+  DeviceFootprint footprint;
+  footprint.add("points", padded_m * n * 4.0);
+  if (layout == Layout::SoA) footprint.add("points staging (SoA transpose)", m * n * 4.0);
+  footprint.add("centroids", slots * n * 4.0);
+  footprint.add("accumulators", slots * n * 8.0 + slots * 8.0 + problem.k.count() * 8.0);
+  if (with_labels) footprint.add("labels", double(problem.k.count()) * m * 4.0);
+  return footprint;
+}
+
+DeviceFootprint Variant::device_footprint(const Problem& problem, const Params& params, const DeviceInfo&,
+                                          bool with_labels) const {
+  if (!runs_on_gpu()) {
+    DeviceFootprint footprint;
+    footprint.add("points (copy)", problem.data_bytes());
+    if (with_labels) footprint.add("labels", double(problem.k.count()) * double(problem.m) * 4.0);
+    return footprint;
+  }
+  Layout layout = Layout::AoS;
+  if (params.is_object() && params.contains("layout") && params.at("layout").is_string())
+    layout = parse_layout(params.at("layout").get<std::string>());
+  return lloyd_state_footprint(problem, layout, with_labels);
+}
 
 const Axis* ParamSpace::find(const std::string& name) const {
   for (const auto& axis : axes)

@@ -14,6 +14,7 @@
 #include "datasets/dataset.hpp"
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
+#include "variants/step.hpp"
 
 namespace mk {
 
@@ -73,7 +74,44 @@ class PreparedRun {
   // Time of a one-time conversion of the points made while preparing (a layout the timed
   // iterations read instead of the rows), when there was one.
   virtual std::optional<double> conversion_ms() const { return std::nullopt; }
+
+  // One step in two phases, for the applications (variants/step.hpp; the design, with the
+  // extensions later work adds, is docs/variant-interface.md). A run that cannot split its
+  // step throws UnsupportedError from these.
+  //   accumulate(): assignment and FP64 sums, counts and inertia; the centroids stay as they are.
+  //   accumulators(): those sums in the run's memory, for a hook (all-reduce, chunk sums).
+  //   update(): sums / counts into centroids for the active Ks, with the empty-cluster policy,
+  //             and the per-K summary (one small read-back).
+  virtual void accumulate(const AccumulateOptions& options);
+  virtual AccumulatorRefs accumulators();
+  virtual StepSummary update(const UpdateOptions& options);
 };
+
+// What a prepared run holds where it runs, at its peak (transient copies made while
+// preparing included): the GPU's memory for GPU variants, host memory for CPU variants. The
+// harness plans memory from it before allocating anything (harness/memory_plan.hpp,
+// docs/memory-planning.md), so an estimate that is too low ends in a cudaMalloc failure
+// (exit 4) instead of a clear refusal, and one far too high refuses runs that would fit.
+struct DeviceFootprint {
+  struct Part {
+    std::string what;  // "points", "labels", "prepared operands", ...
+    int64_t bytes = 0;
+  };
+  std::vector<Part> parts;
+
+  DeviceFootprint& add(const std::string& what, double bytes);  // parts of 0 bytes are skipped
+  int64_t total() const;
+  std::string describe() const;  // "points 2.0 GiB + labels 640.0 MiB + ..."
+};
+
+// The buffers every GpuRun's LloydState allocates (variants/common/gpu_lloyd_state.cuh):
+// points (AoS padded to kAosPointPadding rows; SoA with a staging copy while transposing),
+// centroids, FP64 sums, counts, inertia, and labels when asked for.
+DeviceFootprint lloyd_state_footprint(const Problem& problem, Layout layout, bool with_labels);
+
+// AoS points on the device are followed by zero rows up to a multiple of this many points,
+// so a kernel may copy whole warp-sized steps of points without a bounds check per copy.
+inline constexpr int64_t kAosPointPadding = 32;
 
 class Variant {
  public:
@@ -90,6 +128,12 @@ class Variant {
   virtual std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data,
                                                const Params& params,
                                                const DeviceInfo& device) const = 0;
+  // Bytes prepare() and iterate() allocate for `params` (resolved), with labels when
+  // `with_labels` (verification, --store-labels). The default is lloyd_state_footprint with
+  // the "layout" parameter for GPU variants, and the points plus labels for CPU variants;
+  // a variant that allocates more (tiles, prepared operands, CSR arrays) adds its buffers.
+  virtual DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                           bool with_labels) const;
 };
 
 class Registry {

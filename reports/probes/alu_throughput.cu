@@ -1,6 +1,9 @@
-// ALU-pipe throughput probe behind reports/NOTES-perf.md (session 4): how many warp-instructions
-// per clock an SM sustains for the ops an argmin or one-hot build can use (FMNMX, IMNMX,
-// the DPX three-input VIMNMX3 / VIADDMNMX, LOP3, FFMA, two ways to turn a bit into 1.0f).
+// ALU-pipe throughput probe: how many warp-instructions per clock an SM sustains for the ops an
+// argmin or one-hot build can use (FMNMX, IMNMX, the DPX three-input VIMNMX3 / VIADDMNMX, LOP3,
+// FFMA, two ways to turn a bit into 1.0f). On the H200 (8 independent chains per thread, 8 warps x
+// 132 SMs): LOP3 3.6, IMNMX 2.4, FFMA 1.9, FMNMX 1.85, VIMNMX3 1.1, VIADDMNMX 1.1. So FMNMX is
+// half-rate, which is why tensor-multik's near-tie test moved to the FMA pipe (7a165f1), and the
+// three-input min saves issue slots, not ALU time (docs/tensor-multik.md, group_min=int).
 // Not part of the build: nvcc -arch=sm_90 -O3 -o alu_probe reports/probes/alu_throughput.cu
 // && ./alu_probe; cuobjdump -sass on a -cubin build shows which SASS each op became.
 #include <cstdio>

@@ -1,15 +1,16 @@
-// Probe (session 16): the share of 32-point steps on which tensor-multik's exact fix-up runs, by an FP64
+// Probe: the share of 32-point steps on which tensor-multik's exact fix-up runs, by an FP64
 // simulation of its rule (a group is ambiguous when its two nearest centroids are within the window
 // TIE·(‖x‖² + 2·max‖c‖²) + the FP16 floor; a point is guarded when nearer than 64 windows), on uniform
 // [0,1)^N data with first-K seeds moved by a few Lloyd iterations, raw and centred on the data's mean.
 // Build: g++ -O2 -o near_tie_rate near_tie_rate.cpp; run: ./near_tie_rate N KMIN KMAX ITERS [DATA [BIAS]]
-// (session 16: ./near_tie_rate 8 3 7 3 printed 7.7 % of steps raw, 1.0 % centred). The window constants are
-// session 15's (one m16n8k16 at N ≤ 4, no centring unit): the ratio, not the last digit, is the point.
-// Session 18 (group_min=int): DATA is uniform (default) or gauss (N(0,1) coordinates); BIAS adds a key bias
+// ./near_tie_rate 8 3 7 3 printed 7.7 % of steps raw, 1.0 % centred: the case for centred operands
+// (61577f0; the H200 profile measured 1.0 %). The window constants are those of ed89c4b (one m16n8k16
+// at N ≤ 4, no centring unit): the ratio, not the last digit, is the point.
+// group_min=int (8c402d5): DATA is uniform (default) or gauss (N(0,1) coordinates); BIAS adds a key bias
 // b to every key, as a multiple of the mean ‖x − μ‖² ("1") or the largest ("max"): the window grows by
 // TIE·b, and a group with two keys ‖x − c‖² − ‖x − μ‖² + b below zero also counts as needing the fix-up.
 // ./near_tie_rate 8 3 7 3 uniform 1 printed 1.6 % centred (max: 2.7 %), gauss 1: 1.7 % (max: 4.5 %, none: 1.0 %).
-// Session 19: the FP16 floor's ‖x‖ bounded by (‖x‖²/s + s)/2 as the kernel's lean step does; ./near_tie_rate
+// The lean step (3f6f053): the FP16 floor's ‖x‖ bounded by (‖x‖²/s + s)/2 as the kernel does; ./near_tie_rate
 // 4 3 5 3 and 8 16 16 3 print the same rates as with ‖x‖ itself (centred: 0.21 % and 0.33 % of steps).
 #include <algorithm>
 #include <cmath>

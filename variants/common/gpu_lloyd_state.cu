@@ -1,5 +1,7 @@
 #include "variants/common/gpu_lloyd_state.cuh"
 
+#include "variants/common/device_update.cuh"
+
 #include <algorithm>
 #include <optional>
 
@@ -126,7 +128,16 @@ AccumulatorView LloydState::accumulators(bool with_labels) {
   return {sums_.get(), counts_.get(), inertia_.get(), with_labels ? labels_.get() : nullptr};
 }
 
+AccumulatorRefs LloydState::accumulator_refs() {
+  return {sums_.get(), counts_.get(), inertia_.get(), problem_.k.sum(), problem_.n, problem_.k.count(), true,
+          stream_};
+}
+
 void LloydState::finalize() {
+  if (division_deferred_) {
+    ++deferred_finalize_calls_;
+    return;
+  }
   const int slots = problem_.k.sum();
   divide_sums<<<(slots + 255) / 256, 256, 0, stream_>>>(sums_.get(), counts_.get(), centroids_.get(),
                                                          slots, problem_.n);
@@ -166,7 +177,30 @@ IterationResult LloydState::read_back() {
   return result;
 }
 
+GpuRun::GpuRun(const Problem& problem, const Dataset& data, Layout layout) : state_(problem, data, layout) {}
+GpuRun::~GpuRun() = default;
+
 void GpuRun::synchronize() { check(cudaStreamSynchronize(state_.stream()), "iteration"); }
+
+void GpuRun::accumulate(const AccumulateOptions& options) {
+  const int before = state_.deferred_finalize_calls();
+  state_.set_division_deferred(true);
+  try {
+    iterate(options.store_labels);
+  } catch (...) {
+    state_.set_division_deferred(false);
+    throw;
+  }
+  state_.set_division_deferred(false);
+  if (state_.deferred_finalize_calls() == before)
+    throw UnsupportedError(
+        "this run divides inside its own kernel, so it cannot leave the sums for an update phase");
+}
+
+StepSummary GpuRun::update(const UpdateOptions& options) {
+  if (!update_) update_ = std::make_unique<DeviceUpdate>(state_);
+  return update_->run(options, accumulators());
+}
 
 std::optional<std::string> check_fits_in_memory(const Problem& problem, const DeviceInfo& device,
                                                 double extra_bytes) {

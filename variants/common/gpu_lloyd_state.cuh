@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -83,9 +84,8 @@ struct AccumulatorView {
   int32_t* labels;              // (kmax-kmin+1)*m or null
 };
 
-// AoS points on the device are followed by zero rows up to a multiple of this many points,
-// so a kernel may copy whole warp-sized steps of points without a bounds check per copy.
-constexpr int64_t kAosPointPadding = 32;
+// The AoS padding rows (declared beside the footprint that counts them, variants/variant.hpp).
+using ::mk::kAosPointPadding;
 
 class LloydState {
  public:
@@ -98,7 +98,12 @@ class LloydState {
   void zero_accumulators();             // async, start of an iteration
   void ensure_labels();                 // allocate labels on first request
   // Divide sums by counts into centroids; empty clusters keep their previous centroid.
+  // While the division is deferred (a run's accumulate phase), it only counts the call: the
+  // update phase divides later, with the application's policies (device_update.cuh).
   void finalize();
+  void set_division_deferred(bool deferred) { division_deferred_ = deferred; }
+  int deferred_finalize_calls() const { return deferred_finalize_calls_; }
+  AccumulatorRefs accumulator_refs();
   IterationResult read_back();
 
   PointsView points() const { return {points_.get(), problem_.m, problem_.n, layout_ == Layout::SoA}; }
@@ -121,20 +126,33 @@ class LloydState {
   DeviceBuffer<double> inertia_;
   DeviceBuffer<int32_t> labels_;
   bool labels_valid_ = false;
+  bool division_deferred_ = false;
+  int deferred_finalize_calls_ = 0;
 };
 
-// Base for GPU variants: owns a LloydState and forwards the PreparedRun plumbing.
+class DeviceUpdate;
+
+// Base for GPU variants: owns a LloydState and forwards the PreparedRun plumbing. Its
+// accumulate() runs the variant's iterate() with the state's division deferred, so every
+// variant whose iteration ends in LloydState::finalize() splits its step with no code of
+// its own; a run that divides inside its kernel is detected and refused.
 class GpuRun : public PreparedRun {
  public:
-  GpuRun(const Problem& problem, const Dataset& data, Layout layout)
-      : state_(problem, data, layout) {}
+  GpuRun(const Problem& problem, const Dataset& data, Layout layout);
+  ~GpuRun() override;
   void set_centroids(const std::vector<float>& packed) override { state_.set_centroids(packed); }
   void synchronize() override;
   IterationResult read_back() override { return state_.read_back(); }
   void* stream() override { return state_.stream(); }
+  void accumulate(const AccumulateOptions& options) override;
+  AccumulatorRefs accumulators() override { return state_.accumulator_refs(); }
+  StepSummary update(const UpdateOptions& options) override;
 
  protected:
   LloydState state_;
+
+ private:
+  std::unique_ptr<DeviceUpdate> update_;
 };
 
 // Runtime capability checks shared by can_implement implementations.

@@ -123,50 +123,12 @@ MK_HOST_DEVICE inline float near_tie_window(float x_norm2, float best_e, float b
   return kWindowSafety * 2.f * delta + FLT_MIN;
 }
 
-// tf32-window ranks centroids by packed keys: key_j = bits(bias + ‖c_j‖² − 2·tf32(x)·tf32(c_j))
-// with the centroid index in the low mantissa bits, all in translated coordinates. Beyond the
-// expansion's error above, a key carries the FP32 accumulation of the MMA steps over its
-// biased C operand (accumulate_rel of the magnitude bias + ‖c‖² + 2|x||c|) and the packing
-// (pack_rel of the key itself).
-struct BiasedKeyModel {
-  float dot_rel = 0;         // ε_dot of one TF32 product sum
-  float norm_rel = 0;        // relative error of the stored ‖c‖²
-  float accumulate_rel = 0;  // per unit of the operand magnitude, over all k-steps
-  float pack_rel = 0;        // a key's low mantissa bits replaced by the centroid index
-};
-
-inline BiasedKeyModel biased_key_model(int padded_dims, int index_bits) {
-  const ExpansionErrorModel expansion = expansion_error_model(DotArithmetic::Tf32, padded_dims);
-  BiasedKeyModel model;
-  model.dot_rel = expansion.dot_rel;
-  model.norm_rel = expansion.norm_rel;
-  // Each k-step's sum is truncated once (2^-22 relative), plus the bias added to ‖c‖² in one
-  // rounding; replacing index_bits of the 23-bit mantissa moves a key by < 2^(bits−23) of it.
-  model.accumulate_rel = float((padded_dims / 8 + 2) * 0x1p-22);
-  model.pack_rel = float(std::ldexp(1.0, index_bits - 23));
-  return model;
-}
-
-// Every centroid that could be truly nearer than the computed winner has a key at most
-// best_key + this width. xn2 = ‖x‖², best_key the winner's key as a float (bias included),
-// best_cnorm2 the winner's stored ‖c‖² (bias removed). Same derivation as
-// near_tie_window, with the two extra terms.
-MK_HOST_DEVICE inline float biased_key_window(float xn2, float best_key, float bias, float best_cnorm2,
-                                              BiasedKeyModel model) {
-  const WindowTerms t = window_terms(xn2, best_key - bias, best_cnorm2, model.dot_rel, model.norm_rel);
-  const float delta = t.norm_rel * t.r * t.r + 2.f * t.dot_rel * t.a * t.r +
-                      model.accumulate_rel * (bias + t.r * t.r + 2.f * t.a * t.r);
-  // Both keys compared (the winner's and a candidate's, at most best_key + 2δ) lost index bits.
-  const float packing = model.pack_rel * 2.f * (fabsf(best_key) + 2.f * delta);
-  return kWindowSafety * (2.f * delta + packing) + FLT_MIN;
-}
-
 // tf32-window's FP16 two-pass sweep ranks centroids by key_j = ‖c_j‖² + Σ_d fp16(x_d)·fp16(−2c_j,d),
 // in translated coordinates scaled by a power of two so every input lies below 2^14 in
-// magnitude. FP16 keeps the 11-bit significand of TF32, so the relative terms are the TF32
-// kernel's; its subnormals add an absolute rounding of at most 2^-25 per input (half the
-// spacing 2^-24), which over N products reaches 2^-25·√N·(‖x‖ + 2‖c‖) in a key. No bias and
-// no index bits: the sweep compares plain float keys.
+// magnitude. FP16 keeps the 11-bit significand of TF32, so the relative terms are those of a
+// TF32 product (DotArithmetic::Tf32); its subnormals add an absolute rounding of at most 2^-25 per input (half the
+// spacing 2^-24), which over N products reaches 2^-25·√N·(‖x‖ + 2‖c‖) in a key. The keys
+// carry no bias and no index bits: the sweep compares plain floats.
 struct Fp16KeyModel {
   float dot_rel = 0;         // ε_dot of one FP16 product sum
   float norm_rel = 0;        // relative error of the stored ‖c‖²
@@ -179,8 +141,8 @@ inline Fp16KeyModel fp16_key_model(int padded_dims) {
   // Inputs rounded to nearest with 11-bit significands: the TF32 kernel's ε_dot.
   model.dot_rel = float(dot_relative_error(DotArithmetic::Tf32, padded_dims));
   model.norm_rel = float(kUnitRoundoff);
-  // An m16n8k16 step truncates once, like a TF32 k-step; counting one per 8 dimensions, as
-  // biased_key_model does, over-covers the half as many steps.
+  // An m16n8k16 step truncates its sum once (2^-22 relative), like a TF32 k-step; counting
+  // one truncation per 8 dimensions (plus two) over-covers the half as many steps.
   model.accumulate_rel = float((padded_dims / 8 + 2) * 0x1p-22);
   model.abs_rel = float(1.01 * 0x1p-25 * std::sqrt(double(padded_dims)));
   return model;

@@ -14,10 +14,6 @@
 namespace mk::gpu {
 namespace {
 
-struct CompiledProgram {
-  std::string cubin;
-  std::string log;
-};
 
 // MKBENCH_NVRTC_DEFINES="NAME=VALUE NAME2=VALUE2": defines put before every runtime-compiled
 // source, so a kernel experiment behind a macro can be timed against the default within one
@@ -37,11 +33,16 @@ std::string experiment_defines() {
   return out;
 }
 
-CompiledProgram compile(const RuntimeCompileRequest& request, bool ptxas_verbose) {
+KernelImage compile(const RuntimeCompileRequest& request, bool ptxas_verbose) {
   nvrtcProgram program;
   const std::string source = experiment_defines() + request.source;
-  if (nvrtcCreateProgram(&program, source.c_str(), request.program_name.c_str(), 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS)
+  std::vector<const char*> header_texts, header_names;
+  for (const auto& [name, text] : request.headers) {
+    header_names.push_back(name.c_str());
+    header_texts.push_back(text.c_str());
+  }
+  if (nvrtcCreateProgram(&program, source.c_str(), request.program_name.c_str(), int(header_texts.size()),
+                         header_texts.data(), header_names.data()) != NVRTC_SUCCESS)
     throw DeviceError("nvrtcCreateProgram failed for " + request.program_name);
   const std::string arch =
       "--gpu-architecture=sm_" + std::to_string(request.cc_major) + std::to_string(request.cc_minor);
@@ -58,11 +59,16 @@ CompiledProgram compile(const RuntimeCompileRequest& request, bool ptxas_verbose
     throw DeviceError("NVRTC failed to compile " + request.program_name + " for " + request.description + " (sm_" +
                       std::to_string(request.cc_major) + std::to_string(request.cc_minor) + "):\n" + log);
   }
-  size_t cubin_size = 0;
+  size_t cubin_size = 0, ptx_size = 0;
   nvrtcGetCUBINSize(program, &cubin_size);
-  CompiledProgram out;
+  KernelImage out;
   out.cubin.assign(cubin_size, '\0');
   nvrtcGetCUBIN(program, out.cubin.data());
+  if (nvrtcGetPTXSize(program, &ptx_size) == NVRTC_SUCCESS && ptx_size > 0) {
+    out.ptx.assign(ptx_size, '\0');
+    nvrtcGetPTX(program, out.ptx.data());
+    while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  }
   nvrtcDestroyProgram(&program);
   out.log = std::move(log);
   return out;
@@ -72,10 +78,18 @@ CompiledProgram compile(const RuntimeCompileRequest& request, bool ptxas_verbose
 
 std::string compile_only(const RuntimeCompileRequest& request) { return compile(request, true).log; }
 
+KernelImage compile_image(const RuntimeCompileRequest& request) { return compile(request, false); }
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "NVRTC (version unknown)";
+  return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+}
+
 cudaLibrary_t compile_and_load(const RuntimeCompileRequest& request) {
   const char* verbose = std::getenv("MKBENCH_PTXAS_VERBOSE");
   const bool ptxas_verbose = verbose && *verbose && std::string(verbose) != "0";
-  CompiledProgram program = compile(request, ptxas_verbose);
+  KernelImage program = compile(request, ptxas_verbose);
   if (ptxas_verbose)
     std::fprintf(stderr, "%s %s:\n%s\n", request.program_name.c_str(), request.description.c_str(),
                  program.log.c_str());

@@ -1,0 +1,247 @@
+#include "harness/memory_plan.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "core/byte_size.hpp"
+#include "core/errors.hpp"
+#include "core/host_memory.hpp"
+
+namespace mk {
+namespace {
+
+std::optional<int64_t> host_memory_override;
+
+struct NpyShape {
+  int64_t m = 0;
+  int n = 0;
+  bool fortran_order = false;
+};
+
+// Just enough of the .npy header to size the load; the loader checks everything else.
+std::optional<NpyShape> peek_npy_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char preamble[12] = {};
+  if (!in.read(reinterpret_cast<char*>(preamble), 10) || preamble[0] != 0x93) return std::nullopt;
+  size_t header_bytes = size_t(preamble[8]) | size_t(preamble[9]) << 8;
+  if (preamble[6] >= 2) {
+    if (!in.read(reinterpret_cast<char*>(preamble + 10), 2)) return std::nullopt;
+    header_bytes |= size_t(preamble[10]) << 16 | size_t(preamble[11]) << 24;
+  }
+  if (header_bytes > (size_t(1) << 20)) return std::nullopt;
+  std::string header(header_bytes, '\0');
+  if (!in.read(header.data(), std::streamsize(header_bytes))) return std::nullopt;
+  static const std::regex shape(R"('shape'\s*:\s*\(\s*([0-9]+)\s*,\s*([0-9]+)\s*,?\s*\))");
+  std::smatch match;
+  if (!std::regex_search(header, match, shape)) return std::nullopt;
+  NpyShape out;
+  out.m = std::strtoll(match[1].str().c_str(), nullptr, 10);
+  out.n = int(std::strtol(match[2].str().c_str(), nullptr, 10));
+  out.fortran_order = std::regex_search(header, std::regex(R"('fortran_order'\s*:\s*True)"));
+  return out;
+}
+
+// The path of a csv: spec (its options are peeled off the end, as the loader does).
+std::string csv_path(const std::string& rest) {
+  std::string path = rest;
+  static const std::regex option(R"(:(header|label=[0-9]+|cols=[0-9,]+|delim=[^:]+)$)");
+  std::smatch match;
+  while (std::regex_search(path, match, option)) path = path.substr(0, size_t(match.position(0)));
+  return path;
+}
+
+int64_t file_bytes(const std::string& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  return error ? 0 : int64_t(size);
+}
+
+// Rounded down to whole binary units, so "at most about" never promises too much.
+std::string about_count(double value) {
+  int64_t count = int64_t(std::max(0.0, value));
+  if (count >= (int64_t(1) << 20)) count = count >> 20 << 20;
+  else if (count >= 1024) count = count >> 10 << 10;
+  return format_count(count);
+}
+
+Params resolved_or_defaults(const Variant& variant, const Problem& problem, const DeviceInfo& device,
+                            const Params& overrides) {
+  try {
+    return resolve_params(variant, problem, device, overrides);
+  } catch (const Error&) {
+    // The measurement refuses these params with its own message; size the defaults.
+  }
+  try {
+    Params params = variant.default_params(problem, device);
+    for (auto it = overrides.begin(); it != overrides.end(); ++it) params[it.key()] = it.value();
+    return params;
+  } catch (const std::exception&) {
+    return overrides;
+  }
+}
+
+}  // namespace
+
+DataSource describe_data_source(const std::string& spec, int64_t m, int n) {
+  DataSource source;
+  source.spec = spec;
+  const auto colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (kind == "npy") {
+    const int64_t bytes = file_bytes(rest);
+    source.description = "npy " + rest + " (" + format_bytes(double(bytes)) + " file)";
+    if (auto shape = peek_npy_header(rest)) {
+      source.m = shape->m;
+      source.n = shape->n;
+      const double array = double(shape->m) * shape->n * 4.0;
+      source.host_bytes = int64_t(shape->fortran_order ? 2.0 * array : array);
+      source.description = "npy " + rest + " (" + format_count(shape->m) + " × " + std::to_string(shape->n) +
+                           " float32" + (shape->fortran_order ? ", Fortran order converted in a second copy" : "") +
+                           ")";
+    } else {
+      source.host_bytes = bytes;
+    }
+  } else if (kind == "csv") {
+    const std::string path = csv_path(rest);
+    const int64_t bytes = file_bytes(path);
+    source.host_bytes = bytes + 2 * bytes;  // the text, then ≤ one 4-byte float per 2 bytes of it
+    source.description = "csv " + path + " (" + format_bytes(double(bytes)) + " of text)";
+  } else if (kind == "idx") {
+    // The header gives the shape (gzipped files too); the loader checks the rest.
+    const DataShape shape = idx_shape(rest);
+    source.m = shape.m;
+    source.n = shape.n;
+    source.host_bytes = int64_t(double(shape.m) * shape.n * 4.0);
+    source.description = "idx " + rest + " (" + format_count(shape.m) + " × " + std::to_string(shape.n) + " float32)";
+  } else {
+    source.m = m;
+    source.n = n;
+    source.host_bytes = int64_t(double(m) * n * 4.0);
+    source.description = kind + " " + format_count(m) + " × " + std::to_string(n) + " float32";
+  }
+  return source;
+}
+
+DataSource describe_loaded_data(const Dataset& data) {
+  DataSource source;
+  source.m = data.m;
+  source.n = data.n;
+  source.host_bytes = int64_t(data.values.size() * sizeof(float));
+  source.description = format_count(data.m) + " × " + std::to_string(data.n) + " float32 (loaded)";
+  return source;
+}
+
+void set_host_memory_override(std::optional<int64_t> bytes) { host_memory_override = bytes; }
+
+MemoryLimits current_memory_limits(const DeviceInfo& device) {
+  MemoryLimits limits;
+  if (host_memory_override) {
+    limits.host_limit_bytes = *host_memory_override;
+    limits.host_source = "--host-memory";
+  } else {
+    const HostMemoryLimit host = read_host_memory_limit();
+    limits.host_limit_bytes = host.bytes;
+    limits.host_source = host.source;
+  }
+  if (!device.is_gpu) return limits;
+  limits.gpu = true;
+  limits.gpu_name = device.name;
+  limits.gpu_total_bytes = device.global_mem_bytes;
+  if (const char* fake = std::getenv("MKBENCH_FAKE_GPU_FREE_BYTES"); fake && *fake) {
+    limits.gpu_free_bytes = parse_byte_size(fake, "MKBENCH_FAKE_GPU_FREE_BYTES");
+    limits.gpu_source = "MKBENCH_FAKE_GPU_FREE_BYTES";
+    return limits;
+  }
+  size_t free_bytes = 0, total_bytes = 0;
+  const cudaError_t status = device.ordinal >= 0 ? cudaSetDevice(device.ordinal) : cudaSuccess;
+  if (status != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    throw DeviceError("cannot read the free memory of " + device.name + " (cudaMemGetInfo failed)");
+  }
+  limits.gpu_free_bytes = int64_t(free_bytes);
+  limits.gpu_total_bytes = int64_t(total_bytes);
+  limits.gpu_source = "cudaMemGetInfo";
+  return limits;
+}
+
+void MemoryPlan::enforce() const {
+  if (in_core()) return;
+  if (host_exceeded) throw InputError(message);
+  throw UnsupportedError(message);
+}
+
+MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const DeviceInfo& device,
+                       const MemoryLimits& limits) {
+  MemoryPlan plan;
+  plan.host.add("points: " + data.description, double(data.host_bytes));
+  const Problem& problem = work.problem;
+  const double m = double(problem.m), kcount = problem.k.count();
+  if (work.verify && problem.m > 0) {
+    // reference_step keeps labels (4 B) and the best and second distances (8 B each) per
+    // point and K; the verified run's labels come back beside them (4 B).
+    plan.host.add("FP64 reference", kcount * m * 20.0);
+    plan.host.add("labels read back", kcount * m * 4.0);
+  }
+  const bool sized = work.variant && problem.m > 0 && problem.n > 0;
+  const Params params = sized ? resolved_or_defaults(*work.variant, problem, device, work.params) : Params();
+  if (sized && !work.variant->runs_on_gpu()) {
+    for (const auto& part : work.variant->device_footprint(problem, params, device, work.labels).parts)
+      plan.host.add(work.variant->name() + " " + part.what, double(part.bytes));
+  }
+  if (sized && work.variant->runs_on_gpu() && limits.gpu)
+    plan.gpu = work.variant->device_footprint(problem, params, device, work.labels);
+
+  const int64_t host_bytes = plan.host.total();
+  const int64_t gpu_bytes = plan.gpu.total();
+  if (limits.host_limit_bytes > 0) {
+    plan.host_usable = int64_t(kHostUsableFraction * double(limits.host_limit_bytes));
+    plan.host_exceeded = host_bytes > plan.host_usable;
+  }
+  if (limits.gpu) {
+    plan.gpu_usable = std::max<int64_t>(0, limits.gpu_free_bytes - kGpuReserveBytes);
+    plan.gpu_exceeded = gpu_bytes > plan.gpu_usable;
+  }
+  if (!plan.host_exceeded && !plan.gpu_exceeded) return plan;
+
+  plan.mode = PlanMode::Refused;
+  const std::string shape = problem.m > 0 ? problem.str() : data.description;
+  const std::string who = work.variant ? work.variant->name() + " on " + shape : shape;
+  std::string message;
+  std::optional<double> most_points;
+  if (plan.host_exceeded) {
+    message = who + " needs " + format_bytes(double(host_bytes)) + " of host memory (" + plan.host.describe() +
+              "), more than the " + format_bytes(double(plan.host_usable)) + " usable of this host's " +
+              format_bytes(double(limits.host_limit_bytes)) + " limit (" + limits.host_source + ", " +
+              std::to_string(int(kHostUsableFraction * 100)) + " % of it planned)";
+    if (problem.m > 0) most_points = m * double(plan.host_usable) / double(host_bytes);
+  }
+  if (plan.gpu_exceeded) {
+    message += std::string(message.empty() ? who + " needs " : "; it also needs ") + format_bytes(double(gpu_bytes)) +
+               " of GPU memory (" + plan.gpu.describe() + "), more than the " +
+               format_bytes(double(plan.gpu_usable)) + " usable on " + limits.gpu_name + " (" +
+               format_bytes(double(limits.gpu_free_bytes)) + " free by " + limits.gpu_source + " of " +
+               format_bytes(double(limits.gpu_total_bytes)) + ", " + format_bytes(double(kGpuReserveBytes)) +
+               " kept in reserve)";
+    const double gpu_points = m * double(plan.gpu_usable) / double(gpu_bytes);
+    if (problem.m > 0) most_points = most_points ? std::min(*most_points, gpu_points) : gpu_points;
+  }
+  message += ". Way out: fewer points";
+  if (most_points && problem.n > 0)
+    message += " (about " + about_count(*most_points) + " of " + std::to_string(problem.n) + " dimensions fit)";
+  if (plan.host_exceeded)
+    message += ", or --host-memory SIZE if this host's limit was misread";
+  if (plan.gpu_exceeded && work.variant && work.labels)
+    message += ", or no --verify/--store-labels (the labels take " +
+               format_bytes(kcount * m * 4.0) + ")";
+  message += "; out-of-core execution, which streams the points in chunks, is not implemented yet (issue 34)";
+  plan.message = message;
+  return plan;
+}
+
+}  // namespace mk

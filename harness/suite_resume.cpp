@@ -1,0 +1,93 @@
+#include "harness/suite_resume.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include "core/errors.hpp"
+#include "harness/device_health.hpp"
+#include "harness/memory_plan.hpp"
+#include "harness/self_restart.hpp"
+
+namespace mk {
+
+void check_suite_host_memory(const SuitePlan& plan, const DeviceInfo& device) {
+  const MemoryLimits limits = current_memory_limits(DeviceInfo{});  // the host only: GPUs are planned per row
+  for (const PlannedGroup& group : plan.groups) {
+    const DataSource source = describe_data_source(group.dataset_spec, group.points, group.dims);
+    RowWork data_only;
+    data_only.problem = group.rows.empty() ? Problem{} : group.rows.front().problem;
+    data_only.problem.m = source.m;
+    data_only.problem.n = source.n;
+    std::vector<RowWork> works{data_only};
+    for (const PlannedRow& row : group.rows) {
+      RowWork work{row.variant, row.problem, row.overrides, group.verify, group.verify};
+      work.problem.m = source.m;  // a file's own shape where its header tells it, 0 for CSV
+      work.problem.n = source.n;
+      works.push_back(work);
+    }
+    for (const RowWork& work : works) {
+      const MemoryPlan memory = plan_memory(source, work, device, limits);
+      if (memory.host_exceeded)
+        throw InputError("suite group (dataset " + group.dataset_spec + ", N=" + std::to_string(group.dims) +
+                         ", M=" + format_count(group.points) + "): " + memory.message);
+    }
+  }
+}
+
+ResultFile load_rows_to_resume(const std::string& out, const SuiteDefinition& suite, const SuitePlan& plan,
+                               const DeviceInfo& device) {
+  std::error_code error;
+  if (!std::filesystem::exists(out, error)) {
+    std::cerr << "mkbench: --resume: " << out << " does not exist yet; the suite starts from its first row\n";
+    return new_result_file(device, suite.name);
+  }
+  ResultFile file = load_results(out);
+  const std::string where = "cannot resume from " + out + ": ";
+  if (file.suite.value_or("") != suite.name)
+    throw InputError(where + "it holds suite '" + file.suite.value_or("(none)") + "', not '" + suite.name + "'");
+  const std::string device_name = device.to_json().value("name", std::string());
+  if (file.device.value("name", std::string()) != device_name)
+    throw InputError(where + "it was measured on " + file.device.value("name", std::string("?")) + ", this is " +
+                     device_name);
+  if (file.build.git_sha != current_build_info().git_sha)
+    throw InputError(where + "it was measured by build " + file.build.git_sha + ", this is " +
+                     current_build_info().git_sha + " (rows of two builds would share one header)");
+  std::vector<const PlannedRow*> planned;
+  for (const auto& group : plan.groups)
+    for (const auto& row : group.rows) planned.push_back(&row);
+  if (file.rows.size() > planned.size())
+    throw InputError(where + "it has " + std::to_string(file.rows.size()) + " rows, the suite plans " +
+                     std::to_string(planned.size()));
+  for (size_t i = 0; i < file.rows.size(); ++i) {
+    const ResultRow& row = file.rows[i];
+    if (row.variant != planned[i]->variant_name || row.problem.k.str() != planned[i]->problem.k.str())
+      throw InputError(where + "its row " + std::to_string(i + 1) + " (" + row.name + ") is not the suite's row " +
+                       std::to_string(i + 1) + " (" + planned[i]->variant_name + ", K=" +
+                       planned[i]->problem.k.str() + ") on this machine");
+  }
+  std::cerr << "mkbench: resuming suite " << suite.name << ": " << file.rows.size() << " of " << planned.size()
+            << " rows already in " << out << "\n";
+  return file;
+}
+
+std::optional<int> restart_if_context_lost(const std::string& failed_row, const std::string& out, size_t remaining,
+                                           bool gpu_in_use) {
+  const auto lost = unusable_context_reason(gpu_in_use);
+  if (!lost) return std::nullopt;
+  std::cerr << "mkbench: the CUDA context is unusable after " << failed_row << " (sticky error " << *lost
+            << "): no further row can run in this process\n";
+  if (remaining == 0) return kExitDevice;
+  if (out.empty()) {
+    std::cerr << "mkbench: stopping with " << remaining
+              << " row(s) unmeasured; with --out FILE the suite restarts itself in a fresh process and appends them\n";
+    return kExitDevice;
+  }
+  std::cerr << "mkbench: restarting in a fresh process for the remaining " << remaining << " row(s), appending to "
+            << out << "\n";
+  const std::string why = restart_self_with("--resume");
+  std::cerr << "mkbench: could not restart (" << why << "); " << remaining << " row(s) unmeasured; run the same "
+            << "command with --resume to measure them\n";
+  return kExitDevice;
+}
+
+}  // namespace mk

@@ -1,0 +1,155 @@
+// An output path that cannot be written fails a command before its work, not after: check_writable
+// (harness/results.hpp) on its own, then every command with an output path through the binary,
+// each given a path under /proc (where nothing can be created) and checked to have measured,
+// verified or rendered nothing before exiting 2.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/errors.hpp"
+#include "harness/results.hpp"
+
+namespace mk {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;
+};
+
+Outcome mkbench(const std::string& arguments) {
+  Outcome outcome;
+  FILE* pipe = ::popen((quoted(MKBENCH_BINARY) + " " + arguments + " 2>&1").c_str(), "r");
+  if (!pipe) return outcome;
+  char buffer[4096];
+  size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.output.append(buffer, got);
+  const int status = ::pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return outcome;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "mkbench-out-XXXXXX").string();
+    path = ::mkdtemp(pattern.data()) ? fs::path(pattern) : fs::path();
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path.empty()) fs::remove_all(path, ignored);
+  }
+};
+
+std::string message_of(const std::string& path) {
+  try {
+    check_writable(path);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(CheckWritable, AcceptsAWritableFolderAndLeavesNothingThere) {
+  TempDir temp;
+  EXPECT_NO_THROW(check_writable((temp.path / "results.json").string()));
+  EXPECT_TRUE(fs::is_empty(temp.path));
+}
+
+TEST(CheckWritable, CreatesMissingFoldersAsTheWriterWould) {
+  TempDir temp;
+  const fs::path target = temp.path / "a" / "b" / "results.json";
+  EXPECT_NO_THROW(check_writable(target.string()));
+  EXPECT_TRUE(fs::is_directory(target.parent_path()));
+  EXPECT_FALSE(fs::exists(target));
+  write_text_atomically(target.string(), "{}\n");  // and the writer then succeeds there
+  EXPECT_TRUE(fs::exists(target));
+}
+
+TEST(CheckWritable, LeavesAnExistingTargetAlone) {
+  TempDir temp;
+  const fs::path target = temp.path / "results.json";
+  std::ofstream(target) << "previous";
+  EXPECT_NO_THROW(check_writable(target.string()));
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "previous");
+  EXPECT_EQ(std::distance(fs::directory_iterator(temp.path), fs::directory_iterator()), 1);
+}
+
+TEST(CheckWritable, RefusesWhatTheWriterCouldNotWrite) {
+  TempDir temp;
+  std::ofstream(temp.path / "plain-file") << "x";
+  fs::create_directory(temp.path / "folder");
+  for (const std::string& path : {std::string("/proc/nope/x.json"), (temp.path / "plain-file" / "x.json").string(),
+                                  (temp.path / "folder").string(), (temp.path / "folder").string() + "/",
+                                  std::string("/proc/version")}) {
+    const std::string message = message_of(path);
+    EXPECT_NE(message.find("cannot write " + path), std::string::npos) << path << ": \"" << message << "\"";
+  }
+}
+
+// A command handed an unwritable output must stop before its work: exit 2, the path named,
+// and none of the work's output.
+void expect_refused_before_work(const std::string& arguments, const std::string& work_sign) {
+  SCOPED_TRACE(arguments);
+  const Outcome outcome = mkbench(arguments);
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+  EXPECT_NE(outcome.output.find("cannot write /proc/nope/"), std::string::npos) << outcome.output;
+  EXPECT_EQ(outcome.output.find(work_sign), std::string::npos) << "did the work first:\n" << outcome.output;
+}
+
+TEST(UnwritableOutput, RunMeasuresNothing) {
+  expect_refused_before_work(
+      "run --variant cpu-openmp --dims 2 --k 3 --points 20000 --iters 10 --out /proc/nope/x.json", "cpu-openmp/2/");
+}
+
+TEST(UnwritableOutput, SuiteMeasuresNothing) {
+  expect_refused_before_work("suite smoke --out /proc/nope/x.json", "[1/");
+  expect_refused_before_work("--suite smoke --out /proc/nope/x.json", "[1/");
+}
+
+TEST(UnwritableOutput, TuneMeasuresNothing) {
+  TempDir temp;
+  expect_refused_before_work("tune --dims 2 --k 3 --points 2000 --variants cpu-openmp --max-evals 2 --cache " +
+                                 quoted((temp.path / "cache.jsonl").string()) + " --config-out /proc/nope/c.json",
+                             "tuning on");
+  expect_refused_before_work("tune --dims 2 --k 3 --points 2000 --variants cpu-openmp --max-evals 2 --cache "
+                             "/proc/nope/cache.jsonl --config-out " +
+                                 quoted((temp.path / "c.json").string()),
+                             "tuning on");
+  EXPECT_TRUE(fs::is_empty(temp.path));
+}
+
+TEST(UnwritableOutput, VerifyMatrixVerifiesNothing) {
+  expect_refused_before_work("verify-matrix --variants cpu-openmp --dims 2 --k 3..4 --points 1000 --out /proc/nope/m.json",
+                             "N=2 K=3..4");
+}
+
+TEST(UnwritableOutput, BaselineUpdateRunsNoSuite) {
+  expect_refused_before_work("baseline update --suite smoke --device-slug some-gpu --dir /proc/nope",
+                             "mkbench baseline: running");
+}
+
+TEST(UnwritableOutput, CompareAndReportRenderNothing) {
+  const std::string fixture = quoted(std::string(MKBENCH_TEST_DATA) + "/results_gate_baseline_fixture.json");
+  expect_refused_before_work("compare " + fixture + " " + fixture + " --out /proc/nope/c.md", "rows compared");
+  expect_refused_before_work("report " + fixture + " --out /proc/nope/r.md", "registers-multik");
+}
+
+}  // namespace
+}  // namespace mk

@@ -1,0 +1,278 @@
+// A step split into accumulate() and update() (variants/step.hpp): the split step equals the
+// fused one, frozen Ks stay put, the shift is the centroids' movement, and the empty-cluster
+// policies move what they promise. Expected values are computed here, in FP64, from the data:
+// not by the code under test. cpu-openmp runs everywhere; each GPU variant that splits its step
+// runs the same checks on a GPU, and skips with the driver's reason without one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/errors.hpp"
+#include "datasets/dataset.hpp"
+#include "variants/variant.hpp"
+
+namespace mk {
+namespace {
+
+struct Bound {
+  std::unique_ptr<PreparedRun> run;
+  Problem problem;
+};
+
+DeviceInfo device_for(const Variant& variant) { return variant.runs_on_gpu() ? query_device(0) : query_host_cpu(); }
+
+// nullptr with the refusal in `why` when the variant cannot run the shape.
+std::unique_ptr<PreparedRun> bind(const Variant& variant, const Dataset& data, KRange k, std::string* why) {
+  Problem p;
+  p.m = data.m;
+  p.n = data.n;
+  p.k = k;
+  const DeviceInfo device = device_for(variant);
+  if (auto refusal = variant.can_implement(p, device)) {
+    *why = *refusal;
+    return nullptr;
+  }
+  return variant.prepare(p, data, resolve_params(variant, p, device, Params::object()), device);
+}
+
+Dataset blobs(int64_t m, int n, uint64_t seed) {
+  GeneratorSpec spec;
+  spec.kind = "blobs";
+  spec.m = m;
+  spec.n = n;
+  spec.centers = 5;
+  spec.seed = seed;
+  return generate(spec);
+}
+
+// Two tight groups near the origin and near (10, 10, ...), one planted far point at 3.5 in
+// every coordinate, and three centroids: one per group and one at 100, which no point is
+// nearest to. The far point is nearest to the origin group's centroid and farthest from it.
+Dataset two_groups_and_an_outlier() {
+  Dataset d;
+  d.n = 3;
+  const int per_group = 200;
+  for (int g = 0; g < 2; ++g)
+    for (int i = 0; i < per_group; ++i)
+      for (int dim = 0; dim < d.n; ++dim) d.values.push_back(float(10 * g) + 0.001f * float((i * 7 + dim) % 13));
+  for (int dim = 0; dim < d.n; ++dim) d.values.push_back(3.5f);
+  d.m = int64_t(d.values.size()) / d.n;
+  d.identity = {{"kind", "test"}};
+  return d;
+}
+
+std::vector<const Variant*> variants_to_check() {
+  std::vector<const Variant*> out;
+  for (const Variant* v : Registry::instance().all())
+    if (v->name() != "auto") out.push_back(v);
+  return out;
+}
+
+class StepPhases : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    variant_ = &Registry::instance().get(GetParam());
+    if (variant_->runs_on_gpu() && gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  }
+  // Binds; a refusal of a shape the variant is given here is a failure.
+  std::unique_ptr<PreparedRun> bind_or_fail(const Dataset& data, KRange k) {
+    std::string why;
+    auto run = bind(*variant_, data, k, &why);
+    EXPECT_NE(run, nullptr) << variant_->name() << " refused " << k.str() << ": " << why;
+    return run;
+  }
+  const Variant* variant_ = nullptr;
+};
+
+bool splits_its_step(PreparedRun& run) {
+  try {
+    run.accumulate({});
+    return true;
+  } catch (const UnsupportedError&) {
+    return false;
+  }
+}
+
+// Shapes every variant can run: N=4, K=3..5 (tf32-window needs one K >= 64: it gets K=64).
+KRange range_for(const Variant& v, const Dataset& data) {
+  Problem p;
+  p.m = data.m;
+  p.n = data.n;
+  p.k = {3, 5};
+  return v.can_implement(p, device_for(v)) ? KRange{64, 64} : KRange{3, 5};
+}
+
+TEST_P(StepPhases, SplitStepEqualsTheFusedStep) {
+  const Dataset data = blobs(6000, 4, 11);
+  const KRange k = range_for(*variant_, data);
+  const auto start = initial_centroids(data, k, InitMethod::RandomSample, 3);
+  auto fused = bind_or_fail(data, k);
+  auto split = bind_or_fail(data, k);
+  ASSERT_TRUE(fused && split);
+  split->set_centroids(start);
+  ASSERT_TRUE(splits_its_step(*split)) << variant_->name() << " does not split its step";
+  fused->set_centroids(start);
+  fused->iterate(false);
+  split->set_centroids(start);
+  split->accumulate({});
+  const StepSummary summary = split->update({});
+  const IterationResult a = fused->read_back(), b = split->read_back();
+  ASSERT_EQ(summary.per_k.size(), a.per_k.size());
+  for (size_t i = 0; i < a.per_k.size(); ++i) {
+    // Equal up to the rounding of the division: a kernel that divides in place (tensor-multik's
+    // last block adds the data's mean to the mean of centred points) and the update phase
+    // (the mean of the points) round differently in the last bits.
+    ASSERT_EQ(a.per_k[i].centroids.size(), b.per_k[i].centroids.size());
+    for (size_t j = 0; j < a.per_k[i].centroids.size(); ++j) {
+      const double x = a.per_k[i].centroids[j], y = b.per_k[i].centroids[j];
+      EXPECT_NEAR(x, y, 4e-7 * std::max({1.0, std::abs(x), std::abs(y)})) << "K=" << a.per_k[i].k << " value " << j;
+    }
+    EXPECT_EQ(a.per_k[i].counts, b.per_k[i].counts);
+    EXPECT_DOUBLE_EQ(a.per_k[i].inertia, summary.per_k[i].inertia);
+    // The shift is Σ‖c_new − c_old‖², recomputed here from the read-back centroids.
+    const int base = k.slot_offset(a.per_k[i].k);
+    double shift = 0;
+    for (size_t j = 0; j < b.per_k[i].centroids.size(); ++j) {
+      const double diff = double(b.per_k[i].centroids[j]) - double(start[size_t(base) * data.n + j]);
+      shift += diff * diff;
+    }
+    EXPECT_NEAR(summary.per_k[i].shift, shift, 1e-12 * std::max(1.0, shift));
+    EXPECT_TRUE(summary.per_k[i].active);
+  }
+}
+
+TEST_P(StepPhases, FrozenKKeepsItsCentroids) {
+  const Dataset data = blobs(5000, 4, 12);
+  const KRange k = range_for(*variant_, data);
+  if (k.count() < 2) GTEST_SKIP() << variant_->name() << " runs one K here; freezing needs two";
+  const auto start = initial_centroids(data, k, InitMethod::RandomSample, 5);
+  auto run = bind_or_fail(data, k);
+  ASSERT_TRUE(run);
+  run->set_centroids(start);
+  ASSERT_TRUE(splits_its_step(*run)) << variant_->name() << " does not split its step";
+  run->set_centroids(start);
+  run->accumulate({});
+  UpdateOptions options;
+  options.active.assign(size_t(k.count()), 1);
+  options.active[1] = 0;  // K = kmin + 1 is frozen
+  const StepSummary summary = run->update(options);
+  const IterationResult got = run->read_back();
+  const int frozen_k = k.kmin + 1;
+  const int base = k.slot_offset(frozen_k);
+  const std::vector<float> expected(start.begin() + size_t(base) * data.n,
+                                    start.begin() + size_t(base + frozen_k) * data.n);
+  EXPECT_EQ(got.per_k[1].centroids, expected);
+  EXPECT_FALSE(summary.per_k[1].active);
+  EXPECT_EQ(summary.per_k[1].shift, 0.0);
+  EXPECT_GT(summary.per_k[0].shift, 0.0);  // the others moved
+}
+
+TEST_P(StepPhases, FarthestPolicyMovesTheFarthestPointIntoTheEmptyCluster) {
+  const Dataset data = two_groups_and_an_outlier();
+  const int n = data.n;
+  std::vector<float> start = {0, 0, 0, 10, 10, 10, 100, 100, 100};
+  std::string why;
+  auto run = bind(*variant_, data, {3, 3}, &why);
+  if (!run) GTEST_SKIP() << variant_->name() << " cannot run K=3 here: " << why;
+  run->set_centroids(start);
+  ASSERT_TRUE(splits_its_step(*run)) << variant_->name() << " does not split its step";
+  run->set_centroids(start);
+  run->accumulate({});
+  UpdateOptions options;
+  options.empty = EmptyPolicy::Farthest;
+  const StepSummary summary = run->update(options);
+  const IterationResult got = run->read_back();
+  // Expected, from the data: the outlier (last row) leaves cluster 0 for cluster 2.
+  const int64_t outlier = data.m - 1;
+  std::vector<double> mean0(size_t(n), 0.0);
+  int64_t count0 = 0;
+  for (int64_t i = 0; i < outlier; ++i)
+    if (data.at(i, 0) < 5) {
+      for (int d = 0; d < n; ++d) mean0[size_t(d)] += data.at(i, d);
+      ++count0;
+    }
+  for (int d = 0; d < n; ++d) {
+    EXPECT_NEAR(got.per_k[0].centroids[size_t(d)], mean0[size_t(d)] / double(count0), 1e-6);
+    EXPECT_EQ(got.per_k[0].centroids[size_t(2 * n + d)], data.at(outlier, d));
+  }
+  EXPECT_EQ(got.per_k[0].counts[0], count0);
+  EXPECT_EQ(got.per_k[0].counts[2], 1);
+  EXPECT_EQ(summary.per_k[0].empty, 1);
+  EXPECT_EQ(summary.per_k[0].relocated, 1);
+}
+
+TEST_P(StepPhases, RandomPolicyMovesTheEmptyClusterOntoADataPoint) {
+  const Dataset data = two_groups_and_an_outlier();
+  const int n = data.n;
+  std::vector<float> start = {0, 0, 0, 10, 10, 10, 100, 100, 100};
+  std::string why;
+  auto run = bind(*variant_, data, {3, 3}, &why);
+  if (!run) GTEST_SKIP() << variant_->name() << " cannot run K=3 here: " << why;
+  run->set_centroids(start);
+  ASSERT_TRUE(splits_its_step(*run)) << variant_->name() << " does not split its step";
+  run->set_centroids(start);
+  run->accumulate({});
+  UpdateOptions options;
+  options.empty = EmptyPolicy::Random;
+  options.seed = 77;
+  const StepSummary summary = run->update(options);
+  const IterationResult got = run->read_back();
+  bool on_a_point = false;
+  for (int64_t i = 0; i < data.m && !on_a_point; ++i) {
+    bool same = true;
+    for (int d = 0; d < n; ++d) same = same && got.per_k[0].centroids[size_t(2 * n + d)] == data.at(i, d);
+    on_a_point = same;
+  }
+  EXPECT_TRUE(on_a_point);
+  EXPECT_EQ(got.per_k[0].counts[2], 1);
+  EXPECT_EQ(summary.per_k[0].relocated, 1);
+}
+
+std::vector<std::string> names() {
+  std::vector<std::string> out;
+  for (const Variant* v : variants_to_check()) out.push_back(v->name());
+  return out;
+}
+
+std::string name_of(const ::testing::TestParamInfo<std::string>& info) {
+  std::string s = info.param;
+  std::replace_if(s.begin(), s.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, StepPhases, ::testing::ValuesIn(names()), name_of);
+
+// Every GPU variant splits its step: the generic path (LloydState's deferred division) or its
+// own (tensor-multik's sums-out kernel); the accumulators are device memory.
+TEST(StepPhasesContract, EveryGpuVariantSplitsItsStep) {
+  if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  const Dataset data = blobs(4000, 4, 13);
+  for (const Variant* v : variants_to_check()) {
+    if (!v->runs_on_gpu()) continue;
+    std::string why;
+    auto run = bind(*v, data, range_for(*v, data), &why);
+    ASSERT_NE(run, nullptr) << v->name() << ": " << why;
+    run->set_centroids(initial_centroids(data, range_for(*v, data), InitMethod::FirstK, 0));
+    EXPECT_NO_THROW(run->accumulate({})) << v->name();
+    const AccumulatorRefs refs = run->accumulators();
+    EXPECT_TRUE(refs.on_device) << v->name();
+    EXPECT_NE(refs.sums, nullptr) << v->name();
+  }
+}
+
+TEST(EmptyPolicy, ParsesTheThreeNamesAndRefusesOthers) {
+  EXPECT_EQ(parse_empty_policy("keep"), EmptyPolicy::Keep);
+  EXPECT_EQ(parse_empty_policy("farthest"), EmptyPolicy::Farthest);
+  EXPECT_EQ(parse_empty_policy("random"), EmptyPolicy::Random);
+  EXPECT_THROW(parse_empty_policy("nearest"), InputError);
+  EXPECT_STREQ(to_string(EmptyPolicy::Farthest), "farthest");
+}
+
+}  // namespace
+}  // namespace mk

@@ -1,0 +1,103 @@
+// The shapes every GPU variant claims on Hopper (tests/variant_claims.hpp), checked on CPU
+// against the synthetic H100 and H200: each is accepted, and its default parameters resolve.
+// The GPU tests run the same shapes and fail on a refusal, so together a variant that starts
+// refusing a shape it should run shows as a failure, never as a skip.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "tests/synthetic_devices.hpp"
+#include "tests/variant_claims.hpp"
+#include "variants/variant.hpp"
+
+namespace mk {
+namespace {
+
+using testing_support::claim_points;
+using testing_support::claims_of;
+using testing_support::hopper_claims;
+
+std::vector<DeviceInfo> hopper_devices() { return {testing_support::h100_like(), testing_support::h200()}; }
+
+void expect_accepted(const Variant& variant, const Problem& problem, const DeviceInfo& device) {
+  SCOPED_TRACE(variant.name() + " " + problem.str() + " sparsity " + std::to_string(problem.sparsity) + " on " +
+               device.name);
+  const auto refusal = variant.can_implement(problem, device);
+  EXPECT_FALSE(refusal.has_value()) << "refused a claimed shape: " << refusal.value_or("");
+  if (refusal) return;
+  try {
+    resolve_params(variant, problem, device, Params::object());
+  } catch (const Error& error) {
+    ADD_FAILURE() << "accepted, but its default parameters do not resolve: " << error.what();
+  }
+}
+
+TEST(VariantClaims, EveryGpuVariantNamesTheShapesItMustAccept) {
+  int gpu_variants = 0;
+  for (const Variant* variant : Registry::instance().all()) {
+    if (!variant->runs_on_gpu()) continue;
+    ++gpu_variants;
+    EXPECT_FALSE(claims_of(variant->name()).empty())
+        << variant->name() << " has no entry in tests/variant_claims.hpp: name the shapes it must accept on Hopper";
+  }
+  EXPECT_GT(gpu_variants, 0);
+  for (const auto& [name, claims] : hopper_claims())
+    EXPECT_NE(Registry::instance().find(name), nullptr) << "tests/variant_claims.hpp names unknown variant " << name;
+}
+
+TEST(VariantClaims, ClaimedShapesAreAcceptedOnSyntheticHopper) {
+  int checked = 0;
+  for (const auto& [name, claims] : hopper_claims()) {
+    const Variant* variant = Registry::instance().find(name);
+    if (!variant) continue;  // reported by the test above
+    for (const DeviceInfo& device : hopper_devices())
+      for (const auto& claim : claims)
+        for (int64_t m : claim_points()) {
+          Problem problem;
+          problem.m = m;
+          problem.n = claim.n;
+          problem.k = claim.k;
+          expect_accepted(*variant, problem, device);
+          ++checked;
+        }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+// The shapes the fixed-shape GPU tests pick (sparse data at 90 % zeros, a step without labels).
+TEST(VariantClaims, PickedShapesOfTheFixedShapeGpuTestsAreAccepted) {
+  for (const auto& [name, claims] : hopper_claims()) {
+    const Variant* variant = Registry::instance().find(name);
+    if (!variant) continue;
+    for (const DeviceInfo& device : hopper_devices()) {
+      const auto sparse = testing_support::pick_claim(name, {32, KRange{3, 7}});
+      Problem problem;
+      problem.m = 100000;
+      problem.n = sparse.n;
+      problem.k = sparse.k;
+      problem.sparsity = 0.9;
+      expect_accepted(*variant, problem, device);
+      const auto labels = testing_support::pick_claim(name, {8, KRange{3, 7}});
+      problem.n = labels.n;
+      problem.k = labels.k;
+      problem.sparsity = 0.0;
+      expect_accepted(*variant, problem, device);
+    }
+  }
+}
+
+TEST(VariantClaims, PickFallsBackToTheWidestClaimedShape) {
+  // tf32-window runs one K ≥ 64: a test preferring K=3..7 gets its widest claim instead.
+  const auto picked = testing_support::pick_claim("tf32-window", {32, KRange{3, 7}});
+  EXPECT_EQ(picked.n, 64);
+  EXPECT_EQ(picked.k.kmax, 256);
+  const auto kept = testing_support::pick_claim("naive-atomics", {32, KRange{3, 7}});
+  EXPECT_EQ(kept.n, 32);
+  EXPECT_EQ(kept.k.kmin, 3);
+  EXPECT_EQ(kept.k.kmax, 7);
+}
+
+}  // namespace
+}  // namespace mk

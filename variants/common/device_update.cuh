@@ -1,0 +1,44 @@
+#pragma once
+// The update phase of a step (variants/step.hpp) on the device, for every GpuRun: the
+// division with frozen Ks and the per-K centroid shift in one small kernel and one small
+// read-back, and the empty-cluster policies on the rare steps where a cluster empties.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/step.hpp"
+
+namespace mk::gpu {
+
+class DeviceUpdate {
+ public:
+  explicit DeviceUpdate(LloydState& state);
+  ~DeviceUpdate();
+  DeviceUpdate(const DeviceUpdate&) = delete;
+  DeviceUpdate& operator=(const DeviceUpdate&) = delete;
+
+  // `refs`: the run's accumulators (the state's, or a kernel's own sums: GpuRun::accumulators()).
+  StepSummary run(const UpdateOptions& options, const AccumulatorRefs& refs);
+
+ private:
+  // Divides the slots of the Ks whose flag in active_ is set and adds their shift and
+  // empties to the summary; asynchronous.
+  void divide(const std::vector<uint8_t>& active);
+  void read_summary();
+  int relocate_farthest(int k, int empties);
+  int relocate_random(int k, uint64_t seed);
+
+  LloydState& state_;
+  AccumulatorRefs refs_;
+  uint64_t step_ = 0;
+  DeviceBuffer<float> previous_;      // the centroids before this update
+  DeviceBuffer<uint8_t> active_;      // one flag per K
+  DeviceBuffer<double> summary_;      // per K: shift, then empties (as doubles)
+  DeviceBuffer<double> distances_;    // farthest policy: per point, to its nearest centroid
+  DeviceBuffer<int32_t> labels_;      // farthest policy: that centroid
+  DeviceBuffer<double> block_best_;   // farthest policy: per-block maxima (distance, index)
+  double* host_summary_ = nullptr;    // pinned: shift, empties, inertia per K
+};
+
+}  // namespace mk::gpu

@@ -1,0 +1,76 @@
+// registers-multik, runtime-compiled: the sizes, the centroid table in __constant__ memory and
+// the helpers both kernels use. The host (variants/registers_multik/kernel_config.cpp) prepends
+// the #defines of one specialisation (NDIM, KMIN, KMAX, SUMK, BLOCK, SMEM_SLOTS, LANE_POINTS, SOA,
+// ACCUM_MMA, PLANT_SLOWDOWN, CENTROIDS_SHARED, TIE_SCALE) and then `#include "kernel.cuh"`.
+#pragma once
+
+#if !defined(NDIM) || !defined(KMIN) || !defined(KMAX) || !defined(SUMK) || !defined(BLOCK) || \
+    !defined(SMEM_SLOTS) || !defined(LANE_POINTS) || !defined(SOA) || !defined(ACCUM_MMA) ||   \
+    !defined(PLANT_SLOWDOWN) || !defined(CENTROIDS_SHARED) || !defined(TIE_SCALE)
+#error "registers-multik's kernel is compiled with the #defines of one specialisation (compile_request)"
+#endif
+
+#define FULL_MASK 0xffffffffu
+typedef unsigned long long u64;
+
+// Slot offset of K's first centroid: K=KMIN starts at 0.
+#define OFFSET(k) (((KMIN) + (k) - 1) * ((k) - (KMIN)) / 2)
+#define WORDS ((SUMK + 31) / 32)
+#define NTILES ((SUMK + 7) / 8)
+#define DCHUNKS ((NDIM + 7) / 8)
+// Per slot: ‖c‖² followed by −2c (N values). Then max‖c‖² for the tie bound.
+#define CSTRIDE (NDIM + 1)
+#define UNROLL_LIMIT 1024
+// Large K packs many index bits into the mantissa: take inertia from exact distances.
+#define EXACT_INERTIA (KMAX > 8)
+// Winner nearer than this fraction of ‖x‖²+2max‖c‖²: exact distance for the inertia term.
+#define INERTIA_GUARD 0.02f
+
+__constant__ float c_centroids[SUMK * CSTRIDE + 1];
+
+__device__ __forceinline__ unsigned tf32_bits(float v) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+  return r;
+}
+
+__device__ __forceinline__ void mma_tf32(float& c0, float& c1, float& c2, float& c3, unsigned a0,
+                                         unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                                         unsigned b1) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+__device__ __forceinline__ float load_point(const float* __restrict__ points, long long m, long long i,
+                                            int d) {
+#if SOA
+  return __ldg(points + (long long)d * m + i);
+#else
+  return __ldg(points + i * NDIM + d);
+#endif
+}
+
+// Centroid operands: __constant__ (ULDC/LDC into registers) or a shared-memory copy read
+// with 16-byte broadcasts; which is faster is a tunable axis (seed 004's question).
+#if CENTROIDS_SHARED
+#define CEN_NORM(s) s_norms[s]
+#define CEN_COORD(s, d) s_coords[(s) * NDIM + (d)]
+#else
+#define CEN_NORM(s) c_centroids[(s) * CSTRIDE]
+#define CEN_COORD(s, d) c_centroids[(s) * CSTRIDE + 1 + (d)]
+#endif
+// The exact paths index centroids by a per-lane label: divergent __constant__ reads
+// serialise, so they read the shared copy when it is small enough to keep, else global.
+#define EXACT_FROM_SHARED (SUMK * NDIM <= 4096)  // kExactTableFloats on the host
+#if CENTROIDS_SHARED || EXACT_FROM_SHARED
+#define NEG2C_DIVERGENT(s, d) s_coords[(s) * NDIM + (d)]
+#else
+#define NEG2C_DIVERGENT(s, d) __ldg(packed_global + (s) * CSTRIDE + 1 + (d))
+#endif
+// x − c exactly: the tables hold −2c, and halving is exact.
+#define EXACT_DIFF(xd, s, d) fmaf(NEG2C_DIVERGENT(s, d), 0.5f, (xd))

@@ -1,0 +1,316 @@
+// registers-multik: the MultiK kernel of seed 000, the core of mkbench.
+//
+// One fused Lloyd iteration evaluates every K of the range for every point it reads, so a
+// point fetched from DRAM feeds 3·ΣK·N operations instead of 3·K·N. Specialisation on N
+// and the K range is done the way the seed's code generator did it, but at run time:
+// NVRTC compiles a kernel with N, Kmin, Kmax and the accumulation strategy baked in, so
+// every register array is indexed by compile-time constants and no (N, K) set has to be
+// chosen at build time (which would also blow up CI compile time).
+//
+// The kernels are CUDA files, kernel/*.cuh (embedded at build time, NVRTC named headers).
+//
+// Per point (one lane = one point of a 32-point warp step):
+//   distances  d'_c = ‖c‖² − 2·x·c   (‖x‖² is constant per point, so argmin is unchanged)
+//              with −2c and ‖c‖² read straight from __constant__ memory as FFMA operands;
+//   argmin     the centroid index is packed into the low mantissa bits of d' so one FMNMX
+//              tracks value and index; the runner-up is tracked too, and when the two are
+//              within the proven rounding bound of the expansion the lane re-decides with
+//              exact FP32 Σ(x−c)² — labels stay FP32-faithful at the cost of a rare branch;
+//   update     accumulate="mma": the one-hot(labels)ᵀ·X product on tensor cores
+//              (mma.m16n8k8 TF32, X split hi+lo so sums keep ~22 bits), accumulators live
+//              in MMA fragments = registers; accumulate="registers": the seed's scheme, a
+//              compile-time-indexed register array per (slot, dim) updated by select.
+//   reduction  registers → shared memory (in passes when ΣK·N does not fit) → one FP64
+//              global atomic per block per value → divide on the device. No CPU step.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <tuple>
+
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/common/kernel_sources.hpp"
+#include "variants/common/nvrtc_module.hpp"
+#include "variants/common/packed_argmin.hpp"
+#include "variants/registers_multik/registers_multik.hpp"
+
+namespace mk {
+namespace {
+
+
+struct KernelConfig {
+  int n, kmin, kmax, block, smem_slots, lane_points;
+  bool soa, mma, plant_slowdown, centroids_shared;
+  int cc_major, cc_minor;
+  bool operator<(const KernelConfig& o) const {
+    return std::tie(n, kmin, kmax, block, smem_slots, lane_points, soa, mma, plant_slowdown, centroids_shared,
+                    cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots, o.lane_points, o.soa,
+                                                   o.mma, o.plant_slowdown, o.centroids_shared, o.cc_major,
+                                                   o.cc_minor);
+  }
+};
+
+// Loaded through the runtime's library API (CUDA 12+), not the driver API, so the binary
+// does not need libcuda.so on machines without a GPU.
+struct CompiledKernel {
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t iteration = nullptr;
+  cudaKernel_t prepare = nullptr;
+  void* constant_centroids = nullptr;
+  size_t constant_bytes = 0;
+};
+
+// Index bits packed into the mantissa widen the tie bound: 2^(bits-23) relative.
+double tie_scale(int n, int kmax) {
+  const int bits = packed_index_bits(kmax);
+  const double u = std::ldexp(1.0, -24);
+  return 2.0 * ((2.0 * n + 4.0) * u + std::ldexp(1.0, bits - 23));
+}
+
+gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
+  std::ostringstream defines;
+  const int sum_k = (config.kmin + config.kmax) * (config.kmax - config.kmin + 1) / 2;
+  defines << "#define NDIM " << config.n << "\n#define KMIN " << config.kmin << "\n#define KMAX " << config.kmax
+          << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define SMEM_SLOTS "
+          << config.smem_slots << "\n#define LANE_POINTS " << config.lane_points << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
+          << (config.mma ? 1 : 0) << "\n#define PLANT_SLOWDOWN " << (config.plant_slowdown ? 1 : 0)
+          << "\n#define CENTROIDS_SHARED " << (config.centroids_shared ? 1 : 0) << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
+  gpu::RuntimeCompileRequest request{defines.str() + "#include \"kernel.cuh\"\n", "registers_multik.cu", config.cc_major,
+                                     config.cc_minor};
+  request.headers = gpu::kernel_headers("registers_multik/kernel");
+  request.description = "N=" + std::to_string(config.n) + " K=" + std::to_string(config.kmin) + ".." +
+                        std::to_string(config.kmax);
+  // For SASS inspection (cuobjdump -sass): MKBENCH_DUMP_CUBIN=/path/prefix.
+  request.dump_tag = "n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
+                     std::to_string(config.kmax) + (config.mma ? "-mma" : "-reg") + "-l" +
+                     std::to_string(config.lane_points) + (config.soa ? "-soa" : "-aos") +
+                     (config.centroids_shared ? "-shared" : "-const");
+  return request;
+}
+
+// Runtime compilation, cached per process: a suite sweeping grid sizes compiles once.
+const CompiledKernel& compiled_kernel(const KernelConfig& config) {
+  static std::mutex mutex;
+  static std::map<KernelConfig, CompiledKernel> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find(config);
+  if (found != cache.end()) return found->second;
+
+  CompiledKernel kernel;
+  kernel.library = gpu::compile_and_load(compile_request(config));
+  gpu::check(cudaLibraryGetKernel(&kernel.iteration, kernel.library, "multik_iteration"), "multik_iteration");
+  gpu::check(cudaLibraryGetKernel(&kernel.prepare, kernel.library, "multik_prepare_centroids"), "prepare");
+  gpu::check(cudaLibraryGetGlobal(&kernel.constant_centroids, &kernel.constant_bytes, kernel.library, "c_centroids"),
+             "c_centroids");
+  return cache.emplace(config, kernel).first->second;
+}
+
+// Limits that keep every per-thread array in registers.
+constexpr int kMaxSlotsMma = 256;
+constexpr int kMaxRegisterValues = 256;  // ΣK·N for accumulate=registers (the seed's regime)
+constexpr int kConstantFloats = 16384;   // 64 KB of __constant__
+constexpr int kMaxAccumulatorRegisters = 128;
+constexpr int kExactTableFloats = 4096;   // EXACT_FROM_SHARED in kernel/config.cuh
+
+int accumulator_registers(const Problem& problem) {
+  return ((problem.n + 7) / 8) * ((problem.k.sum() + 7) / 8) * 4;
+}
+
+// Shared memory per block: the dynamic sums area takes what the static tables leave.
+KernelConfig config_for(const Problem& problem, const Params& params, const DeviceInfo& device) {
+  const int sum_k = problem.k.sum();
+  const int64_t smem_budget = std::min<int64_t>(device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152,
+                                                96 * 1024);
+  const bool centroids_shared = params.at("centroids").get<std::string>() == "shared";
+  // Static shared memory of the kernel: block counts, plus −2c (and ‖c‖²) when the
+  // distance loop or the exact paths read them from there (EXACT_FROM_SHARED).
+  const int64_t table_floats = int64_t(sum_k) * problem.n;
+  const int64_t static_smem = sum_k * 4 + ((centroids_shared || table_floats <= kExactTableFloats) ? table_floats * 4 : 0) +
+                              (centroids_shared ? sum_k * 4 : 0) + 64;
+  const int smem_slots = int(std::min<int64_t>(sum_k, (smem_budget - static_smem) / (problem.n * 4)));
+  if (smem_slots < 1) throw UnsupportedError("registers-multik: one centroid row does not fit in shared memory");
+  return {problem.n,
+          problem.k.kmin,
+          problem.k.kmax,
+          params.at("block").get<int>(),
+          smem_slots,
+          params.at("lane_points").get<int>(),
+          parse_layout(params.at("layout").get<std::string>()) == Layout::SoA,
+          params.at("accumulate").get<std::string>() == "mma",
+#ifdef MKBENCH_PLANT_SLOWDOWN
+          true,
+#else
+          false,
+#endif
+          centroids_shared,
+          device.cc_major,
+          device.cc_minor};
+}
+
+class RegistersMultiKRun : public gpu::GpuRun {
+ public:
+  RegistersMultiKRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
+      : GpuRun(problem, data, parse_layout(params.at("layout").get<std::string>())) {
+    block_ = params.at("block").get<int>();
+    const int64_t ppt = params.at("ppt").get<int64_t>();
+    const int64_t grid = params.at("grid").get<int64_t>();
+    if (grid > 0) grid_ = grid;
+    else if (ppt > 0) grid_ = std::max<int64_t>(1, (problem.m + block_ * ppt - 1) / (block_ * ppt));
+    const KernelConfig config = config_for(problem, params, device);
+    smem_slots_ = config.smem_slots;
+    kernel_ = &compiled_kernel(config);
+    keep_mask_ = packed_keep_mask(problem.k.kmax);
+    dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
+    if (dynamic_smem_ > 48 * 1024)
+      gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_->iteration),
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_smem_)),
+                 "shared memory limit");
+    if (grid == 0 && ppt == 0) {
+      // Persistent grid: exactly the blocks that are resident at once on every SM, so no
+      // partial second wave idles SMs (seed 000 §5.1's "multiple of the SM count").
+      int resident = 0;
+      gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                     &resident, reinterpret_cast<const void*>(kernel_->iteration), block_, dynamic_smem_),
+                 "occupancy query");
+      const int64_t lane_points = params.at("lane_points").get<int64_t>();
+      const int64_t steps = (problem.m + 32 * lane_points - 1) / (32 * lane_points);
+      grid_ = std::max<int64_t>(1, std::min<int64_t>(int64_t(std::max(1, resident)) * std::max(1, device.sm_count),
+                                                     (steps + block_ / 32 - 1) / (block_ / 32)));
+    }
+    packed_.allocate(size_t(problem.k.sum()) * (problem.n + 1) + 1, "packed centroids");
+  }
+
+  void iterate(bool store_labels) override {
+    state_.zero_accumulators();
+    cudaStream_t stream = state_.stream();
+    const float* centroids = state_.centroids();
+    float* packed = packed_.get();
+    void* prepare_args[] = {&centroids, &packed};
+    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->prepare), dim3(1), dim3(256), prepare_args, 0,
+                                stream),
+               "multik_prepare_centroids");
+    gpu::check(cudaMemcpyAsync(kernel_->constant_centroids, packed, packed_.bytes(), cudaMemcpyDeviceToDevice, stream),
+               "centroids to constant memory");
+    auto acc = state_.accumulators(store_labels);
+    const float* points = state_.points().data;
+    long long m = state_.problem().m;
+    const float* packed_global = packed;
+    void* args[] = {&points, &m, &acc.sums, &acc.counts, &acc.inertia, &acc.labels, &keep_mask_, &packed_global};
+    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->iteration), dim3(unsigned(grid_)),
+                                dim3(unsigned(block_)), args, dynamic_smem_, stream),
+               "multik_iteration");
+    state_.finalize();
+  }
+
+ private:
+  int block_ = 256;
+  int64_t grid_ = 1;
+  unsigned keep_mask_ = ~0u;
+  int smem_slots_ = 0;
+  size_t dynamic_smem_ = 0;
+  const CompiledKernel* kernel_ = nullptr;
+  gpu::DeviceBuffer<float> packed_;
+};
+
+class RegistersMultiK : public Variant {
+ public:
+  std::string name() const override { return "registers-multik"; }
+  std::string description() const override {
+    return "seed 000 MultiK: all K of the range per point read, register accumulation, NVRTC-specialised";
+  }
+  bool runs_on_gpu() const override { return true; }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (!device.is_gpu) return "needs a CUDA GPU";
+    const int sum_k = problem.k.sum();
+    if (problem.k.kmax > 256) return "K above 256 per range end: use gemm-cublas or gemm-tf32x3";
+    if (sum_k > kMaxSlotsMma) return "ΣK=" + std::to_string(sum_k) + " exceeds 256 register-resident centroid slots";
+    if (sum_k * (problem.n + 1) + 1 > kConstantFloats)
+      return "ΣK·(N+1)=" + std::to_string(sum_k * (problem.n + 1)) + " floats exceed 64 KB of constant memory";
+    if (problem.n > 128) return "N above 128 would not keep a point in registers";
+    if (accumulate_options(problem, device).empty())
+      return "accumulators do not fit in registers: mma needs ceil(N/8)·ceil(ΣK/8)·4 = " +
+             std::to_string(accumulator_registers(problem)) + " > " + std::to_string(kMaxAccumulatorRegisters) +
+             (device.cc_major < 8 ? " (and needs CC >= 8.0)" : "") + ", registers needs ΣK·N = " +
+             std::to_string(problem.k.sum() * problem.n) + " > " + std::to_string(kMaxRegisterValues) +
+             "; use gemm-cublas, gemm-tf32x3 or shared-atomics";
+    return gpu::check_fits_in_memory(problem, device);
+  }
+
+  ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
+    ParamSpace space;
+    const int sms = std::max(1, device.sm_count);
+    std::vector<nlohmann::json> grids{0};
+    for (double factor : {1.0, 1.275, 2.0, 2.5, 3.0, 3.75, 4.0, 5.0, 7.5, 8.0, 10.0, 16.0, 32.0, 80.0, 300.0})
+      grids.push_back(int64_t(std::llround(factor * sms)));
+    grids.push_back(1);
+    space.axes.push_back({"grid", grids, "blocks; 0 = derive from ppt"});
+    space.axes.push_back({"ppt", {0, 1, 4, 16, 64, 128, 256, 512, 1024, 4096}, "points per thread; 0 = derive from grid"});
+    space.axes.push_back({"block", {128, 256, 512}, "threads per block (seed: 256)"});
+    space.axes.push_back({"layout", {"aos", "soa"}, "point layout in device memory"});
+    std::vector<nlohmann::json> accumulate;
+    for (const auto& option : accumulate_options(problem, device)) accumulate.push_back(option);
+    space.axes.push_back({"accumulate", accumulate, "mma = tensor-core one-hot product; registers = seed's select"});
+    space.axes.push_back({"centroids", {"constant", "shared"}, "where the distance loop reads centroids from"});
+    space.axes.push_back({"lane_points", {1, 2}, "points per lane per warp step: each centroid operand load feeds this many distance chains"});
+    space.restrictions.push_back(
+        {"at most one of grid and ppt is set (the other is derived; both 0 = resident-blocks persistent grid)",
+         [](const Params& p) { return !(p.at("grid").get<int64_t>() > 0 && p.at("ppt").get<int64_t>() > 0); }});
+    const int64_t m = problem.m;
+    space.restrictions.push_back({"no idle blocks: grid*block/32 warps <= warp steps of 32*lane_points points", [m](const Params& p) {
+                                    const int64_t grid = p.at("grid").get<int64_t>();
+                                    const int64_t block = p.at("block").get<int64_t>();
+                                    const int64_t step = 32 * p.at("lane_points").get<int64_t>();
+                                    return grid == 0 || (grid - 1) * block < ((m + step - 1) / step) * 32;
+                                  }});
+    space.restrictions.push_back({"ppt*block <= M rounded up (a full block of work), ppt >= lane_points", [m](const Params& p) {
+                                    const int64_t ppt = p.at("ppt").get<int64_t>();
+                                    if (ppt > 0 && ppt < p.at("lane_points").get<int64_t>()) return false;  // idle lanes
+                                    return ppt == 0 || ppt == 1 || ppt * p.at("block").get<int64_t>() <= m + 32 * ppt;
+                                  }});
+    return space;
+  }
+
+  // lane_points: two points per lane share each centroid operand load, but cost registers
+  // (occupancy). On the H200 (v4, reports/NOTES-perf.md) two won where the centroid table
+  // is small (ΣK·N = 48: 0.714 vs 0.755 ms; 128: 0.192 vs 0.204 ms) and lost at ΣK·N = 200
+  // (1.245 vs 1.206 ms) and 400 (1.99 vs 1.80 ms).
+  // Heuristic without a tuned config: a persistent grid of exactly the resident blocks
+  // (grid=0, ppt=0: computed from the compiled kernel's occupancy at prepare time), which
+  // is a multiple of the SM count as seed 000 §5.1 recommends, with block 256 as the seed.
+  Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    const auto options = accumulate_options(problem, device);
+    return {{"grid", 0},         {"ppt", 0},
+            {"block", 256},       {"layout", "aos"},
+            {"accumulate", options.empty() ? "mma" : options.front()},
+            {"centroids", "constant"}, {"lane_points", problem.k.sum() * problem.n <= 128 ? 2 : 1}};
+  }
+
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    return std::make_unique<RegistersMultiKRun>(problem, data, params, device);
+  }
+
+ private:
+  static std::vector<std::string> accumulate_options(const Problem& problem, const DeviceInfo& device) {
+    std::vector<std::string> options;
+    if ((device.cc_major >= 8 || !device.is_gpu) && accumulator_registers(problem) <= kMaxAccumulatorRegisters)
+      options.push_back("mma");
+    if (problem.k.sum() * problem.n <= kMaxRegisterValues) options.push_back("registers");
+    return options;
+  }
+};
+
+MKBENCH_REGISTER_VARIANT(RegistersMultiK);
+
+}  // namespace
+
+namespace registers_multik {
+
+gpu::RuntimeCompileRequest kernel_request(const Problem& problem, const Params& params, const DeviceInfo& device) {
+  return compile_request(config_for(problem, params, device));
+}
+
+}  // namespace registers_multik
+}  // namespace mk

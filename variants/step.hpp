@@ -1,0 +1,63 @@
+#pragma once
+// One Lloyd step split in two phases, for the applications built on the variants (fit,
+// out-of-core, multi-GPU, explore, quantize, Python). The timed `iterate()` of the benchmark
+// stays one fused call; applications call accumulate() -> [the accumulator hook] -> update().
+// docs/variant-interface.md gives the whole design, including the parts later work fills in.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+// What happens to a cluster that received no point in a step.
+//   keep:     it keeps its previous centroid (the benchmark's policy in every variant).
+//   farthest: it moves to the point farthest from its own centroid, and that point leaves
+//             its old cluster's sums, as scikit-learn relocates empty clusters.
+//   random:   it moves to a uniformly drawn point (seed 003 redraws a random colour); the
+//             other clusters' sums are untouched.
+enum class EmptyPolicy { Keep, Farthest, Random };
+const char* to_string(EmptyPolicy policy);
+EmptyPolicy parse_empty_policy(const std::string& text);  // InputError for anything else
+
+struct AccumulateOptions {
+  bool store_labels = false;  // materialise labels (per K) for read_back()
+};
+
+// The FP64 accumulators of a step, where the run keeps them (device memory for GPU runs,
+// host memory for CPU runs), for a hook between accumulate() and update(): an all-reduce
+// across devices, or sums carried across chunks. Slots are packed per KRange::slot_offset.
+struct AccumulatorRefs {
+  double* sums = nullptr;              // slots * n
+  unsigned long long* counts = nullptr;  // slots
+  double* inertia = nullptr;           // one per K of the range
+  int slots = 0;
+  int n = 0;
+  int k_count = 0;
+  bool on_device = false;
+  void* stream = nullptr;  // cudaStream_t of the run (GPU runs): the hook works on it
+};
+
+struct UpdateOptions {
+  // One flag per K of the range (kmin first); a K whose flag is 0 is frozen: its centroids,
+  // counts and inertia are left as they are. Empty = every K moves.
+  std::vector<uint8_t> active;
+  EmptyPolicy empty = EmptyPolicy::Keep;
+  uint64_t seed = 0;  // random policy: the draw depends on (seed, K, cluster) only
+};
+
+// What a step reports per K, in one small read-back: the convergence test and the progress
+// line need nothing more.
+struct KStepSummary {
+  int k = 0;
+  double inertia = 0;        // Σ squared distance to the centroids *before* the update
+  double shift = 0;          // Σ over the K's centroids of ‖c_new − c_old‖² (0 when frozen)
+  int empty = 0;             // clusters that received no point
+  int relocated = 0;         // of those, moved by the empty policy
+  bool active = true;
+};
+
+struct StepSummary {
+  std::vector<KStepSummary> per_k;  // kmin..kmax
+};
+
+}  // namespace mk

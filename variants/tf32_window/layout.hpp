@@ -1,0 +1,55 @@
+#pragma once
+// tf32-window's shapes as numbers, shared by the host (sizing, refusals) and the kernels
+// (shared-memory carving, the image's fragment order).
+#include <cstdint>
+
+#include "core/device_info.hpp"
+#include "variants/common/near_tie_bound.hpp"
+
+namespace mk::tf32_window {
+
+// Point fragments are register-resident: four m16n8k16 steps of 16 dimensions at most.
+constexpr int kMaxDims = 64;
+// Below this the FP64 atomic update serialises on K·N addresses: on the H200, N=8 M=8M took
+// 5.0 ms at K=32 and 2.6 ms at K=64 against 0.34 and 0.64 ms for auto's choice; from K=128
+// (2.1 against 2.9 ms) and at N=32 from K=64 (0.90 against 1.75 ms) this variant was faster
+// (commit 16597f1).
+constexpr int kMinK = 64;
+// The in-window count decodes a lane's key indices from FP32 sums weighted by W = 2^bits
+// (bits = index_bits(kpad)); 13 bits keep Σi² of two keys exact.
+constexpr int kMaxIndexBits = 13;
+constexpr int kPadCentroids = 32;  // whole n-tiles of 8, four per lane quad
+// Per warp: 32 labels, 32 scan masks, 32 ambiguity flags, a work list of up to 8 in-window
+// keys for each of 32 rows, and 32 packed exact minima.
+constexpr int kWarpScratchWords = 32 + 32 + 32 + 256 + 64;
+
+inline int64_t padded_centroids(int k) { return (int64_t(k) + kPadCentroids - 1) / kPadCentroids * kPadCentroids; }
+inline int index_bits(int64_t kpad) {
+  int bits = 0;
+  while ((int64_t(1) << bits) < kpad) ++bits;
+  return bits;
+}
+// m16n8k16 steps of 16 dimensions.
+inline int f16_steps(int n) { return (n + 15) / 16; }
+
+// Dynamic shared memory: the image; the C quads {‖c_2t‖², ‖c_2t+1‖², same}, so a quad is one
+// LDS.128 into the 4 consecutive registers HMMA reads; per n-tile the weights
+// {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}; μ; per-block counts; per-warp scratch
+// (shared_table.cuh carves it in this order).
+inline int64_t f16_smem_bytes(int64_t kpad, int steps, int block) {
+  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kMaxDims * 4 + kpad * 4 +
+         int64_t(block / 32) * kWarpScratchWords * 4;
+}
+inline int64_t smem_for(int64_t kpad, int n, int block) { return f16_smem_bytes(kpad, f16_steps(n), block); }
+inline int64_t smem_limit(const DeviceInfo& device) {
+  return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
+}
+
+// Half index of c[j][d] in fragment order: per (n-tile, lane) the lane's four dims of every
+// step, contiguous, so a lane reads its B fragments of one n-tile with one or two LDS.128.
+MK_HOST_DEVICE inline int64_t f16_image_offset(int j, int d, int steps) {
+  const int nt = j / 8, g = j % 8, step = d / 16, t = (d % 16) / 4;
+  return ((int64_t(nt) * 32 + g * 4 + t) * steps + step) * 4 + d % 4;
+}
+
+}  // namespace mk::tf32_window

@@ -1,0 +1,116 @@
+// tf32-window: one large K (hundreds to a few thousand centroids) at N <= 64, where the
+// distance product dominates and gemm-tf32x3's three MMAs per product and shared-memory
+// point staging cost ~8x the goal (issue 4's N=32, K=1024 case).
+//
+// One FP16 tensor-core product per key, not three. It errs by ~2^-10 of |x||c|, so every
+// centroid inside the forward-error window (near_tie_bound.hpp) is arbitrated in exact FP32,
+// and labels stay FP32-faithful. The kernel and its stages: window_kernel.cu. Design and
+// measurements: docs/tf32-window.md.
+//
+// This file: what the variant takes (can_implement), its axes and restrictions as data, and
+// its defaults.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/tf32_window/layout.hpp"
+#include "variants/tf32_window/run.hpp"
+#include "variants/tf32_window/translation.hpp"
+#include "variants/variant.hpp"
+
+namespace mk::tf32_window {
+namespace {
+
+class Tf32Window : public Variant {
+ public:
+  std::string name() const override { return "tf32-window"; }
+  std::string description() const override {
+    return "one large K (>= 64): single-pass FP16 tensor-core distances in two sweeps (plain minimum, then "
+           "in-window keys counted and identified) against a shared-memory centroid table, exact FP32 arbitration "
+           "of the near-tie window (FP32-faithful labels), FP64 atomic update";
+  }
+  bool runs_on_gpu() const override { return true; }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (!device.is_gpu) return "needs a CUDA GPU";
+    if (device.cc_major < 8) return "needs FP16 m16n8k16 tensor cores (CC >= 8.0)";
+    if (problem.k.kmin != problem.k.kmax)
+      return "one K per run (a range of K is tensor-multik's or registers-multik's shape)";
+    if (problem.k.kmax < kMinK)
+      return "K=" + std::to_string(problem.k.kmax) + " below " + std::to_string(kMinK) +
+             " (the FP64 atomic update serialises on K·N addresses); use tensor-multik or registers-multik";
+    if (problem.n > kMaxDims)
+      return "N=" + std::to_string(problem.n) + " above " + std::to_string(kMaxDims) +
+             " (point fragments are register-resident); use gemm-tf32x3";
+    const int64_t kpad = padded_centroids(problem.k.kmax);
+    if (index_bits(kpad) > kMaxIndexBits)
+      return "K=" + std::to_string(problem.k.kmax) + " needs more than " + std::to_string(kMaxIndexBits) +
+             " index bits in the in-window counts; use gemm-tf32x3";
+    const int64_t need = smem_for(kpad, problem.n, 128);  // the smallest block
+    if (need > smem_limit(device))
+      return "the centroid table needs " + std::to_string(need) + " bytes of shared memory, device allows " +
+             std::to_string(smem_limit(device)) + "; use gemm-tf32x3";
+    return gpu::check_fits_in_memory(problem, device, double(kpad) * f16_steps(problem.n) * 32.0);
+  }
+
+  // LloydState's buffers and the FP16 centroid image the table is loaded from.
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    DeviceFootprint footprint = Variant::device_footprint(problem, params, device, with_labels);
+    footprint.add("centroid image", double(padded_centroids(problem.k.kmax)) * f16_steps(problem.n) * 32.0);
+    return footprint;
+  }
+
+  ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
+    ParamSpace space;
+    const int sms = std::max(1, device.sm_count);
+    std::vector<nlohmann::json> grids{0};
+    for (int factor : {1, 2, 4}) grids.push_back(int64_t(factor) * sms);
+    space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
+    space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block (32 points per warp and step)"});
+    space.axes.push_back({"empty_tiles",
+                          {"skip", "count"},
+                          "the second sweep: skip n-tiles with no key inside any of the warp's windows (a compare "
+                          "per key and a vote), or count every tile"});
+    const int64_t kpad = padded_centroids(problem.k.kmax);
+    const int n = problem.n;
+    const int64_t limit = smem_limit(device);
+    space.restrictions.push_back({"shared memory: centroid table + per-warp scratch fit the per-block limit",
+                                  [kpad, n, limit](const Params& p) {
+                                    return smem_for(kpad, n, p.at("block").get<int>()) <= limit;
+                                  }});
+    const int64_t steps = (problem.m + 31) / 32;
+    space.restrictions.push_back({"no idle blocks: (grid-1)·block/32 warps < steps of 32 points", [steps](const Params& p) {
+                                    const int64_t grid = p.at("grid").get<int64_t>();
+                                    return grid == 0 || (grid - 1) * (p.at("block").get<int64_t>() / 32) < steps;
+                                  }});
+    return space;
+  }
+
+  // The table decides residency: where it takes most of an SM's shared memory only one
+  // block fits, so that block should be the largest (16 warps); small tables leave room
+  // for several blocks of 256.
+  Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    const int64_t kpad = padded_centroids(problem.k.kmax);
+    const int64_t per_sm = device.smem_per_sm > 0 ? device.smem_per_sm : smem_limit(device);
+    const int block = 2 * smem_for(kpad, problem.n, 256) <= per_sm ? 256 : 512;
+    return {{"grid", 0}, {"block", block}, {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"}};
+  }
+
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    if (auto reason = can_implement(problem, device)) throw UnsupportedError("tf32-window: " + *reason);
+    const Translation translation = translation_for(data);  // refuses data beyond FP32's range, before any GPU work
+    return make_window_run(problem, data, params, device, translation);
+  }
+};
+
+MKBENCH_REGISTER_VARIANT(Tf32Window);
+
+}  // namespace
+}  // namespace mk::tf32_window

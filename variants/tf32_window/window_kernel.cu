@@ -1,0 +1,179 @@
+// tf32-window's kernel: one persistent pass per Lloyd iteration that assigns every point
+// to its FP32-faithful nearest centroid and adds it to the FP64 sums. Per 32-point step a
+// warp
+//   1. loads the points as register-resident FP16 A fragments (point_fragments.cuh),
+//   2. sweeps the shared-memory centroid table twice with FP16 MMAs: each row's smallest
+//      key, then the keys inside its forward-error window counted and identified
+//      (key_sweeps.cuh),
+//   3. settles the rows whose window holds only the winner and arbitrates the others in
+//      exact FP32 (arbitration.cuh),
+//   4. adds the points to the sums and the inertia (update.cuh).
+// Steps come from a global counter (steps.cuh); the table is loaded once per block
+// (shared_table.cuh). Design and measurements: docs/tf32-window.md.
+//
+// Needs sm_80+ (FP16 mma.sync with FP32 accumulation); the kernel body is compiled out below that.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "core/errors.hpp"
+#include "variants/tf32_window/arbitration.cuh"
+#include "variants/tf32_window/key_sweeps.cuh"
+#include "variants/tf32_window/layout.hpp"
+#include "variants/tf32_window/point_fragments.cuh"
+#include "variants/tf32_window/shared_table.cuh"
+#include "variants/tf32_window/steps.cuh"
+#include "variants/tf32_window/update.cuh"
+#include "variants/tf32_window/window_args.hpp"
+
+namespace mk::tf32_window {
+namespace {
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+template <int NPAD>
+__device__ __forceinline__ void settle_and_update(const WindowArgs& a, const WarpScratch& s, int listed, int64_t base,
+                                                  int rows, int ntiles, unsigned* counts_s,
+                                                  float (&update_values)[32], double& inertia) {
+  settle_labels<NPAD>(a, s, listed, base, rows, ntiles, counts_s);
+  update_and_inertia(a, s, base, rows, update_values, inertia);
+}
+#endif
+
+// Pass B sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with the ramp).
+// A kernel per SkipEmptyTiles value, not a runtime branch: with both sweeps in one kernel,
+// the counting form ran 3 % slower at K=256 (0.531 against 0.515 ms, commit 704fc34).
+template <int H, bool SkipEmptyTiles>  // H: m16n8k16 steps of 16 dims
+__global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  // The table's pieces are carved here, not by a helper, and the step's point loads stay
+  // inline below: either as a function changed ptxas's output for this kernel.
+  extern __shared__ float4 smem4[];
+  const int ntiles = a.kpad / 8;
+  uint32_t* image_s = reinterpret_cast<uint32_t*>(smem4);
+  float4* norm_quads_s = reinterpret_cast<float4*>(image_s + int64_t(a.kpad) * H * 8);
+  float4* weights_s = norm_quads_s + a.kpad / 2;
+  float4* center_s = weights_s + ntiles;  // μ, zero past N
+  unsigned* counts_s = reinterpret_cast<unsigned*>(center_s + kMaxDims / 4);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
+
+  const float weight = a.count_weight;
+  load_shared_table<H>(a, image_s, norm_quads_s, weights_s, center_s, counts_s, weight);
+  __syncthreads();
+
+  const float scale = a.f16_scalars[0], largest_cnorm2 = a.f16_scalars[1];
+  const float inverse_weight = 1.f / weight;  // a power of two: exact
+  const bool vector_rows = (a.n % 4) == 0;
+  const int64_t steps = (a.m + 31) / 32;
+  const uint32_t* lane_image = image_s + lane * H * 2;
+  double inertia = 0.0;
+
+  for (int64_t step = granted_step(request_step(a, lane)); step < steps;) {
+    const unsigned long long ticket = request_step(a, lane);
+    const int64_t base = step * 32;
+    // The step's points, translated by μ and scaled like the centroids, then packed as the
+    // A fragments (point_fragments.cuh says which lane holds what).
+    uint32_t frag[2][H][4];
+    float xn2[4];
+    bool valid[4];
+    // A whole step of full-width rows loads each lane's four dims with one unpredicated
+    // LDG.128 at a 32-bit offset and μ from shared memory (the general form below cost
+    // ~60 instructions per row and step). All of a step's loads are issued before the first
+    // use: a branch per row and k-step had made them eight serial round trips.
+    const bool full_step = base + 32 <= a.m && a.n == 16 * H;
+    float4 centred[4][H];  // (x − μ)·scale, 0 past the data
+    if (full_step) {
+      const float* step_points = a.points + base * a.n;
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+#pragma unroll
+        for (int s = 0; s < H; ++s)
+          centred[r][s] =
+              __ldg(reinterpret_cast<const float4*>(step_points + (row_in_step(r, g) * a.n + 16 * s + 4 * t)));
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+#pragma unroll
+        for (int s = 0; s < H; ++s) {
+          const float4 mu = center_s[4 * s + t];
+          float4& v = centred[r][s];
+          v = make_float4((v.x - mu.x) * scale, (v.y - mu.y) * scale, (v.z - mu.z) * scale, (v.w - mu.w) * scale);
+        }
+    } else {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int64_t p = base + row_in_step(r, g);
+        const float* row = a.points + p * a.n;
+#pragma unroll
+        for (int s = 0; s < H; ++s) {
+          const int d0 = 16 * s + 4 * t;
+          float v[4];
+          if (p < a.m && vector_rows && d0 + 4 <= a.n) {
+            const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+          } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) v[e] = p < a.m && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+          }
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            v[e] = (p < a.m && d0 + e < a.n) ? (v[e] - reinterpret_cast<const float*>(center_s)[d0 + e]) * scale : 0.f;
+          centred[r][s] = make_float4(v[0], v[1], v[2], v[3]);
+        }
+      }
+    }
+    pack_point_fragments<H>(a, base, g, centred, frag, xn2, valid);
+
+    float lowest[4];
+    lowest_keys<H>(frag, lane_image, norm_quads_s, ntiles, t, lowest);
+    float ramp_slope[4], ramp_top[4];
+    window_ramps(lowest, xn2, largest_cnorm2, a.f16_model, ramp_slope, ramp_top);
+
+    // Pass B: the same keys, counted and identified against T.
+    float sums[4], squares[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) sums[r] = squares[r] = 0.f;
+    count_inside_keys<H, SkipEmptyTiles>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, ramp_slope, ramp_top,
+                                         sums, squares);
+
+    const int64_t next = granted_step(ticket);
+    prefetch_step(a, next, lane);
+
+    // The update's values (lane d holds dimension d of the step's 32 points) are loaded
+    // now, so their latency hides behind the arbitration.
+    const int rows = a.m - base < 32 ? int(a.m - base) : 32;
+    float update_values[32];
+    load_step_dimension(a, base, rows, lane, update_values);
+
+    const int listed = list_candidates(a, scratch, sums, squares, valid, weight, inverse_weight, lane, g, t);
+    settle_and_update<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
+    step = next;
+  }
+
+  flush_block_totals(a, inertia, counts_s);
+#else
+  __trap();  // unreachable: can_implement refuses devices below sm_80
+#endif
+}
+
+template <bool SkipEmptyTiles>
+KernelFn f16_kernel_for(int n) {
+  switch (f16_steps(n)) {
+    case 1: return f16_window_kernel<1, SkipEmptyTiles>;
+    case 2: return f16_window_kernel<2, SkipEmptyTiles>;
+    case 3: return f16_window_kernel<3, SkipEmptyTiles>;
+    case 4: return f16_window_kernel<4, SkipEmptyTiles>;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+KernelFn window_kernel_for(int n, bool skip_empty_tiles) {
+  KernelFn kernel = skip_empty_tiles ? f16_kernel_for<true>(n) : f16_kernel_for<false>(n);
+  if (kernel) return kernel;
+  throw UnsupportedError("tf32-window: no FP16 kernel for N=" + std::to_string(n));
+}
+
+}  // namespace mk::tf32_window
