@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config git python3 python3-matplotlib
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev
           zlib1g-dev clang libclang-rt-dev)  # zlib: gzipped IDX; clang + its runtimes: libFuzzer targets
+# g++ brings libasan and libubsan (through libgcc-12-dev): scripts/test-sanitizers.sh needs no more.
 if [[ "${1:-}" == "--with-browser" ]]; then packages+=(chromium); fi
 
 missing=()
