@@ -1,14 +1,10 @@
 #include "harness/fault_injection.hpp"
 
 #include <cuda_runtime.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 
-#include "core/byte_size.hpp"
 #include "core/errors.hpp"
 
 namespace mk {
@@ -40,17 +36,6 @@ const char* kindless(const std::string& text, RowFaultKind* kind) {
 }
 
 }  // namespace
-
-ssize_t write_with_fault_seam(int fd, const void* data, size_t bytes, size_t offset) {
-  const char* limit_text = std::getenv("MKBENCH_FAULT_WRITE_LIMIT");
-  if (!limit_text || !*limit_text) return ::write(fd, data, bytes);
-  const size_t limit = size_t(parse_byte_size(limit_text, "MKBENCH_FAULT_WRITE_LIMIT"));
-  if (offset >= limit) {
-    errno = ENOSPC;
-    return -1;
-  }
-  return ::write(fd, data, std::min(bytes, limit - offset));
-}
 
 std::optional<RowFault> row_fault_for(size_t row_index, const std::string& row_name) {
   const char* value = std::getenv("MKBENCH_FAULT_ROW");
