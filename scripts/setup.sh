@@ -9,6 +9,7 @@ packages=(cmake g++ make pkg-config git python3 python3-matplotlib python3-sklea
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev
           zlib1g-dev clang libclang-rt-dev  # zlib: gzipped IDX; clang + its runtimes: libFuzzer targets
           libopenmpi-dev openmpi-bin)       # MPI for several processes and hosts (docs/multi-gpu.md)
+# g++ brings libasan and libubsan (through libgcc-12-dev): scripts/test-sanitizers.sh needs no more.
 if [[ "${1:-}" == "--with-browser" ]]; then packages+=(chromium); fi
 
 missing=()
