@@ -1,15 +1,9 @@
 // The report of `mkbench explore` (reports/explore_report.hpp).
 #include "reports/explore_report.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace mk::reports {
 namespace {
@@ -32,19 +26,6 @@ std::string join_columns(const nlohmann::json& columns) {
   std::string out;
   for (const auto& column : columns) out += (out.empty() ? "" : ", ") + std::to_string(column.get<int>());
   return out;
-}
-
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string file_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
 }
 
 std::string provenance(const nlohmann::json& doc) {
@@ -150,48 +131,9 @@ std::string render_explore_markdown(const nlohmann::json& doc, int top) {
 }
 
 PlotOutcome render_explore_plots(const std::string& json_path) {
-  PlotOutcome outcome;
+  // reports/explore_plots.py has plots.py's interface (--in FILE --outdir DIR, DIR/manifest.json).
   const std::string script = (fs::path(locate_plots_script()).parent_path() / "explore_plots.py").string();
-  if (!fs::exists(script)) {
-    outcome.unavailable = "the plotting script " + script + " was not found (set MKBENCH_REPORTS_DIR)";
-    return outcome;
-  }
-  std::string tried;
-  const std::string python = find_python_with_matplotlib(&tried);
-  if (python.empty()) {
-    outcome.unavailable = "no Python with matplotlib (tried " + tried + "; install python3-matplotlib or set MKBENCH_PYTHON)";
-    return outcome;
-  }
-  std::string pattern = (fs::temp_directory_path() / "mkbench-explore-plots-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) {
-    outcome.unavailable = "cannot create a temporary folder for the plots";
-    return outcome;
-  }
-  const fs::path folder(pattern);
-  const std::string command = quoted(python) + " " + quoted(script) + " --in " + quoted(json_path) + " --outdir " +
-                              quoted(folder.string()) + " >" + quoted((folder / "plots.log").string()) + " 2>&1";
-  const int status = std::system(command.c_str());
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string log = file_bytes(folder / "plots.log");
-    if (log.size() > 600) log = "..." + log.substr(log.size() - 600);
-    outcome.unavailable = "explore_plots.py failed: " + log;
-  } else {
-    try {
-      const nlohmann::json manifest = nlohmann::json::parse(file_bytes(folder / "manifest.json"));
-      for (const auto& entry : manifest.at("plots")) {
-        const fs::path png = folder / entry.at("file").get<std::string>();
-        if (png.filename() != png.lexically_relative(folder)) continue;  // stay inside the folder
-        Plot plot{entry.value("caption", png.filename().string()), file_bytes(png)};
-        if (!plot.png.empty()) outcome.plots.push_back(std::move(plot));
-      }
-      if (outcome.plots.empty()) outcome.unavailable = "explore_plots.py drew nothing";
-    } catch (const std::exception& error) {
-      outcome.unavailable = std::string("explore_plots.py wrote no usable manifest: ") + error.what();
-    }
-  }
-  std::error_code ignored;
-  fs::remove_all(folder, ignored);
-  return outcome;
+  return run_plot_script(script, {LoadedResults{json_path, nlohmann::json()}}, {});
 }
 
 std::string render_explore_html(const nlohmann::json& doc, const std::string& json_path, int top,

@@ -1,7 +1,7 @@
 // The HTML report's embedded bytes and its plots: base64 and HTML escaping, and render_plots,
-// which runs reports/plots.py (or another script of its interface) under a Python with
-// matplotlib and reads the PNGs back. Apart from report.cpp's tables: it is the one part of the
-// report that starts a process.
+// which runs reports/plots.py (or another script of its interface: fit_plots.py, explore_plots.py)
+// under a Python with matplotlib and reads the PNGs back. The one place in reports/ and apps/ that
+// runs a plotting script.
 #include "reports/report.hpp"
 
 #include <cstdio>
@@ -129,6 +129,7 @@ PlotOutcome render_plots(const std::vector<LoadedResults>& files, const std::str
 PlotOutcome run_plot_script(const std::string& script, const std::vector<LoadedResults>& files,
                             const std::vector<std::string>& extra_args) {
   PlotOutcome outcome;
+  const std::string name = fs::path(script).filename().string();  // for the messages
   if (!fs::exists(script)) {
     outcome.unavailable = "the plotting script " + script + " was not found (set MKBENCH_REPORTS_DIR)";
     return outcome;
@@ -153,7 +154,7 @@ PlotOutcome run_plot_script(const std::string& script, const std::vector<LoadedR
   command += " >" + shell_quote((folder / "plots.log").string()) + " 2>&1";
   const int status = exit_status_of(std::system(command.c_str()));
   if (status != 0) {
-    outcome.unavailable = "plots.py failed (exit " + std::to_string(status) + "): " +
+    outcome.unavailable = name + " failed (exit " + std::to_string(status) + "): " +
                           tail_of(read_file_bytes(folder / "plots.log"), 600);
   } else {
     try {
@@ -164,9 +165,9 @@ PlotOutcome run_plot_script(const std::string& script, const std::vector<LoadedR
         Plot plot{entry.value("caption", png.filename().string()), read_file_bytes(png)};
         if (!plot.png.empty()) outcome.plots.push_back(std::move(plot));
       }
-      if (outcome.plots.empty()) outcome.unavailable = "these results have nothing plots.py can draw";
+      if (outcome.plots.empty()) outcome.unavailable = "these results have nothing " + name + " can draw";
     } catch (const std::exception& error) {
-      outcome.unavailable = std::string("plots.py wrote no usable manifest: ") + error.what();
+      outcome.unavailable = name + " wrote no usable manifest: " + error.what();
     }
   }
   std::error_code ignored;

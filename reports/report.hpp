@@ -65,7 +65,8 @@ struct PlotOutcome {
 // Never throws for a missing Python/matplotlib: that is reported in `unavailable`.
 PlotOutcome render_plots(const std::vector<LoadedResults>& files, const std::string& published_path);
 // The same for any plotting script of plots.py's interface (--in FILES --outdir DIR [extra],
-// DIR/manifest.json): reports/fit_plots.py draws a fit.json's per-K curves.
+// DIR/manifest.json): reports/fit_plots.py draws a fit.json's per-K curves, explore_plots.py an
+// explore.json's accuracy distribution. Only the files' paths are read.
 PlotOutcome run_plot_script(const std::string& script, const std::vector<LoadedResults>& files,
                             const std::vector<std::string>& extra_args);
 
