@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "apps/explore/labelled_files_interim.hpp"
 #include "core/errors.hpp"
+#include "datasets/dataset.hpp"
 #include "datasets/susy.hpp"
 
 namespace mk::explore {
@@ -42,7 +42,10 @@ LabelledTable load_labelled_table(const std::string& data_spec, const std::strin
     if (data_spec.rfind("uniform", 0) == 0 || data_spec.rfind("blobs", 0) == 0)
       throw InputError("dataset '" + data_spec + "' has no classes: explore needs a labelled table (susy:..., "
                        "csv:PATH:label=COL, npy:PATH or idx:PATH with --labels)");
-    LabelledFiles files = load_labelled_files(data_spec, labels_spec, seed);
+    // The datasets layer reads the labels: csv:PATH:label=COL carries its own, npy: and idx: data
+    // take --labels (npy:, idx: plain or gzipped, or csv:); a missing or non-numeric label
+    // column, or a count that differs from the rows, is its InputError.
+    LabelledDataset files = load_labelled_dataset(data_spec, labels_spec, 0, 0, seed);
     if (points > 0 && points != files.data.m)
       throw InputError("--points " + std::to_string(points) + " disagrees with the " + std::to_string(files.data.m) +
                        " rows of '" + data_spec + "'");
@@ -50,8 +53,8 @@ LabelledTable load_labelled_table(const std::string& data_spec, const std::strin
       throw InputError("--dims " + std::to_string(dims) + " disagrees with the " + std::to_string(files.data.n) +
                        " attributes of '" + data_spec + "'");
     table.data = std::move(files.data);
-    table.labels_identity = files.labels_identity;
-    assign_class_ids(table, files.labels);
+    table.labels_identity = std::move(files.labels.identity);
+    assign_class_ids(table, std::vector<int64_t>(files.labels.values.begin(), files.labels.values.end()));
   }
   check_finite(table.data);
   if (table.classes() < 2)

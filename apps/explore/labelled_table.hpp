@@ -1,6 +1,6 @@
 #pragma once
 // The input of `mkbench explore`: a table with a class label per row, from a generator
-// (susy:..., datasets/susy.hpp) or from files (labelled_files_interim.hpp).
+// (susy:..., datasets/susy.hpp) or from files (datasets/dataset.hpp's load_labelled_dataset).
 #include <cstdint>
 #include <string>
 #include <vector>
