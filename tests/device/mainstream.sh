@@ -1,0 +1,38 @@
+# tests/device.sh stage mainstream (sourced by tests/device.sh; docs/gpu-machine.md lists what it writes).
+# --- gemm-window and auto on issue 32's mainstream shapes ------------------------------
+# Issue 32 in one stage (about 6 minutes on an H200, after `build`): (a) gemm-window's GPU
+# tests, (b) compute-sanitizer memcheck and racecheck at one small shape, (c) the goal table:
+# gemm-window and auto (MAINSTREAM_VARIANTS) with --verify, median of 10, one results file a
+# row, and Flash-KMeans on the same rows (scripts/peer-flash-kmeans.py, from a checkout in
+# third_party/flash-kmeans; skipped cleanly without one). The table is printed last.
+start=$SECONDS
+timeout $(cap ${MAINSTREAM_TEST_BUDGET:-150}) $BUILD/mkbench_tests \
+  --gtest_filter="${MAINSTREAM_TEST_FILTER:-GemmWindow*:*gemm_window*:StepPhasesContract.*}" \
+  >$OUT/raw/mainstream-gpu-tests.log 2>&1; rc=$?
+cp $OUT/raw/mainstream-gpu-tests.log $OUT/mainstream-gpu-tests.txt
+grep -E "^\[  FAILED  \]" $OUT/raw/mainstream-gpu-tests.log | head -10
+note "mainstream gpu tests rc=$rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ test' $OUT/raw/mainstream-gpu-tests.log | tr '\n' ' ')"
+for tool in memcheck racecheck; do
+  timeout $(cap 90) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant gemm-window --dims 96 \
+    --points 3000 --k 300 --iters 1 --warmup 1 --verify --no-tuned >$OUT/raw/mainstream-san-$tool.log 2>&1
+  rc=$?
+  errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/mainstream-san-$tool.log | tail -1)
+  echo "$tool gemm-window N=96 K=300 M=3000 rc=$rc: $errs" | tee -a $OUT/mainstream-sanitize.txt
+  note "mainstream sanitize $tool rc=$rc $errs"
+done
+variants=${MAINSTREAM_VARIANTS:-gemm-window,auto}
+IFS=';' read -ra cases <<<"${MAINSTREAM_CASES:-128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;256 4096 1M;768 1000 1M}"
+for case in "${cases[@]}"; do
+  set -- $case
+  tag=N$1-K$2-M$3
+  timeout $(cap ${MAINSTREAM_TIMEOUT:-60}) $MK run --variant $variants --dims $1 --k $2 --points $3 --iters 10 --verify \
+    ${MAINSTREAM_ARGS:-} --out $OUT/mainstream-$tag.json >$OUT/raw/mainstream-$tag.txt 2>$OUT/raw/mainstream-$tag.log
+  note "mainstream $case rc=$?"
+done
+peer_cases=$(printf '%s;' "${cases[@]}")"128 1024 65536 32"
+timeout $(cap ${PEER_TIMEOUT:-120}) python3 scripts/peer-flash-kmeans.py --cases "$peer_cases" \
+  --out $OUT/peer-flash-kmeans.json >$OUT/raw/peer-flash-kmeans.log 2>&1
+note "mainstream peer rc=$?: $(head -1 $OUT/raw/peer-flash-kmeans.log)"
+note "mainstream done in $((SECONDS - start)) s (table: mainstream.txt, also at the end of the summary)"
+python3 scripts/mainstream-table.py --results "$OUT" --cases "$peer_cases" >$OUT/mainstream.txt 2>&1
+while IFS= read -r line; do summary+=("$line"); done <$OUT/mainstream.txt
