@@ -43,6 +43,11 @@ struct Problem {
   // verification and for the final answer, because writing ΣK·M labels would double the
   // bytes moved per iteration.
   double sparsity = 0.0;  // fraction of exact zeros, when known (csr-sparse, auto)
+  // The points arrive in chunks between steps (out-of-core, docs/out-of-core.md): m is the
+  // largest chunk, prepare() gets no point values, and a run writes each chunk where
+  // PreparedRun::points_slot() says. A variant that derives state from the points when it
+  // prepares (a translation, converted operands, CSR arrays) refuses it in can_implement.
+  bool streamed = false;
   std::string str() const;
   // 3·ΣK·N·M, the paper's operation count for one fused Lloyd iteration.
   double paper_ops() const { return 3.0 * k.sum() * double(n) * double(m); }

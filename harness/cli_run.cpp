@@ -102,6 +102,11 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.add_flag("!--no-peak-measure", options.measure_peaks, "do not measure peaks when none are cached");
   app.add_flag("!--no-tuned", options.use_tuned, "ignore tuned configurations; use the variant's defaults");
   app.add_flag("--store-labels", options.store_labels, "materialise labels in the timed loop too");
+  app.add_option("--chunk-points", options.chunk_points,
+                 "out of core: stream the points from host memory in chunks of this many, e.g. 32M "
+                 "(docs/out-of-core.md)");
+  app.add_flag("--out-of-core", options.out_of_core,
+               "out of core with the largest chunks that fit (without it, only when the points do not fit)");
   // CLI11 fills the ints either way; remember which shorthands the user actually typed.
   app.callback([&options, grid, block, ppt, dims, points] {
     options.dims_given = dims->count() > 0;
@@ -132,19 +137,21 @@ std::vector<std::string> split_names(const std::string& text) {
 // a CPU variant's copy), else exit 2; a GPU variant must fit the GPU's free memory, else its
 // row is refused, and when no variant fits, the run is (exit 3) without making the data.
 void plan_run_memory(const RunOptions& options, const std::vector<const Variant*>& variants, const Params& overrides,
-                     int64_t m, const KRange& k, const DeviceInfo& device) {
+                     int64_t m, const KRange& k, const DeviceInfo& device, int64_t chunk_points) {
   const DataSource source = describe_data_source(options.dataset, m, options.dims);
   const MemoryLimits limits = current_memory_limits(device);
   std::optional<MemoryPlan> refused;
   size_t fitting = 0;
   for (const Variant* variant : variants) {
     RowWork work{variant, Problem{}, overrides, options.verify || options.store_labels, options.verify};
+    work.chunk_points = chunk_points;
+    work.out_of_core = options.out_of_core;
     work.problem.m = source.m;  // 0 for CSV: its shape is known once parsed, and measure_row plans then
     work.problem.n = source.n;
     work.problem.k = k;
     const MemoryPlan plan = plan_memory(source, work, device, limits);
     if (plan.host_exceeded) plan.enforce();
-    if (plan.in_core()) ++fitting;
+    if (plan.runs()) ++fitting;
     else if (!refused) refused = plan;
   }
   if (!fitting && refused) refused->enforce();
@@ -169,6 +176,9 @@ int run_command(const RunOptions& options) {
   const bool from_file = is_file_dataset_spec(options.dataset);
   if (options.dims < 1 && (!from_file || options.dims_given))
     throw InputError("N (dimensions) must be at least 1, got " + std::to_string(options.dims));
+  const int64_t chunk_points = options.chunk_points.empty() ? 0 : parse_count(options.chunk_points);
+  if (!options.chunk_points.empty() && chunk_points < 1)
+    throw InputError("--chunk-points must be at least 1, got " + options.chunk_points);
   const int64_t m = parse_count(options.points);
   if (m < 1 && (!from_file || options.points_given))
     throw InputError("M (points) must be at least 1, got " + options.points);
@@ -201,7 +211,7 @@ int run_command(const RunOptions& options) {
     else load_cached_peaks(device);
   }
 
-  plan_run_memory(options, variants, overrides, m, k, device);
+  plan_run_memory(options, variants, overrides, m, k, device, chunk_points);
   Dataset data = load_dataset_spec(options.dataset, m, options.dims, options.seed);
   if (from_file) check_file_shape(options, data);
   check_finite(data);
@@ -246,6 +256,8 @@ int run_command(const RunOptions& options) {
     spec.samples = options.iters;
     spec.verify = options.verify;
     spec.store_labels = options.store_labels;
+    spec.chunk_points = chunk_points;
+    spec.out_of_core = options.out_of_core;
     ResultRow row = measure_row(spec, device, measure_options);
     if (!tuned_from.empty()) row.tuned_config = tuned_from;
     file.rows.push_back(std::move(row));

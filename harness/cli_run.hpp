@@ -46,6 +46,8 @@ struct RunOptions {
   bool measure_peaks = true;
   bool use_tuned = true;
   bool store_labels = false;
+  std::string chunk_points;  // --chunk-points: out of core with chunks of this many points (a count: 32M)
+  bool out_of_core = false;  // --out-of-core: out of core with the largest chunks that fit
 };
 
 // The user's explicit tunables as overrides (validates --layout: InputError).

@@ -236,7 +236,11 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
           try {
             const Params params = resolve_params(*variant, problem, device, Params::object());
             const RowWork cell_work{variant, problem, params, true, true};
-            plan_memory(describe_loaded_data(data), cell_work, device, current_memory_limits(device)).enforce();
+            const MemoryPlan cell_plan =
+                plan_memory(describe_loaded_data(data), cell_work, device, current_memory_limits(device));
+            cell_plan.enforce();
+            // The matrix checks variants in core; a cell that would stream is refused as before.
+            if (!cell_plan.in_core()) throw UnsupportedError(cell_plan.summary() + ": the verify matrix runs in core");
             auto run = variant->prepare(problem, data, params, device);
             run->set_centroids(init);
             run->iterate(true);

@@ -6,7 +6,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -19,6 +21,7 @@
 #include "harness/metrics.hpp"
 #include "harness/reference.hpp"
 #include "harness/stream_hold.hpp"
+#include "variants/chunked/chunked_run.hpp"
 
 namespace mk {
 
@@ -233,6 +236,42 @@ Params best_effort_params(const Variant& variant, const Problem& problem, const 
   return params;
 }
 
+// The pinned host→device bandwidth an out-of-core row is judged by: the best of three
+// copies of `bytes` (at most 256 MiB) from page-locked memory, in GB/s; 0 when the buffers
+// cannot be had.
+double pinned_h2d_gb_per_s(size_t bytes) {
+  bytes = std::min<size_t>(bytes, size_t(256) << 20);
+  if (bytes == 0) return 0;
+  void* host = nullptr;
+  if (cudaHostAlloc(&host, bytes, cudaHostAllocDefault) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  DeviceScratch device;
+  if (!device.allocate(bytes)) {
+    cudaFreeHost(host);
+    return 0;
+  }
+  std::memset(host, 1, bytes);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  float best = 0;
+  for (int i = 0; i < 3; ++i) {
+    cuda_check(cudaEventRecord(start), "cudaEventRecord");
+    cuda_check(cudaMemcpyAsync(device.get(), host, bytes, cudaMemcpyHostToDevice), "pinned copy");
+    cuda_check(cudaEventRecord(stop), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "pinned copy");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (i == 0 || ms < best) best = ms;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFreeHost(host);
+  return best > 0 ? double(bytes) / (double(best) * 1e-3) / 1e9 : 0;
+}
+
 }  // namespace
 
 void select_device(int ordinal) {
@@ -268,21 +307,46 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
 
   if (on_gpu && !device.is_gpu)
     return refuse("needs a CUDA GPU: " + (gpu_count() == 0 ? no_gpu_reason() : std::string("device is the host CPU")));
-  if (auto reason = variant.can_implement(problem, device)) return refuse(*reason);
+  // The plan comes first: out of core, the variant runs (and must accept) the chunk problem,
+  // where the whole one may exceed what it accepts in memory.
+  MemoryPlan plan;
   try {
-    row.params = resolve_params(variant, problem, device, row.params);
+    if (on_gpu) select_device(device.ordinal);
+    RowWork work{&variant, problem, row.params, spec.verify || spec.store_labels, spec.verify};
+    work.chunk_points = spec.chunk_points;
+    work.out_of_core = spec.out_of_core;
+    plan = plan_memory(describe_loaded_data(*spec.dataset), work, device,
+                       current_memory_limits(on_gpu ? device : DeviceInfo{}));
+  } catch (const UnsupportedError& e) {
+    return refuse(e.what());
+  } catch (const Error& e) {
+    row.status = "failed";
+    row.reason = e.what();
+    return row;
+  }
+  const Problem run_problem = plan.out_of_core() ? chunk_problem(problem, plan.chunk_points) : problem;
+  if (auto reason = variant.can_implement(run_problem, device)) return refuse(*reason);
+  try {
+    row.params = resolve_params(variant, run_problem, device, row.params);
   } catch (const UnsupportedError& e) {
     return refuse(e.what());
   }
   row.name = row_name(row.variant, problem, row.params);
 
   try {
-    if (on_gpu) select_device(device.ordinal);
-    RowWork work{&variant, problem, row.params, spec.verify || spec.store_labels, spec.verify};
-    const MemoryPlan plan = plan_memory(describe_loaded_data(*spec.dataset), work, device,
-                                        current_memory_limits(on_gpu ? device : DeviceInfo{}));
-    if (!plan.in_core()) throw UnsupportedError(plan.message);
-    std::unique_ptr<PreparedRun> run = variant.prepare(problem, *spec.dataset, row.params, device);
+    if (!plan.runs()) throw UnsupportedError(plan.message);
+    std::unique_ptr<PreparedRun> run;
+    if (plan.out_of_core()) {
+      auto chunked = prepare_chunked(variant, problem, chunk_source_of(*spec.dataset), plan.chunk_points, row.params,
+                                     device);
+      row.out_of_core = chunked->info().to_json();
+      row.out_of_core["bytes_per_iteration"] = problem.data_bytes();
+      if (on_gpu)
+        row.out_of_core["h2d_gb_per_s"] = pinned_h2d_gb_per_s(size_t(plan.chunk_points) * problem.n * sizeof(float));
+      run = std::move(chunked);
+    } else {
+      run = variant.prepare(problem, *spec.dataset, row.params, device);
+    }
     if (!run) throw DeviceError("variant " + row.variant + " returned no prepared run");
     if (auto fault = row_fault_for(options.row_index, row.name)) fire_row_fault(*fault, run->stream(), on_gpu);
     row.timing.conversion_ms = run->conversion_ms();

@@ -25,6 +25,10 @@ struct RowSpec {
   int samples = 20;
   bool verify = false;
   bool store_labels = false;  // materialise labels in the timed loop too
+  // Out of core (docs/out-of-core.md): forced with chunks of this many points, or with the
+  // largest that fit; otherwise the memory plan streams the points only when they do not fit.
+  int64_t chunk_points = 0;
+  bool out_of_core = false;
 };
 
 struct MeasureOptions {

@@ -164,13 +164,31 @@ MemoryLimits current_memory_limits(const DeviceInfo& device) {
 }
 
 void MemoryPlan::enforce() const {
-  if (in_core()) return;
+  if (runs()) return;
   if (host_exceeded) throw InputError(message);
   throw UnsupportedError(message);
 }
 
-MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const DeviceInfo& device,
-                       const MemoryLimits& limits) {
+const char* to_string(PlanMode mode) {
+  switch (mode) {
+    case PlanMode::InCore: return "in core";
+    case PlanMode::OutOfCore: return "out of core";
+    case PlanMode::Refused: return "refused";
+  }
+  return "?";
+}
+
+std::string MemoryPlan::summary() const {
+  if (mode != PlanMode::OutOfCore) return to_string(mode);
+  return "out of core: chunks of " + format_count(chunk_points) + " points (" + std::to_string(chunks) +
+         (chunks == 1 ? " chunk" : " chunks") + ")";
+}
+
+namespace {
+
+// The in-core plan: what issue 38's planner adds up.
+MemoryPlan in_core_plan(const DataSource& data, const RowWork& work, const DeviceInfo& device,
+                        const MemoryLimits& limits) {
   MemoryPlan plan;
   plan.host.add("points: " + data.description, double(data.host_bytes));
   const Problem& problem = work.problem;
@@ -189,20 +207,99 @@ MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const Device
   }
   if (sized && work.variant->runs_on_gpu() && limits.gpu)
     plan.gpu = work.variant->device_footprint(problem, params, device, work.labels);
+  return plan;
+}
 
-  const int64_t host_bytes = plan.host.total();
-  const int64_t gpu_bytes = plan.gpu.total();
+// One chunk slot of an out-of-core run: the variant's footprint on a chunk of `chunk` points.
+DeviceFootprint slot_footprint(const RowWork& work, const DeviceInfo& device, int64_t chunk) {
+  const Problem problem = chunk_problem(work.problem, chunk);
+  const Params params = resolved_or_defaults(*work.variant, problem, device, work.params);
+  return work.variant->device_footprint(problem, params, device, work.labels);
+}
+
+// The out-of-core plan for chunks of `chunk` points.
+MemoryPlan out_of_core_plan(const DataSource& data, const RowWork& work, const DeviceInfo& device,
+                            const MemoryLimits& limits, int64_t chunk) {
+  MemoryPlan plan;
+  plan.mode = PlanMode::OutOfCore;
+  const Problem& problem = work.problem;
+  plan.chunk_points = std::min(chunk, problem.m);
+  plan.chunks = (problem.m + plan.chunk_points - 1) / plan.chunk_points;
+  const double m = double(problem.m), kcount = problem.k.count();
+  // The points stay whole in host memory: the chunks are streamed from there.
+  plan.host.add("points: " + data.description + " (streamed from host memory)", double(data.host_bytes));
+  if (work.verify) {
+    plan.host.add("FP64 reference", kcount * m * 20.0);
+    plan.host.add("labels read back", kcount * m * 4.0);
+  } else if (work.labels) {
+    plan.host.add("labels read back", kcount * m * 4.0);
+  }
+  const DeviceFootprint slot = slot_footprint(work, device, plan.chunk_points);
+  const bool on_gpu = work.variant->runs_on_gpu();
+  if (on_gpu) {
+    // Where the host refuses to page-lock the points for direct DMA, the chunks are staged
+    // through two pinned buffers: planned for, so the fallback cannot exceed the limit.
+    plan.host.add("pinned staging (2 chunks)", 2.0 * double(plan.chunk_points) * problem.n * 4.0);
+    if (limits.gpu)
+      for (int s = 0; s < kGpuChunkSlots; ++s)
+        for (const auto& part : slot.parts) plan.gpu.add("chunk slot " + std::to_string(s) + " " + part.what, double(part.bytes));
+  } else {
+    for (const auto& part : slot.parts) plan.host.add(work.variant->name() + " chunk " + part.what, double(part.bytes));
+  }
+  return plan;
+}
+
+// Marks what exceeds the limits; true when the plan fits.
+bool check_limits(MemoryPlan& plan, const MemoryLimits& limits) {
   if (limits.host_limit_bytes > 0) {
     plan.host_usable = int64_t(kHostUsableFraction * double(limits.host_limit_bytes));
-    plan.host_exceeded = host_bytes > plan.host_usable;
+    plan.host_exceeded = plan.host.total() > plan.host_usable;
   }
   if (limits.gpu) {
     plan.gpu_usable = std::max<int64_t>(0, limits.gpu_free_bytes - kGpuReserveBytes);
-    plan.gpu_exceeded = gpu_bytes > plan.gpu_usable;
+    plan.gpu_exceeded = plan.gpu.total() > plan.gpu_usable;
   }
-  if (!plan.host_exceeded && !plan.gpu_exceeded) return plan;
+  return !plan.host_exceeded && !plan.gpu_exceeded;
+}
 
+// The largest chunk (a multiple of 1024 points, at most kMaxChunkBytes of points and M) whose
+// plan fits, from the slot footprint's slope between two sizes; 0 when not even
+// kMinChunkPoints fits.
+int64_t largest_fitting_chunk(const DataSource& data, const RowWork& work, const DeviceInfo& device,
+                              const MemoryLimits& limits) {
+  const Problem& problem = work.problem;
+  int64_t chunk = std::min<int64_t>(problem.m, std::max<int64_t>(1, kMaxChunkBytes / (int64_t(problem.n) * 4)));
+  if (chunk > 1024 && chunk < problem.m) chunk = chunk / 1024 * 1024;
+  for (int attempt = 0; attempt < 64 && chunk >= std::min(problem.m, kMinChunkPoints); ++attempt) {
+    MemoryPlan plan = out_of_core_plan(data, work, device, limits, chunk);
+    if (check_limits(plan, limits)) return chunk;
+    // Scale by what is over, with room for the parts that do not shrink with the chunk.
+    double ratio = 0.9;
+    if (plan.gpu_exceeded && plan.gpu.total() > 0) ratio = std::min(ratio, 0.9 * double(plan.gpu_usable) / double(plan.gpu.total()));
+    if (plan.host_exceeded && plan.host.total() > 0)
+      ratio = std::min(ratio, 0.9 * double(plan.host_usable) / double(plan.host.total()));
+    int64_t next = int64_t(double(chunk) * std::max(0.05, ratio));
+    if (next > 1024) next = next / 1024 * 1024;
+    if (next >= chunk) next = chunk - 1;
+    chunk = next;
+  }
+  return 0;
+}
+
+// Whether the variant takes streamed chunks of this problem (its can_implement on the chunk
+// problem); the reason when not.
+std::optional<std::string> streaming_refusal(const RowWork& work, const DeviceInfo& device, int64_t chunk) {
+  if (!work.variant) return "no variant";
+  return work.variant->can_implement(chunk_problem(work.problem, chunk), device);
+}
+
+void refuse(MemoryPlan& plan, const DataSource& data, const RowWork& work, const MemoryLimits& limits,
+            const std::string& out_of_core_note) {
   plan.mode = PlanMode::Refused;
+  const Problem& problem = work.problem;
+  const double m = double(problem.m), kcount = problem.k.count();
+  const int64_t host_bytes = plan.host.total();
+  const int64_t gpu_bytes = plan.gpu.total();
   const std::string shape = problem.m > 0 ? problem.str() : data.description;
   const std::string who = work.variant ? work.variant->name() + " on " + shape : shape;
   std::string message;
@@ -224,17 +321,56 @@ MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const Device
     const double gpu_points = m * double(plan.gpu_usable) / double(gpu_bytes);
     if (problem.m > 0) most_points = most_points ? std::min(*most_points, gpu_points) : gpu_points;
   }
+  if (!plan.host_exceeded && !plan.gpu_exceeded) {
+    // In core would fit: out of core was asked for and cannot be had.
+    plan.message = who + ": out of core was asked for (--chunk-points/--out-of-core), but " + out_of_core_note;
+    return;
+  }
   message += ". Way out: fewer points";
-  if (most_points && problem.n > 0)
+  if (most_points && problem.n > 0 && (plan.host_exceeded || plan.gpu_exceeded))
     message += " (about " + about_count(*most_points) + " of " + std::to_string(problem.n) + " dimensions fit)";
-  if (plan.host_exceeded)
-    message += ", or --host-memory SIZE if this host's limit was misread";
+  if (plan.host_exceeded) message += ", or --host-memory SIZE if this host's limit was misread";
   if (plan.gpu_exceeded && work.variant && work.labels)
-    message += ", or no --verify/--store-labels (the labels take " +
-               format_bytes(kcount * m * 4.0) + ")";
-  message += "; out-of-core execution, which streams the points in chunks, is not implemented yet (issue 34)";
+    message += ", or no --verify/--store-labels (the labels take " + format_bytes(kcount * m * 4.0) + ")";
+  if (!out_of_core_note.empty() && (plan.host_exceeded || plan.gpu_exceeded))
+    message += "; out of core (the points streamed in chunks): " + out_of_core_note;
   plan.message = message;
-  return plan;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const DeviceInfo& device,
+                       const MemoryLimits& limits) {
+  const Problem& problem = work.problem;
+  const bool forced = work.chunk_points > 0 || work.out_of_core;
+  MemoryPlan in_core = in_core_plan(data, work, device, limits);
+  const bool fits = check_limits(in_core, limits);
+  if (fits && !forced) return in_core;
+
+  // Out of core needs a variant, a known shape, and the variant's consent to streamed chunks.
+  const bool sized = work.variant && problem.m > 0 && problem.n > 0;
+  const bool device_ok = work.variant && (!work.variant->runs_on_gpu() || limits.gpu);
+  std::string note;
+  if (!sized || !device_ok) {
+    note = forced ? "out of core needs a variant and the points' shape" : "";
+  } else if (auto why = streaming_refusal(work, device, work.chunk_points > 0 ? work.chunk_points
+                                                                               : std::min<int64_t>(problem.m, 1 << 20))) {
+    note = work.variant->name() + " cannot stream its points: " + *why;
+  } else {
+    const int64_t chunk = work.chunk_points > 0 ? std::min(work.chunk_points, problem.m)
+                                                : largest_fitting_chunk(data, work, device, limits);
+    if (chunk > 0) {
+      MemoryPlan plan = out_of_core_plan(data, work, device, limits, chunk);
+      if (check_limits(plan, limits)) return plan;
+      if (forced) {
+        refuse(plan, data, work, limits, "chunks of " + format_count(chunk) + " points do not fit either");
+        return plan;
+      }
+    }
+    note = "not even chunks of " + format_count(std::min(problem.m, kMinChunkPoints)) + " points fit";
+  }
+  refuse(in_core, data, work, limits, note);
+  return in_core;
 }
 
 }  // namespace mk

@@ -3,9 +3,9 @@
 // asks the planner before it generates or loads points and before a variant prepares: the
 // plan adds up what the host and the GPU will hold, compares that with the host's limit
 // (core/host_memory.hpp, or --host-memory) and the GPU's free memory, and either runs in
-// core or refuses with the sizes and the way out. Refusing instead of trying is what keeps
-// a 256 GiB request on a 128 GiB host from ending in the OOM killer (issue 38). Issue 34's
-// out-of-core Lloyd adds a third outcome here, chunked execution, where this refuses.
+// core, or streams the points through in chunks (out-of-core, docs/out-of-core.md), or
+// refuses with the sizes and the way out. Refusing instead of trying is what keeps a 256 GiB
+// request on a 128 GiB host from ending in the OOM killer (issue 38).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +13,7 @@
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
 #include "datasets/dataset.hpp"
+#include "variants/chunked/chunked_run.hpp"
 #include "variants/variant.hpp"
 
 namespace mk {
@@ -63,9 +64,23 @@ struct RowWork {
   Params params = Params::object();  // overrides; resolved against the variant's defaults here
   bool labels = false;               // labels materialised (verification, --store-labels)
   bool verify = false;               // the FP64 reference runs on the host
+  // --chunk-points C: out of core with chunks of C points even where the data would fit;
+  // --out-of-core: out of core with the largest chunks that fit. Neither: in core when it
+  // fits, else out of core with the largest chunks that fit.
+  int64_t chunk_points = 0;
+  bool out_of_core = false;
 };
 
-enum class PlanMode { InCore, Refused };  // issue 34 adds chunked (out-of-core) execution
+// Out-of-core chunks are at most this many bytes of points: past it the copies are long
+// enough to hide every per-chunk launch (a chunk of 1 GiB takes ~19 ms at 55 GB/s), and the
+// pinned staging buffers (two chunks) stay modest.
+inline constexpr int64_t kMaxChunkBytes = int64_t(1) << 30;
+// Below this many points a chunk's launches and synchronisation would cost more than its
+// copy: the plan refuses rather than run chunks this small.
+inline constexpr int64_t kMinChunkPoints = 4096;
+
+enum class PlanMode { InCore, OutOfCore, Refused };
+const char* to_string(PlanMode mode);
 
 struct MemoryPlan {
   PlanMode mode = PlanMode::InCore;
@@ -76,13 +91,24 @@ struct MemoryPlan {
   int64_t host_usable = 0;  // 0 when not checked
   int64_t gpu_usable = 0;   // 0 when no GPU is planned
   std::string message;      // for a refusal: the sizes, the limits and the way out
+  int64_t chunk_points = 0;  // out-of-core: points per chunk (the last may be shorter)
+  int64_t chunks = 0;        // out-of-core: how many
 
   bool in_core() const { return mode == PlanMode::InCore; }
-  // Nothing when in core; InputError (exit 2) when the host cannot hold the plan, else
-  // UnsupportedError (exit 3, the code of every refusal made before any work).
+  bool out_of_core() const { return mode == PlanMode::OutOfCore; }
+  bool runs() const { return mode != PlanMode::Refused; }
+  std::string summary() const;  // "in core" | "out of core: 32M points in 8 chunks of 4M"
+  // Nothing when the plan runs (in core or out of core); InputError (exit 2) when the host
+  // cannot hold it, else UnsupportedError (exit 3, the code of every refusal made before any
+  // work).
   void enforce() const;
 };
 
+// In core when everything fits (and out of core is not asked for); else out of core when
+// the variant can take streamed chunks (Problem::streamed) and two chunk runs fit the GPU
+// (one on a CPU variant, whose "device" is the host), with the largest chunks that do, up to
+// kMaxChunkBytes; else refused, with the sizes and the way out. The points themselves stay
+// whole in host memory either way (they are streamed from there).
 MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const DeviceInfo& device,
                        const MemoryLimits& limits);
 

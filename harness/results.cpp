@@ -183,6 +183,7 @@ json row_to_json(const ResultRow& row) {
           {"metrics", metrics_to_json(row.metrics)},
           {"verify", row.verify}};
   if (!row.tuned_config.empty()) out["tuned_config"] = row.tuned_config;
+  if (!row.out_of_core.is_null()) out["out_of_core"] = row.out_of_core;
   return out;
 }
 
@@ -205,6 +206,7 @@ ResultRow row_from_json(const json& j, const std::string& where) {
   if (j.contains("reason") && j.at("reason").is_string()) row.reason = j.at("reason").get<std::string>();
   if (j.contains("tuned_config") && j.at("tuned_config").is_string())
     row.tuned_config = j.at("tuned_config").get<std::string>();
+  if (j.contains("out_of_core") && j.at("out_of_core").is_object()) row.out_of_core = j.at("out_of_core");
   if (j.contains("timing")) row.timing = timing_from_json(object_at(j, "timing", where), where + ".timing");
   if (j.contains("summary")) row.summary = summary_from_json(object_at(j, "summary", where), where + ".summary");
   if (j.contains("metrics")) row.metrics = metrics_from_json(object_at(j, "metrics", where), where + ".metrics");

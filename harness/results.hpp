@@ -48,6 +48,9 @@ struct ResultRow {
   nlohmann::json verify;
   // Which tuned configuration chose `params` ("" when the defaults or the user's values ran).
   std::string tuned_config;
+  // null when the row ran in core; out of core, ChunkedRunInfo::to_json
+  // (variants/chunked/chunked_run.hpp) and the measured host→device bandwidth.
+  nlohmann::json out_of_core;
 
   bool ok() const { return status == "ok"; }
   bool verified() const { return verify.is_object(); }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the GPU machine should do in one lease call: native sm_90 build, full ctest,
 # peak measurement, sanitizers, the verify matrix and the performance cases. Stages can
-# be picked: tests/device.sh build test peak sanitize matrix perf table1 table2 kernels
+# be picked: tests/device.sh build test peak sanitize matrix perf table1 table2 kernels ooc
 # seeding sanitize-seeding fit-tests fit fit-iteration fit-fmnist sanitize-fit.
 # Results land directly in $OUT (or build-device/out) under the names of the committed
 # standing in reports/results/<gpu>/ (perf-N8-K3..7-M32M.json, table2.json, gpu-tests.txt,
@@ -642,6 +642,45 @@ print("best_k", d["best_k"], "(%s)," % d["best_k_rule"], "steps", d["steps"], "|
     table1|table2|table3|kernels|blobs|smoke)
       timeout $(cap ${SUITE_TIMEOUT:-590}) $MK --suite $stage --out $OUT/$stage.json 2>$OUT/raw/$stage.log | tee $OUT/$stage.txt | tail -25
       note "suite $stage rc=${PIPESTATUS[0]}" ;;
+    ooc)
+      # Out-of-core Lloyd (docs/out-of-core.md). 1) The GPU tests: chunked == in core == FP64
+      # reference with chunk sizes that do not divide M, and the planner's own choice.
+      timeout $(cap 240) $BUILD/mkbench_tests --gtest_filter='OutOfCore*:MemoryPlanOutOfCore*:MemoryPlanGpu*' \
+        >$OUT/ooc-tests.txt 2>&1
+      rc=$?; tail -3 $OUT/ooc-tests.txt; grep -E "SKIPPED|FAILED" $OUT/ooc-tests.txt | head -10
+      note "ooc tests rc=$rc"
+      # 2) --verify of every streaming GPU variant, 7 chunks of 300001 (the last short).
+      timeout $(cap 150) $MK run --variant naive-atomics,shared-atomics,registers-multik,gemm-cublas --dims 8 \
+        --points 2M --k 3..7 --chunk-points 300001 --verify --no-tuned --iters 5 --warmup 1 \
+        --out $OUT/ooc-verify.json >$OUT/raw/ooc-verify.txt 2>$OUT/raw/ooc-verify.log
+      rc=$?; grep "^verify" $OUT/raw/ooc-verify.log
+      note "ooc verify rc=$rc ($(grep -c ': PASS' $OUT/raw/ooc-verify.log) of 4 PASS)"
+      # 3) Overlap: N=8 K=3..7 M=${OOC_POINTS:-256M} (8 GiB) in chunks of ${OOC_CHUNK:-32M} (1 GiB),
+      # then the same problem in core; the out-of-core rows' share of the pinned H2D floor.
+      for v in registers-multik naive-atomics; do
+        timeout $(cap 150) $MK run --variant $v --dims 8 --points ${OOC_POINTS:-256M} --k 3..7 \
+          --chunk-points ${OOC_CHUNK:-32M} --no-tuned --iters 10 --warmup 2 --out $OUT/ooc-$v.json \
+          >$OUT/raw/ooc-$v.txt 2>$OUT/raw/ooc-$v.log
+        note "ooc $v rc=$?"
+        timeout $(cap 120) $MK run --variant $v --dims 8 --points ${OOC_POINTS:-256M} --k 3..7 --no-tuned \
+          --iters 10 --warmup 2 --out $OUT/incore-$v.json >$OUT/raw/incore-$v.txt 2>$OUT/raw/incore-$v.log
+        note "in-core $v rc=$?"
+        python3 - "$OUT/ooc-$v.json" "$OUT/incore-$v.json" <<'PY' | tee -a $OUT/ooc-overlap.txt
+import json, sys
+def row(path):
+    try: return json.load(open(path))["rows"][0]
+    except Exception as e: return {"status": "missing: %s" % e}
+o, i = row(sys.argv[1]), row(sys.argv[2])
+if o.get("status") != "ok" or "out_of_core" not in o:
+    print(o.get("variant"), "out of core:", o.get("status"), o.get("reason", "")); sys.exit(0)
+x = o["out_of_core"]; ms = o["summary"]["median_ms"]
+gbs = x["bytes_per_iteration"] / (ms * 1e-3) / 1e9
+line = "%s out of core: %d chunks of %d (%s), %.2f ms/iter, %.1f GB/s = %.1f %% of pinned H2D %.1f GB/s" % (
+    o["variant"], x["chunks"], x["chunk_points"], x["transfer"], ms, gbs, 100 * gbs / x["h2d_gb_per_s"], x["h2d_gb_per_s"])
+if i.get("status") == "ok": line += "; in core %.2f ms/iter (x%.1f)" % (i["summary"]["median_ms"], ms / i["summary"]["median_ms"])
+print(line)
+PY
+      done ;;
     *) echo "unknown stage $stage"; exit 2 ;;
   esac
 done

@@ -170,7 +170,7 @@ TEST(MemoryPlan, PointsLargerThanTheHostAreRefusedWithExitTwoAndTheWayOut) {
   ASSERT_FALSE(plan.in_core());
   EXPECT_TRUE(plan.host_exceeded);
   EXPECT_FALSE(plan.gpu_exceeded);
-  for (const char* text : {"256.0 GiB of host memory", "128.0 GiB limit", "fewer points", "issue 34", "--host-memory"})
+  for (const char* text : {"256.0 GiB of host memory", "128.0 GiB limit", "fewer points", "--host-memory"})
     EXPECT_NE(plan.message.find(text), std::string::npos) << text << "\n" << plan.message;
   // 90 % of 128 GiB holds 460.8M points of 64 floats; the message offers a count below that.
   EXPECT_NE(plan.message.find("about 460M of 64 dimensions fit"), std::string::npos) << plan.message;
@@ -211,9 +211,10 @@ TEST(MemoryPlan, CpuVariantsChargeTheirCopyToTheHost) {
 }
 
 TEST(MemoryPlan, GpuFreeMemoryNotTotalDecidesAndRefusesWithExitThree) {
-  const Variant& naive = Registry::instance().get("naive-atomics");
+  // gemm-tf32x3 converts the points when it prepares, so it cannot stream them either.
+  const Variant& gemm = Registry::instance().get("gemm-tf32x3");
   const int64_t m = int64_t(64) << 20;  // 64M × 8 floats: 2 GiB of points
-  RowWork work{&naive, shape(m, 8, {3, 7}), Params::object(), false, false};
+  RowWork work{&gemm, shape(m, 8, {3, 7}), Params::object(), false, false};
   const DataSource source = describe_data_source("uniform", m, 8);
   const DeviceInfo device = h100_like();  // 80 GiB in total
 
@@ -225,7 +226,8 @@ TEST(MemoryPlan, GpuFreeMemoryNotTotalDecidesAndRefusesWithExitThree) {
   ASSERT_FALSE(tight.in_core());
   EXPECT_TRUE(tight.gpu_exceeded);
   EXPECT_FALSE(tight.host_exceeded);
-  for (const char* text : {"of GPU memory", "1.0 GiB free by faked", "80.0 GiB", "fewer points", "points 2.0 GiB"})
+  for (const char* text : {"of GPU memory", "1.0 GiB free by faked", "80.0 GiB", "fewer points", "points 2.0 GiB",
+                           "gemm-tf32x3 cannot stream its points"})
     EXPECT_NE(tight.message.find(text), std::string::npos) << text << "\n" << tight.message;
   try {
     tight.enforce();
@@ -242,6 +244,79 @@ TEST(MemoryPlan, TheReserveStaysFreeOnTheGpu) {
   const int64_t need = plan_memory(source, work, h100_like(), with_gpu(0, 80 * GiB)).gpu.total();
   EXPECT_TRUE(plan_memory(source, work, h100_like(), with_gpu(0, need + kGpuReserveBytes)).in_core());
   EXPECT_FALSE(plan_memory(source, work, h100_like(), with_gpu(0, need + kGpuReserveBytes - 1)).in_core());
+}
+
+// ------------------------------------------------------------------ out of core (issue 34)
+
+TEST(MemoryPlanOutOfCore, PointsLargerThanTheGpuStreamInTheLargestChunksThatFit) {
+  const Variant& naive = Registry::instance().get("naive-atomics");
+  const int64_t m = int64_t(64) << 20;  // 2 GiB of points against 1 GiB free
+  RowWork work{&naive, shape(m, 8, {3, 7}), Params::object(), false, false};
+  const DataSource source = describe_data_source("uniform", m, 8);
+  const MemoryLimits limits = with_gpu(64 * GiB, 1 * GiB);
+  const MemoryPlan plan = plan_memory(source, work, h100_like(), limits);
+  ASSERT_TRUE(plan.out_of_core()) << plan.message;
+  EXPECT_TRUE(plan.runs());
+  EXPECT_NO_THROW(plan.enforce());
+  EXPECT_FALSE(plan.gpu_exceeded);
+  EXPECT_LE(plan.gpu.total(), plan.gpu_usable) << plan.gpu.describe();
+  EXPECT_GE(plan.chunks, 5) << "two chunk slots in 1 GiB less the reserve hold under 2 GiB / 5";
+  EXPECT_EQ(plan.chunk_points % 1024, 0);
+  EXPECT_EQ(plan.chunks, (m + plan.chunk_points - 1) / plan.chunk_points);
+  EXPECT_NE(plan.gpu.describe().find("chunk slot 1"), std::string::npos) << plan.gpu.describe();
+  EXPECT_NE(plan.host.describe().find("pinned staging"), std::string::npos) << plan.host.describe();
+  EXPECT_NE(plan.summary().find("out of core"), std::string::npos);
+  // Twice as large chunks would not have fitted: the planner took (nearly) the largest.
+  const int64_t doubled = 2 * plan.chunk_points;
+  RowWork forced = work;
+  forced.chunk_points = doubled;
+  EXPECT_FALSE(plan_memory(source, forced, h100_like(), limits).runs()) << "chunks of " << doubled << " fitted";
+}
+
+TEST(MemoryPlanOutOfCore, ChunkPointsForceStreamingWhereTheDataWouldFit) {
+  const Variant& naive = Registry::instance().get("naive-atomics");
+  RowWork work{&naive, shape(100000, 8, {3, 3}), Params::object(), false, false};
+  const DataSource source = describe_data_source("uniform", 100000, 8);
+  EXPECT_TRUE(plan_memory(source, work, h100_like(), with_gpu(0, 40 * GiB)).in_core());
+  work.chunk_points = 30001;
+  const MemoryPlan plan = plan_memory(source, work, h100_like(), with_gpu(0, 40 * GiB));
+  ASSERT_TRUE(plan.out_of_core()) << plan.message;
+  EXPECT_EQ(plan.chunk_points, 30001);
+  EXPECT_EQ(plan.chunks, 4);
+  work.chunk_points = 0;
+  work.out_of_core = true;
+  const MemoryPlan largest = plan_memory(source, work, h100_like(), with_gpu(0, 40 * GiB));
+  ASSERT_TRUE(largest.out_of_core()) << largest.message;
+  EXPECT_EQ(largest.chunks, 1) << "all 100000 points fit one chunk";
+}
+
+TEST(MemoryPlanOutOfCore, VariantsThatCannotStreamAreRefusedWithTheReason) {
+  const Variant& tensor = Registry::instance().get("tensor-multik");
+  RowWork work{&tensor, shape(100000, 8, {3, 7}), Params::object(), false, false};
+  work.chunk_points = 30000;
+  const MemoryPlan plan = plan_memory(describe_data_source("uniform", 100000, 8), work, h100_like(), with_gpu(0, 40 * GiB));
+  ASSERT_EQ(plan.mode, PlanMode::Refused);
+  EXPECT_NE(plan.message.find("out of core was asked for"), std::string::npos) << plan.message;
+  EXPECT_NE(plan.message.find("tensor-multik cannot stream its points"), std::string::npos) << plan.message;
+  EXPECT_THROW(plan.enforce(), UnsupportedError);
+}
+
+TEST(MemoryPlanOutOfCore, CpuVariantStreamsWhenItsCopyWouldNotFitTheHost) {
+  // cpu-openmp copies the points in core (2 × 38.4 MB with the caller's); out of core it
+  // holds one chunk. 80 MB (72 MB usable) lies between the two.
+  const Variant& cpu = Registry::instance().get("cpu-openmp");
+  const int64_t m = 300000;
+  RowWork work{&cpu, shape(m, 32, {3, 4}), Params::object(), false, false};
+  const DataSource source = describe_data_source("uniform", m, 32);
+  const MemoryPlan plan = plan_memory(source, work, DeviceInfo{}, host_only(80000000));
+  ASSERT_TRUE(plan.out_of_core()) << plan.message;
+  EXPECT_GE(plan.chunks, 2);
+  EXPECT_LE(plan.host.total(), plan.host_usable) << plan.host.describe();
+  EXPECT_EQ(plan.gpu.total(), 0);
+  // Below the points themselves nothing streams: they stay whole in host memory.
+  const MemoryPlan refused = plan_memory(source, work, DeviceInfo{}, host_only(40000000));
+  EXPECT_EQ(refused.mode, PlanMode::Refused);
+  EXPECT_TRUE(refused.host_exceeded);
 }
 
 TEST(DeviceFootprint, LayoutLabelsAndPreparedOperandsAreCounted) {
@@ -350,27 +425,42 @@ TEST(MemoryPlanCommand, SuiteAndTuneRefuseBeforeTheFirstRow) {
 
 // ------------------------------------------------------------------ on a GPU
 
-TEST(MemoryPlanGpu, FreeMemoryIsReadAndAProblemLargerThanItIsRefused) {
+TEST(MemoryPlanGpu, FreeMemoryIsReadAndAProblemLargerThanItStreamsOrIsRefused) {
   if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
   const DeviceInfo device = query_device(0);
   const MemoryLimits limits = current_memory_limits(device);
   ASSERT_TRUE(limits.gpu);
   EXPECT_GT(limits.gpu_free_bytes, 0);
   EXPECT_LE(limits.gpu_free_bytes, limits.gpu_total_bytes);
-  const Variant& naive = Registry::instance().get("naive-atomics");
   const int64_t m = (limits.gpu_free_bytes + GiB) / (8 * 4);
-  RowWork work{&naive, shape(m, 8, {3, 7}), Params::object(), false, false};
-  const MemoryPlan plan = plan_memory(describe_data_source("uniform", m, 8), work, device, limits);
-  EXPECT_TRUE(plan.gpu_exceeded) << plan.gpu.describe();
+  const DataSource source = describe_data_source("uniform", m, 8);
+  // naive-atomics streams the points (out of core); gemm-tf32x3 converts them when it
+  // prepares, so it cannot, and is refused.
+  RowWork naive{&Registry::instance().get("naive-atomics"), shape(m, 8, {3, 7}), Params::object(), false, false};
+  const MemoryPlan streamed = plan_memory(source, naive, device, limits);
+  EXPECT_TRUE(streamed.out_of_core()) << streamed.message;
+  EXPECT_LE(streamed.gpu.total(), streamed.gpu_usable) << streamed.gpu.describe();
+  RowWork gemm{&Registry::instance().get("gemm-tf32x3"), shape(m, 8, {3, 7}), Params::object(), false, false};
+  const MemoryPlan refused = plan_memory(source, gemm, device, limits);
+  EXPECT_EQ(refused.mode, PlanMode::Refused);
+  EXPECT_TRUE(refused.gpu_exceeded) << refused.gpu.describe();
 }
 
-TEST(MemoryPlanGpu, RunRefusesWhatTheFreeMemoryCannotHoldWithExitThree) {
+TEST(MemoryPlanGpu, RunStreamsOrRefusesWhatTheFreeMemoryCannotHold) {
   if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
-  const auto result = run_mkbench_args({"run", "--variant", "naive-atomics", "--dims", "8", "--points", "64M", "--k",
+  const auto result = run_mkbench_args({"run", "--variant", "gemm-tf32x3", "--dims", "8", "--points", "64M", "--k",
                                         "3..7", "--iters", "2", "--no-peak-measure"},
                                        {"MKBENCH_FAKE_GPU_FREE_BYTES=1G"}, 120);
   EXPECT_EQ(result.exit_code, kExitUnsupported) << result.output;
   EXPECT_NE(result.output.find("1.0 GiB free by MKBENCH_FAKE_GPU_FREE_BYTES"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("gemm-tf32x3 cannot stream its points"), std::string::npos) << result.output;
+
+  // The planner chooses out of core on its own for a variant that streams.
+  const auto streamed = run_mkbench_args({"run", "--variant", "naive-atomics", "--dims", "8", "--points", "64M", "--k",
+                                          "3..7", "--iters", "2", "--no-peak-measure", "--format", "json"},
+                                         {"MKBENCH_FAKE_GPU_FREE_BYTES=1G"}, 120);
+  EXPECT_EQ(streamed.exit_code, kExitOk) << streamed.output;
+  EXPECT_NE(streamed.output.find("\"out_of_core\""), std::string::npos) << streamed.output;
 
   // The issue's command, with the host's limit pinned to the single-GPU machines' 128 GiB.
   const auto issue = run_mkbench_args({"run", "--variant", "auto", "--dims", "64", "--points", "1G", "--k", "8",

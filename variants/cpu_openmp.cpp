@@ -159,14 +159,20 @@ class CpuOpenMpRun : public PreparedRun {
         slots_(problem.k.sum()),
         threads_(params.at("threads").get<int>() > 0 ? params.at("threads").get<int>() : omp_get_max_threads()),
         chunk_(params.at("schedule_chunk").get<int>()),
-        // A private copy, like a GPU upload: the run must not depend on the caller keeping
-        // its dataset alive.
-        points_(data.values),
+        capacity_(problem.m),
         centroids_(size_t(slots_) * problem.n, 0.0f),
         centroids_by_dimension_(size_t(slots_) * problem.n, 0.0f) {
-    if (data.m != problem.m || data.n != problem.n)
-      throw InputError("cpu-openmp: dataset is " + std::to_string(data.m) + "x" + std::to_string(data.n) +
-                       " but the problem is " + problem.str());
+    if (problem.streamed) {
+      // Out-of-core: the chunked runner writes each chunk here (points_slot()).
+      points_.assign(size_t(problem.m) * problem.n, 0.0f);
+    } else {
+      if (data.m != problem.m || data.n != problem.n || data.values.size() != size_t(problem.m) * problem.n)
+        throw InputError("cpu-openmp: dataset is " + std::to_string(data.m) + "x" + std::to_string(data.n) +
+                         " but the problem is " + problem.str());
+      // A private copy, like a GPU upload: the run must not depend on the caller keeping
+      // its dataset alive.
+      points_.assign(data.values.begin(), data.values.end());
+    }
     for (int t = 0; t < threads_; ++t)
       per_thread_.push_back(std::make_unique<ThreadAccumulators>(slots_, problem.n, problem.k.count()));
     sums_.assign(size_t(slots_) * problem.n, 0.0);
@@ -191,7 +197,7 @@ class CpuOpenMpRun : public PreparedRun {
     const int64_t m = problem_.m;
     const KRange ks = problem_.k;
     const bool store_labels = options.store_labels;
-    if (store_labels && labels_.empty()) labels_.resize(size_t(ks.count()) * size_t(m));
+    if (store_labels && labels_.empty()) labels_.resize(size_t(ks.count()) * size_t(capacity_));
     labels_valid_ = store_labels;
 
     for (int s = 0; s < slots_; ++s)
@@ -223,13 +229,37 @@ class CpuOpenMpRun : public PreparedRun {
   }
 
   AccumulatorRefs accumulators() override {
-    return {sums_.data(), counts_.data(), inertia_.data(), slots_, problem_.n, problem_.k.count(), false, nullptr};
+    AccumulatorRefs refs;
+    refs.sums = sums_.data();
+    refs.counts = counts_.data();
+    refs.inertia = inertia_.data();
+    refs.slots = slots_;
+    refs.n = problem_.n;
+    refs.k_count = problem_.k.count();
+    return refs;
   }
 
   StepSummary update(const UpdateOptions& options) override {
     const HostStepState state{points_.data(), problem_.m, problem_.n, problem_.k,
                               &sums_,         &counts_,   &inertia_,  &centroids_};
     return host_update(state, options, updates_++);
+  }
+
+  PointsSlot points_slot() override {
+    if (!problem_.streamed) throw UnsupportedError("points_slot: this run was prepared on points that do not change");
+    PointsSlot slot;
+    slot.points = points_.data();
+    slot.capacity = capacity_;
+    slot.n = problem_.n;
+    return slot;
+  }
+
+  void set_point_count(int64_t rows) override {
+    if (!problem_.streamed) throw UnsupportedError("set_point_count: the run's points are not streamed");
+    if (rows < 1 || rows > capacity_)
+      throw InputError("a chunk of " + std::to_string(rows) + " points does not fit a buffer of " +
+                       std::to_string(capacity_));
+    problem_.m = rows;
   }
 
   void synchronize() override {}
@@ -258,6 +288,7 @@ class CpuOpenMpRun : public PreparedRun {
   int slots_;
   int threads_;
   int chunk_;
+  int64_t capacity_;  // points the buffer holds (problem_.m may be less for a streamed chunk)
   std::vector<float> points_;
   std::vector<float> centroids_;
   std::vector<float> centroids_by_dimension_;

@@ -306,6 +306,7 @@ class CsrSparse : public Variant {
   // Dense data is allowed (it is only slow); `auto` decides when CSR pays off.
   std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
     if (!device.is_gpu) return "needs a CUDA GPU";
+    if (problem.streamed) return kRefuseStreamed;
     if (auto why = gpu::check_block_accumulators(problem, device)) return why;
     return gpu::check_fits_in_memory(problem, device, csr_bytes(problem));
   }

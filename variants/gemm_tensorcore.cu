@@ -609,6 +609,7 @@ class GemmTf32x3 : public Variant {
 
   std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
     if (!device.is_gpu) return "needs a CUDA GPU";
+    if (problem.streamed) return kRefuseStreamed;
     if (device.cc_major < 8)
       return "needs compute capability >= 8.0 for TF32 mma (device is " + std::to_string(device.cc_major) + "." +
              std::to_string(device.cc_minor) + ")";

@@ -241,7 +241,8 @@ class SharedAtomics : public Variant {
       if (candidate <= resident) multiple = candidate;
     return {{"block", block},
             {"grid", std::max(device.sm_count, 1) * multiple},
-            {"layout", "soa"},
+            // Streamed chunks (out-of-core) arrive as rows; SoA would transpose each one.
+            {"layout", problem.streamed ? "aos" : "soa"},
             {"centroids", centroids},
             {"aggregate", problem.k.kmax <= 16 ? "warp" : "none"}};
   }

@@ -33,4 +33,12 @@ StepSummary PreparedRun::update(const UpdateOptions&) {
   throw UnsupportedError("this variant's run does not split its step into accumulate and update");
 }
 
+PointsSlot PreparedRun::points_slot() {
+  throw UnsupportedError("this variant's run cannot take new points between steps (out-of-core)");
+}
+
+void PreparedRun::set_point_count(int64_t) {
+  throw UnsupportedError("this variant's run cannot take new points between steps (out-of-core)");
+}
+
 }  // namespace mk

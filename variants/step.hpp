@@ -37,6 +37,18 @@ struct AccumulatorRefs {
   void* stream = nullptr;  // cudaStream_t of the run (GPU runs): the hook works on it
 };
 
+// Where a run on a streamed problem (Problem::streamed, out-of-core) takes its next chunk of
+// points: the chunked runner writes up to `capacity` rows there (row-major float32; device
+// memory on `stream` when on_device), then calls PreparedRun::set_point_count(rows) before
+// accumulate(). Rows past the count are the run's business (padding it zeroes itself).
+struct PointsSlot {
+  float* points = nullptr;
+  int64_t capacity = 0;
+  int n = 0;
+  bool on_device = false;
+  void* stream = nullptr;  // cudaStream_t of the run
+};
+
 struct UpdateOptions {
   // One flag per K of the range (kmin first); a K whose flag is 0 is frozen: its centroids,
   // counts and inertia are left as they are. Empty = every K moves.

@@ -85,6 +85,12 @@ class PreparedRun {
   virtual void accumulate(const AccumulateOptions& options);
   virtual AccumulatorRefs accumulators();
   virtual StepSummary update(const UpdateOptions& options);
+
+  // Out-of-core (Problem::streamed; docs/out-of-core.md): where the next chunk's points go,
+  // and how many rows the next accumulate() reads. Runs that cannot take new points between
+  // steps throw UnsupportedError.
+  virtual PointsSlot points_slot();
+  virtual void set_point_count(int64_t rows);
 };
 
 // What a prepared run holds where it runs, at its peak (transient copies made while
@@ -157,6 +163,12 @@ struct VariantRegistrar {
 #define MKBENCH_CONCAT(a, b) MKBENCH_CONCAT_INNER(a, b)
 #define MKBENCH_REGISTER_VARIANT(Class) \
   static ::mk::VariantRegistrar<Class> MKBENCH_CONCAT(mkbench_registrar_, __LINE__)
+
+// The refusal (can_implement) of variants that cannot take points streamed in chunks
+// (Problem::streamed).
+inline constexpr const char* kRefuseStreamed =
+    "it derives state from all the points when it prepares, so it cannot take them in chunks (out-of-core); "
+    "registers-multik, shared-atomics, warp-centric, gemm-cublas, naive-atomics and cpu-openmp can";
 
 // Merge user-supplied params over defaults, then check them against the space.
 // Throws UnsupportedError with the restriction text when illegal.

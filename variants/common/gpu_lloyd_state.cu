@@ -59,7 +59,14 @@ __global__ void divide_sums(const double* __restrict__ sums,
 }  // namespace
 
 LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layout)
-    : problem_(problem), layout_(layout) {
+    : problem_(problem), capacity_(problem.m), layout_(layout) {
+  if (problem.streamed && layout != Layout::AoS)
+    throw UnsupportedError("layout=soa transposes the points when it uploads them, so it cannot take streamed "
+                           "chunks (out-of-core): use layout=aos");
+  if (!problem.streamed && (data.m != problem.m || data.n != problem.n ||
+                            data.values.size() != size_t(problem.m) * size_t(problem.n)))
+    throw InputError("the dataset is " + std::to_string(data.m) + " x " + std::to_string(data.n) +
+                     " but the problem is " + problem.str());
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   const size_t values = size_t(problem.m) * problem.n;
   const int slots = problem.k.sum();
@@ -70,7 +77,10 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
   // legacy stream and may return before its DMA lands; stream_ is non-blocking, so a
   // kernel on it could read half-uploaded points (seen as wrong labels on the first step
   // of SoA runs: the transpose read a partly filled staging buffer).
-  if (layout == Layout::AoS) {
+  if (problem.streamed) {
+    // No values yet: the chunked runner writes each chunk here (points_slot()).
+    check(cudaMemsetAsync(points_.get(), 0, points_.bytes(), stream_), "zero the chunk buffer");
+  } else if (layout == Layout::AoS) {
     check(cudaMemcpyAsync(points_.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice,
                           stream_),
           "upload points");
@@ -78,7 +88,7 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
                           stream_),
           "zero the padding rows");
     check(cudaStreamSynchronize(stream_), "upload points");
-  } else {
+  } else if (layout == Layout::SoA) {
     // Transposing on the device keeps host memory at one copy of the data.
     DeviceBuffer<float> staging(values, "points staging for SoA transpose");
     check(cudaMemcpyAsync(staging.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice,
@@ -92,6 +102,7 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
   sums_.allocate(size_t(slots) * problem.n, "centroid sums");
   counts_.allocate(slots, "cluster counts");
   inertia_.allocate(problem.k.count(), "inertia");
+  check(cudaStreamSynchronize(stream_), "prepare the run's buffers");
 }
 
 LloydState::~LloydState() {
@@ -118,8 +129,21 @@ void LloydState::zero_accumulators() {
   check(cudaMemsetAsync(inertia_.get(), 0, inertia_.bytes(), stream_), "zero inertia");
 }
 
+void LloydState::set_point_count(int64_t rows) {
+  if (!problem_.streamed) throw UnsupportedError("set_point_count: the run's points are not streamed");
+  if (rows < 1 || rows > capacity_)
+    throw InputError("a chunk of " + std::to_string(rows) + " points does not fit a buffer of " +
+                     std::to_string(capacity_));
+  problem_.m = rows;
+  const int64_t padded = (rows + kAosPointPadding - 1) / kAosPointPadding * kAosPointPadding;
+  if (padded > rows)
+    check(cudaMemsetAsync(points_.get() + size_t(rows) * problem_.n, 0,
+                          size_t(padded - rows) * problem_.n * sizeof(float), stream_),
+          "zero the chunk's padding rows");
+}
+
 void LloydState::ensure_labels() {
-  if (!labels_.get()) labels_.allocate(size_t(problem_.k.count()) * problem_.m, "labels");
+  if (!labels_.get()) labels_.allocate(size_t(problem_.k.count()) * capacity_, "labels");
 }
 
 AccumulatorView LloydState::accumulators(bool with_labels) {
@@ -129,8 +153,16 @@ AccumulatorView LloydState::accumulators(bool with_labels) {
 }
 
 AccumulatorRefs LloydState::accumulator_refs() {
-  return {sums_.get(), counts_.get(), inertia_.get(), problem_.k.sum(), problem_.n, problem_.k.count(), true,
-          stream_};
+  AccumulatorRefs refs;
+  refs.sums = sums_.get();
+  refs.counts = counts_.get();
+  refs.inertia = inertia_.get();
+  refs.slots = problem_.k.sum();
+  refs.n = problem_.n;
+  refs.k_count = problem_.k.count();
+  refs.on_device = true;
+  refs.stream = stream_;
+  return refs;
 }
 
 void LloydState::finalize() {
@@ -195,6 +227,18 @@ void GpuRun::accumulate(const AccumulateOptions& options) {
   if (state_.deferred_finalize_calls() == before)
     throw UnsupportedError(
         "this run divides inside its own kernel, so it cannot leave the sums for an update phase");
+}
+
+PointsSlot GpuRun::points_slot() {
+  if (!state_.problem().streamed)
+    throw UnsupportedError("points_slot: this run was prepared on points that do not change");
+  PointsSlot slot;
+  slot.points = state_.points_mutable();
+  slot.capacity = state_.capacity();
+  slot.n = state_.problem().n;
+  slot.on_device = true;
+  slot.stream = state_.stream();
+  return slot;
 }
 
 StepSummary GpuRun::update(const UpdateOptions& options) {

@@ -96,6 +96,12 @@ class LloydState {
 
   void set_centroids(const std::vector<float>& packed);
   void zero_accumulators();             // async, start of an iteration
+  // Streamed problems (out-of-core): the chunked runner has written `rows` points into the
+  // points buffer (AoS); the next steps read that many, and the padding rows after them are
+  // zeroed again (kernels may read up to the next multiple of kAosPointPadding).
+  void set_point_count(int64_t rows);
+  int64_t capacity() const { return capacity_; }
+  float* points_mutable() { return points_.get(); }
   void ensure_labels();                 // allocate labels on first request
   // Divide sums by counts into centroids; empty clusters keep their previous centroid.
   // While the division is deferred (a run's accumulate phase), it only counts the call: the
@@ -117,6 +123,7 @@ class LloydState {
 
  private:
   Problem problem_;
+  int64_t capacity_ = 0;  // points the buffers hold (problem_.m may be less for a streamed chunk)
   Layout layout_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<float> points_;
@@ -147,6 +154,10 @@ class GpuRun : public PreparedRun {
   void accumulate(const AccumulateOptions& options) override;
   AccumulatorRefs accumulators() override { return state_.accumulator_refs(); }
   StepSummary update(const UpdateOptions& options) override;
+  // Streamed problems: the state's AoS points buffer (SoA runs refuse: they transpose when
+  // they upload).
+  PointsSlot points_slot() override;
+  void set_point_count(int64_t rows) override { state_.set_point_count(rows); }
 
  protected:
   LloydState state_;

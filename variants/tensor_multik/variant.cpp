@@ -63,6 +63,7 @@ class TensorMultiK : public Variant {
 
   std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
     if (!device.is_gpu) return "needs a CUDA GPU";
+    if (problem.streamed) return kRefuseStreamed;
     if (device.cc_major < 8) return "needs TF32 tensor cores (CC >= 8.0)";
     if (problem.m >= (int64_t(1) << 36)) return "M of 2^36 points or more (the kernel counts 32-point steps in 32 bits)";
     const int sum_k = problem.k.sum();

@@ -38,6 +38,7 @@ class Tf32Window : public Variant {
 
   std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
     if (!device.is_gpu) return "needs a CUDA GPU";
+    if (problem.streamed) return kRefuseStreamed;
     if (device.cc_major < 8) return "needs FP16 m16n8k16 tensor cores (CC >= 8.0)";
     if (problem.k.kmin != problem.k.kmax)
       return "one K per run (a range of K is tensor-multik's or registers-multik's shape)";
