@@ -74,10 +74,10 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
-    def fit(self, X, y=None, sample_weight=None):
+    # No sample_weight: mkbench's Lloyd weighs every point the same (scikit-learn's checks then
+    # leave the weight checks out).
+    def fit(self, X, y=None):
         """Cluster X (n_samples, n_features); y is ignored."""
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported: mkbench's Lloyd weighs every point the same")
         # Non-finite values reach the C++ core, which names the first offending row and column.
         X = self._validate_data(X, dtype=[np.float64, np.float32], order="C", force_all_finite=False)
         initial = self._check_params(X.shape[1])
@@ -111,21 +111,19 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         distances, _ = self._distances_squared(X)
         return distances.argmin(axis=1).astype(np.int32)
 
-    def fit_predict(self, X, y=None, sample_weight=None):
-        return self.fit(X, sample_weight=sample_weight).labels_
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
 
     def transform(self, X):
         """Euclidean distances from each row of X to every fitted centre."""
         distances, dtype = self._distances_squared(X)
         return np.sqrt(distances).astype(dtype, copy=False)
 
-    def fit_transform(self, X, y=None, sample_weight=None):
-        return self.fit(X, sample_weight=sample_weight).transform(X)
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)
 
-    def score(self, X, y=None, sample_weight=None):
+    def score(self, X, y=None):
         """Minus the sum of squared distances from each row of X to its nearest centre."""
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported")
         distances, _ = self._distances_squared(X)
         return -float(distances.min(axis=1).sum())
 

@@ -9,11 +9,13 @@ import pickle
 import re
 import sys
 import unittest
+import warnings
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.cluster import KMeans as SkKMeans
 from sklearn.datasets import make_blobs
+from sklearn.utils.estimator_checks import check_estimator
 
 import mkbench
 
@@ -157,6 +159,26 @@ class BadInput(unittest.TestCase):
         self.assert_value_error("tol", lambda: mkbench.KMeans(2, tol=-1).fit(self.X))
         self.assert_value_error("init", lambda: mkbench.KMeans(2, init="nope").fit(self.X))
         self.assertRaises(TypeError, lambda: mkbench.KMeans(2, init=lambda X, k, random_state: X[:k]).fit(self.X))
+
+
+class ScikitLearnChecks(unittest.TestCase):
+    def test_check_estimator(self):
+        # Every check of scikit-learn's estimator suite; the sample-weight ones are left out by
+        # the suite itself (fit takes no sample_weight), and one needing pandas skips without it.
+        failures, ran = [], 0
+        for estimator, check in check_estimator(mkbench.KMeans(), generate_only=True):
+            name = getattr(check, "func", check).__name__
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    check(estimator)
+                ran += 1
+            except unittest.SkipTest:
+                pass
+            except Exception as error:  # noqa: BLE001 -- collected, reported below
+                failures.append(f"{name}: {type(error).__name__}: {error}")
+        self.assertGreater(ran, 30)
+        self.assertEqual(failures, [])
 
 
 class DocExamples(unittest.TestCase):
