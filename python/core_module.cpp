@@ -6,9 +6,14 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,6 +24,7 @@
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
+#include "harness/cli_run.hpp"
 #include "harness/measure.hpp"
 #include "variants/tuned_params.hpp"
 #include "variants/variant.hpp"
@@ -171,6 +177,30 @@ py::dict fit(const FloatArray& points, int k, const std::string& init, std::opti
   return out;
 }
 
+// `mkbench run` itself (harness/cli_run.cpp: variant choice, memory plan, tuned configs,
+// timing, --verify) for one variant; its results file, read back as text, is the answer.
+std::string run_benchmark(const RunOptions& given) {
+  static std::atomic<int> counter{0};
+  RunOptions options = given;
+  options.dims_given = options.points_given = true;
+  options.format = "table";
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("mkbench-python-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json");
+  options.out = path.string();
+  struct Remove {
+    std::filesystem::path path;
+    ~Remove() { std::filesystem::remove(path); }
+  } remove{path};
+  {
+    py::gil_scoped_release release;
+    run_command(options);  // refusals and device failures throw; a failed --verify is in the row
+  }
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
 }  // namespace
 }  // namespace mk
 
@@ -193,6 +223,30 @@ PYBIND11_MODULE(_core, m) {
         py::arg("initial") = py::none(), py::arg("max_iter") = 300, py::arg("tol") = 1e-4, py::arg("n_init") = 1,
         py::arg("seed") = 42, py::arg("variant") = "auto", py::arg("device") = 0,
         "Lloyd's k-means to convergence (apps/fit) on float32 C-contiguous points; returns a dict");
+  m.def(
+      "run",
+      [](const std::string& variant, int dims, const std::string& k, const std::string& points, int iters,
+         int warmup, bool verify, const std::string& dataset, uint64_t seed, const std::string& init,
+         const std::vector<std::string>& params, int device, bool use_tuned) {
+        mk::RunOptions options;
+        options.variants = variant;
+        options.dims = dims;
+        options.k = k;
+        options.points = points;
+        options.iters = iters;
+        options.warmup = warmup;
+        options.verify = verify;
+        options.dataset = dataset;
+        options.seed = seed;
+        options.init = init;
+        options.params = params;
+        options.device = device;
+        options.use_tuned = use_tuned;
+        return mk::run_benchmark(options);
+      },
+      py::arg("variant"), py::arg("dims"), py::arg("k"), py::arg("points"), py::arg("iters"), py::arg("warmup"),
+      py::arg("verify"), py::arg("dataset"), py::arg("seed"), py::arg("init"), py::arg("params"), py::arg("device"),
+      py::arg("use_tuned"), "`mkbench run` for one variant; the results document (mkbench.results JSON) as text");
   m.def("gpu_count", &mk::gpu_count, "CUDA GPUs visible (0 without a driver or device)");
   m.def("variants", [] {
     std::vector<std::string> names;
