@@ -25,6 +25,9 @@ enum class RandomStream : uint64_t {
   InitialSample = 7,
   EmptyRelocation = 8,  // the random empty-cluster policy's draws
   Seeding = 9,          // k-means++ and its variants
+  SusyClass = 10,       // the susy: generator's class of each row
+  ExploreSubset = 11,   // mkbench explore: each copy's attributes
+  ExploreInit = 12,     // mkbench explore: each copy's initial centroids (rows drawn)
 };
 
 class CounterRng {

@@ -1,6 +1,7 @@
 // `mkbench run`: one or more variants on one problem, printed and optionally saved.
 #include "harness/cli_run.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <regex>
@@ -13,6 +14,7 @@
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
 #include "harness/memory_plan.hpp"
+#include "harness/parallel/sharded_variant.hpp"
 #include "harness/peak.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
@@ -94,7 +96,7 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.add_option("--format", options.format, "table | csv | json | md")
       ->check(CLI::IsMember(output_format_names()))
       ->capture_default_str();
-  app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
+  add_device_option(app, options.device);
   app.add_flag("--benchmark-console", options.benchmark_console, "also print Google Benchmark's report (stderr)");
   app.add_flag("--hide-launch-latency", options.hide_launch_latency,
                "hold the stream (a 200 us spin) before each GPU sample's start event, so the host's launch latency "
@@ -194,24 +196,25 @@ int run_command(const RunOptions& options) {
   for (const auto& name : split_names(options.variants)) variants.push_back(&Registry::instance().get(name));
   if (variants.empty()) throw InputError("--variant is empty");
 
-  const int gpus = gpu_count();
-  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
-    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
-                     " CUDA GPU(s))");
-  DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
+  bool any_gpu_variant = false;
+  for (const Variant* v : variants) any_gpu_variant |= v->runs_on_gpu();
+  auto placement = std::make_shared<const Placement>(
+      resolve_placement(options.device, options.measure_peaks && any_gpu_variant));
+  DeviceInfo device = placement->primary();
   // Fail before generating gigabytes of points for a run that cannot happen.
   if (!device.is_gpu && variants.size() == 1 && variants[0]->runs_on_gpu())
     throw UnsupportedError("variant " + variants[0]->name() + " needs a CUDA GPU, and there is none: " +
-                           no_gpu_reason());
-  bool any_gpu_variant = false;
-  for (const Variant* v : variants) any_gpu_variant |= v->runs_on_gpu();
-  if (device.is_gpu) {
-    select_device(device.ordinal);
-    if (any_gpu_variant) ensure_measured_peaks(device, options.measure_peaks);
-    else load_cached_peaks(device);
+                           (gpu_count() == 0 ? no_gpu_reason() : "--device " + options.device + " is the host CPU"));
+  // Variants as this placement runs them: over several shards, each answers for one shard.
+  std::vector<std::unique_ptr<Variant>> placed;
+  std::vector<const Variant*> measured;
+  for (const Variant* v : variants) {
+    placed.push_back(variant_for_placement(*v, placement));
+    measured.push_back(placed.back() ? placed.back().get() : v);
   }
+  if (placement->sharded()) std::cerr << "mkbench: " << placement->describe() << "\n";
 
-  plan_run_memory(options, variants, overrides, m, k, device, chunk_points);
+  plan_run_memory(options, measured, overrides, m, k, device, chunk_points);
   Dataset data = load_dataset_spec(options.dataset, m, options.dims, options.seed);
   if (from_file) check_file_shape(options, data);
   check_finite(data);
@@ -228,13 +231,18 @@ int run_command(const RunOptions& options) {
   MeasureOptions measure_options;
   measure_options.benchmark_console = options.benchmark_console;
   measure_options.hide_launch_latency = options.hide_launch_latency;
-  for (const Variant* variant : variants) {
+  for (const Variant* variant : measured) {
     ++measure_options.row_index;  // the variant's place in --variant a,b (MKBENCH_FAULT_ROW)
     Params row_overrides = overrides;
     std::string tuned_from;  // the entry that chose the params, recorded in the row as the suites do
     if (overrides.empty() && options.use_tuned) {
       std::string config_used;
-      if (auto tuned = tuned_params_for(*variant, problem, device, &config_used)) {
+      // A sharded row runs the configuration tuned for one shard's M.
+      const bool is_placed = std::find_if(placed.begin(), placed.end(), [&](const auto& p) {
+                               return p.get() == variant;
+                             }) != placed.end();
+      const Problem tuned_problem = is_placed ? shard_problem(problem, placement->total_shards()) : problem;
+      if (auto tuned = tuned_params_for(*variant, tuned_problem, device, &config_used)) {
         try {
           resolve_params(*variant, problem, device, *tuned);
           row_overrides = *tuned;
@@ -264,7 +272,8 @@ int run_command(const RunOptions& options) {
   }
 
   print_results(std::cout, file, format);
-  if (!options.out.empty()) write_results_atomically(options.out, file);
+  // Under mpirun every rank measured the same rows; rank 0 writes them.
+  if (!options.out.empty() && writes_outputs()) write_results_atomically(options.out, file);
 
   bool verify_failed = false;
   for (const auto& row : file.rows) {

@@ -40,7 +40,7 @@ struct RunOptions {
   std::vector<std::string> params;
   std::string out;
   std::string format = "table";
-  int device = 0;
+  std::string device = "0";  // --device: an ordinal, 0,1,..., all, cpu or cpu:N (harness/parallel/placement.hpp)
   bool benchmark_console = false;
   bool hide_launch_latency = false;
   bool measure_peaks = true;

@@ -1,14 +1,10 @@
 #include "harness/fault_injection.hpp"
 
 #include <cuda_runtime.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 
-#include "core/byte_size.hpp"
 #include "core/errors.hpp"
 
 namespace mk {

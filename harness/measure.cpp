@@ -19,6 +19,7 @@
 #include "harness/fault_injection.hpp"
 #include "harness/memory_plan.hpp"
 #include "harness/metrics.hpp"
+#include "harness/parallel/sharded_run.hpp"
 #include "harness/reference.hpp"
 #include "harness/stream_hold.hpp"
 #include "variants/chunked/chunked_run.hpp"
@@ -350,6 +351,8 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
     if (!run) throw DeviceError("variant " + row.variant + " returned no prepared run");
     if (auto fault = row_fault_for(options.row_index, row.name)) fire_row_fault(*fault, run->stream(), on_gpu);
     row.timing.conversion_ms = run->conversion_ms();
+    // Several devices (harness/parallel/): the row records them, and their summed peaks.
+    auto* sharded = dynamic_cast<ShardedRun*>(run.get());
 
     VerifyReport first_check;
     if (spec.verify) first_check = verify_one_step(*run, *spec.dataset, problem.k, spec.init_centroids);
@@ -363,7 +366,9 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
                   << " may be timed with warm L2\n";
     }
 
-    row.timing.launch_latency_hidden = on_gpu && options.hide_launch_latency;
+    // A sharded step is synchronous (every shard's update reads back), so its samples are
+    // end to end already; holding one device's stream would only delay that shard.
+    row.timing.launch_latency_hidden = on_gpu && options.hide_launch_latency && !sharded;
     IterationTimer timer(*run, on_gpu, device.ordinal, flush.get(), flush.bytes(), row.timing.launch_latency_hidden);
     std::vector<double> samples, clocks;
     std::exception_ptr loop_failure;
@@ -391,6 +396,7 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
         }
       });
       bench->UseManualTime()->Iterations(spec.samples)->Unit(benchmark::kMillisecond);
+      if (sharded) sharded->clear_step_timings();
       if (options.benchmark_console) {
         benchmark::ConsoleReporter console;
         console.SetOutputStream(&std::cerr);
@@ -411,8 +417,11 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
     // Partial clock lists would misalign with samples; keep all or nothing.
     if (clocks.size() == samples.size()) row.timing.sm_clock_mhz = clocks;
     row.summary = summarize(samples);
-    // A CPU variant on a GPU machine is not bounded by the GPU's roofs.
-    row.metrics = compute_metrics(problem, row.summary.median_ms, on_gpu ? device.peaks : Peaks{});
+    if (sharded) row.parallel = sharded->parallel_info(samples.size());
+    // A CPU variant on a GPU machine is not bounded by the GPU's roofs; shards on several
+    // GPUs are bounded by all of theirs.
+    const Peaks peaks = !on_gpu ? Peaks{} : sharded ? sharded->summed_peaks() : device.peaks;
+    row.metrics = compute_metrics(problem, row.summary.median_ms, peaks);
 
     if (spec.verify) {
       // The second check starts from wherever the timed loop left the centroids, so a

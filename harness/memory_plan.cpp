@@ -112,6 +112,13 @@ DataSource describe_data_source(const std::string& spec, int64_t m, int n) {
     const int64_t bytes = file_bytes(path);
     source.host_bytes = bytes + 2 * bytes;  // the text, then ≤ one 4-byte float per 2 bytes of it
     source.description = "csv " + path + " (" + format_bytes(double(bytes)) + " of text)";
+  } else if (kind == "idx") {
+    // The header gives the shape (gzipped files too); the loader checks the rest.
+    const DataShape shape = idx_shape(rest);
+    source.m = shape.m;
+    source.n = shape.n;
+    source.host_bytes = int64_t(double(shape.m) * shape.n * 4.0);
+    source.description = "idx " + rest + " (" + format_count(shape.m) + " × " + std::to_string(shape.n) + " float32)";
   } else {
     source.m = m;
     source.n = n;

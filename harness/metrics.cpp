@@ -34,6 +34,27 @@ Summary summarize(const std::vector<double>& samples_ms) {
 
 double percent_of(double value, double peak) { return peak > 0 ? 100.0 * value / peak : 0.0; }
 
+Peaks sum_peaks(const std::vector<Peaks>& peaks) {
+  Peaks total;
+  bool all_measured = !peaks.empty();
+  for (const Peaks& p : peaks) {
+    total.fp32_gflops_theoretical += p.fp32_gflops_theoretical;
+    total.dram_gbps_theoretical += p.dram_gbps_theoretical;
+    total.fp32_gflops_measured += p.fp32_gflops_measured;
+    total.dram_read_gbps_measured += p.dram_read_gbps_measured;
+    total.dram_copy_gbps_measured += p.dram_copy_gbps_measured;
+    all_measured &= !p.measured_at.empty();
+    if (!p.measured_at.empty() && (total.measured_at.empty() || p.measured_at < total.measured_at))
+      total.measured_at = p.measured_at;
+  }
+  if (!all_measured) {
+    // A sum with a device missing would pass for the whole set's roof.
+    total.fp32_gflops_measured = total.dram_read_gbps_measured = total.dram_copy_gbps_measured = 0;
+    total.measured_at.clear();
+  }
+  return total;
+}
+
 Metrics compute_metrics(const Problem& problem, double time_ms, const Peaks& peaks) {
   Metrics m;
   const double ops = problem.paper_ops();

@@ -36,6 +36,11 @@ struct Metrics {
 // Percent of `peak`, or 0 when the peak is unknown (0).
 double percent_of(double value, double peak);
 
+// The roofs of several devices working on one problem (a sharded row): every rate added up.
+// The measured rates count only when every device has them (else 0, "not measured", as for
+// one device); measured_at is then the oldest measurement's date.
+Peaks sum_peaks(const std::vector<Peaks>& peaks);
+
 // time_ms is the representative time of one iteration (the median).
 Metrics compute_metrics(const Problem& problem, double time_ms, const Peaks& peaks);
 

@@ -138,6 +138,44 @@ Metrics metrics_from_json(const json& j, const std::string& where) {
   return m;
 }
 
+json parallel_to_json(const ParallelInfo& p) {
+  json shards = json::array();
+  for (const auto& s : p.shards)
+    shards.push_back({{"rank", s.rank},
+                      {"host", s.host},
+                      {"device", s.device},
+                      {"rows", s.rows},
+                      {"step_median_ms", s.step_median_ms},
+                      {"allreduce_median_ms", s.allreduce_median_ms}});
+  return {{"communicator", p.communicator},       {"launch", p.launch},
+          {"ranks", p.ranks},                     {"allreduce_bytes", p.allreduce_bytes},
+          {"allreduce_median_ms", p.allreduce_median_ms}, {"shards", shards}};
+}
+
+ParallelInfo parallel_from_json(const json& j, const std::string& where) {
+  ParallelInfo p;
+  p.communicator = string_at(j, "communicator", where);
+  p.launch = string_at(j, "launch", where);
+  p.ranks = int(integer_at(j, "ranks", where));
+  p.allreduce_bytes = integer_at(j, "allreduce_bytes", where);
+  p.allreduce_median_ms = number_at(j, "allreduce_median_ms", where);
+  const json& shards = member(j, "shards", where);
+  if (!shards.is_array()) throw InputError(where + ".shards: expected an array");
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const std::string at = where + ".shards[" + std::to_string(i) + "]";
+    if (!shards[i].is_object()) throw InputError(at + ": expected an object");
+    ShardRecord s;
+    s.rank = int(integer_at(shards[i], "rank", at));
+    s.host = string_at(shards[i], "host", at);
+    s.device = string_at(shards[i], "device", at);
+    s.rows = integer_at(shards[i], "rows", at);
+    s.step_median_ms = number_at(shards[i], "step_median_ms", at);
+    s.allreduce_median_ms = number_at(shards[i], "allreduce_median_ms", at);
+    p.shards.push_back(std::move(s));
+  }
+  return p;
+}
+
 std::string& invocation_storage() {
   static std::string text = "mkbench";
   return text;
@@ -184,6 +222,7 @@ json row_to_json(const ResultRow& row) {
           {"verify", row.verify}};
   if (!row.tuned_config.empty()) out["tuned_config"] = row.tuned_config;
   if (!row.out_of_core.is_null()) out["out_of_core"] = row.out_of_core;
+  if (row.parallel) out["parallel"] = parallel_to_json(*row.parallel);
   return out;
 }
 
@@ -210,6 +249,8 @@ ResultRow row_from_json(const json& j, const std::string& where) {
   if (j.contains("timing")) row.timing = timing_from_json(object_at(j, "timing", where), where + ".timing");
   if (j.contains("summary")) row.summary = summary_from_json(object_at(j, "summary", where), where + ".summary");
   if (j.contains("metrics")) row.metrics = metrics_from_json(object_at(j, "metrics", where), where + ".metrics");
+  if (j.contains("parallel"))
+    row.parallel = parallel_from_json(object_at(j, "parallel", where), where + ".parallel");
   if (j.contains("verify")) {
     row.verify = j.at("verify");
     if (!row.verify.is_null() && !row.verify.is_object())

@@ -32,6 +32,29 @@ struct Timing {
   std::optional<double> conversion_ms;
 };
 
+// A row measured over several shards (`--device 0,1`, `cpu:N` or mpirun; docs/multi-gpu.md).
+struct ShardRecord {
+  int rank = 0;
+  std::string host;    // the host name (ranks of a multi-host launch differ)
+  std::string device;  // "GPU 1: NVIDIA H100 80GB HBM3" | "host CPU: ..."
+  int64_t rows = 0;    // the shard's points
+  // Medians over the timed steps: the shard's accumulate (assignment and sums on its rows),
+  // and its time in the all-reduce, which includes waiting for slower shards.
+  double step_median_ms = 0;
+  double allreduce_median_ms = 0;
+};
+
+struct ParallelInfo {
+  std::string communicator;  // nccl | mpi | in-process
+  std::string launch;        // one-process | mpirun
+  int ranks = 0;
+  int64_t allreduce_bytes = 0;  // reduced per step: ΣK·N sums and ΣK counts and one inertia per K, 8 bytes each
+  // Per step, the least of the shards' all-reduce times (the last shard to arrive waits only
+  // for the transfer), median over the timed steps.
+  double allreduce_median_ms = 0;
+  std::vector<ShardRecord> shards;
+};
+
 struct ResultRow {
   std::string name;  // == NVTX range, see row_name()
   std::string variant;
@@ -51,6 +74,9 @@ struct ResultRow {
   // null when the row ran in core; out of core, ChunkedRunInfo::to_json
   // (variants/chunked/chunked_run.hpp) and the measured host→device bandwidth.
   nlohmann::json out_of_core;
+  // Present when the row ran over several shards; the metrics then use the sum of the
+  // shards' device peaks.
+  std::optional<ParallelInfo> parallel;
 
   bool ok() const { return status == "ok"; }
   bool verified() const { return verify.is_object(); }

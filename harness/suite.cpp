@@ -18,6 +18,7 @@
 #include "core/errors.hpp"
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
+#include "harness/parallel/sharded_variant.hpp"
 #include "harness/peak.hpp"
 #include "harness/suite_parse.hpp"
 #include "harness/suite_resume.hpp"
@@ -518,7 +519,7 @@ void add_suite_options(CLI::App& app, SuiteOptions& options) {
   app.add_option("--format", options.format, "table | csv | json | md")
       ->check(CLI::IsMember(output_format_names()));
   app.add_flag("--quick", options.quick, "reduced M and fewer samples (CI smoke)");
-  app.add_option("--device", options.device, "CUDA device ordinal");
+  add_device_option(app, options.device);
   app.add_flag("--benchmark-console", options.benchmark_console, "also print Google Benchmark's report (stderr)");
   app.add_flag("--hide-launch-latency", options.hide_launch_latency,
                "hold the stream (a 200 us spin) before each GPU sample's start event, so the host's launch latency "
@@ -560,15 +561,9 @@ int run_suite(const SuiteOptions& options) {
   const OutputFormat format = parse_output_format(options.format);
   if (!options.out.empty() && !options.dry_run) check_writable(options.out);  // before measuring, not after
   const SuiteDefinition suite = load_suite(options.name);
-  const int gpus = gpu_count();
-  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
-    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
-                     " CUDA GPU(s))");
-  DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
-  if (device.is_gpu) {
-    select_device(device.ordinal);
-    ensure_measured_peaks(device, options.measure_peaks && !options.dry_run);
-  }
+  auto placement = std::make_shared<const Placement>(
+      resolve_placement(options.device, options.measure_peaks && !options.dry_run));
+  DeviceInfo device = placement->primary();
   SuitePlan plan = plan_suite(suite, device, options.variants, options.quick);
   if (options.verify_all)
     for (auto& group : plan.groups) group.verify = true;
@@ -657,7 +652,8 @@ int run_suite(const SuiteOptions& options) {
         if (!init_by_k.count(k_key))
           init_by_k[k_key] = initial_centroids(*data, problem.k, parse_init(group.init), group.seed);
         RowSpec spec;
-        spec.variant = planned.variant;
+        const std::unique_ptr<Variant> placed = variant_for_placement(*planned.variant, placement);  // --device lists
+        spec.variant = placed ? placed.get() : planned.variant;
         spec.problem = problem;
         spec.params = planned.overrides;
         std::string tuned_from;
@@ -682,7 +678,7 @@ int run_suite(const SuiteOptions& options) {
       const bool failed = row.status == "failed";
       const std::string name = row.name;
       file.rows.push_back(std::move(row));
-      if (!options.out.empty()) {
+      if (!options.out.empty() && writes_outputs()) {  // rank 0 under mpirun
         file.created = utc_now_iso();
         write_results_atomically(options.out, file);
       }

@@ -121,7 +121,7 @@ struct SuiteOptions {
   std::string out;
   std::string format = "table";
   bool quick = false;
-  int device = 0;
+  std::string device = "0";  // --device, as `run` takes it (harness/parallel/placement.hpp)
   bool benchmark_console = false;
   bool hide_launch_latency = false;
   bool measure_peaks = true;

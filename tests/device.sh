@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Everything the GPU machine should do in one lease call: native sm_90 build, full ctest,
 # peak measurement, sanitizers, the verify matrix and the performance cases. Stages can
-# be picked: tests/device.sh build test peak sanitize matrix perf table1 table2 kernels ooc
-# seeding sanitize-seeding fit-tests fit fit-iteration fit-fmnist sanitize-fit python.
+# be picked, e.g. tests/device.sh build test ci; docs/gpu-machine.md lists every stage.
 # Results land directly in $OUT (or build-device/out) under the names of the committed
 # standing in reports/results/<gpu>/ (perf-N8-K3..7-M32M.json, table2.json, gpu-tests.txt,
 # sanitize.txt, ...), so scripts/promote-results.sh can copy a call's files over the old ones;
@@ -45,6 +44,10 @@ trap finish EXIT
 csv_row() {
   python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1])))[-1]; print("median", r[5], "min", r[6], "IQR", r[7], "verify", r[-1])' "$1" 2>/dev/null
 }
+# The row of a one-row results JSON as "median ms, verify passed" (multigpu stages).
+csv_row_json() {
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print("median", r["summary"]["median_ms"], "verify", (r.get("verify") or {}).get("passed"))' "$1" 2>/dev/null
+}
 need() { local name; for name; do [[ -n ${!name:-} ]] || { note "skipped $stage: set $name"; return 1; }; done; }
 
 for stage in "${stages[@]}"; do
@@ -67,12 +70,6 @@ for stage in "${stages[@]}"; do
       tail -4 $OUT/raw/ctest.log; grep -E "Failed|\*\*\*" $OUT/raw/ctest.log | head -20
       cp $OUT/raw/ctest.log $OUT/ctest.txt
       note "ctest rc=$rc: $(grep -E 'tests passed|tests failed' $OUT/raw/ctest.log | tail -1)" ;;
-    quick)
-      for variant in registers-multik naive-atomics shared-atomics; do
-        timeout $(cap 120) $MK run --variant $variant --dims 8 --k 3..7 --points 32M --iters 20 --verify \
-          --out $OUT/raw/quick-$variant.json 2>&1 | tail -6
-        note "quick $variant rc=${PIPESTATUS[0]}"
-      done ;;
     gpu-tests)
       # Only the tests that need the GPU (fast; ctest runs everything).
       timeout $(cap ${CTEST_BUDGET:-300}) $BUILD/mkbench_tests --gtest_filter="${GPU_TEST_FILTER:-Registered/*:GemmVariantsOnDevice*:OutOfMemory*}" \
@@ -80,40 +77,6 @@ for stage in "${stages[@]}"; do
       grep -E "^\[  (PASSED|FAILED|SKIPPED) " $OUT/raw/gpu-tests.log | head -20
       cp $OUT/raw/gpu-tests.log $OUT/gpu-tests.txt
       note "gpu tests rc=$rc: $(grep -E '^\[  PASSED|tests ran' $OUT/raw/gpu-tests.log | tr '\n' ' ')" ;;
-    diag-shared)
-      # shared-atomics alone, then after registers-multik in the same process.
-      for filter in 'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics' \
-                    'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/registers_multik:Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics' \
-                    'Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/naive_atomics:Registered/GpuVariant.MatchesTheReferenceOnSmallShapesWithDefaultParams/shared_atomics'; do
-        $BUILD/mkbench_tests --gtest_filter="$filter" >$OUT/raw/diag.log 2>&1
-        note "diag rc=$? $(grep -cE '^\[  FAILED  \] Reg' $OUT/raw/diag.log) failed: $filter"
-      done ;;
-    diag-shared-params)
-      # Which shared-atomics placement/layout disagrees with the reference at M=100000?
-      for params in "centroids=constant layout=soa" "centroids=constant layout=aos" "centroids=shared layout=soa" \
-                    "centroids=global layout=soa" "centroids=constant layout=soa aggregate=none"; do
-        args=""; for p in $params; do args="$args --param $p"; done
-        for repeat in 1 2; do
-          $MK run --variant shared-atomics --dims 8 --k 3..7 --points 100000 --iters 3 --warmup 1 --verify --no-tuned \
-            $args >$OUT/raw/diag-sa.log 2>&1
-          note "diag shared-atomics $params #$repeat rc=$? $(grep -iE 'verif|labels' $OUT/raw/diag-sa.log | tail -1 | cut -c1-140)"
-        done
-      done ;;
-    multik-ab)
-      # registers-multik lane_points 1 vs 2 on issue 4's cases, every row verified.
-      IFS=';' read -ra cases <<<"${PERF_CASES:-8 3..7 32M;4 3..5 32M;16 3..7 32M;8 16 8M}"
-      for case in "${cases[@]}"; do
-        set -- $case
-        for lanes in 1 2; do
-          timeout $(cap 120) $MK run --variant registers-multik --dims $1 --k $2 --points $3 --iters 20 --verify --no-tuned \
-            --param lane_points=$lanes --out $OUT/raw/ab-N$1-K$2-M$3-L$lanes.json --format csv \
-            >$OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv 2>>$OUT/raw/ab.log
-          rc=$?
-          printf 'ab N=%s K=%s M=%s lane_points=%s rc=%s %s\n' $1 $2 $3 $lanes $rc \
-            "$(csv_row $OUT/raw/ab-N$1-K$2-M$3-L$lanes.csv)" | tee -a $OUT/ab.txt
-        done
-      done
-      note "multik-ab done" ;;
     ab)
       # One variant, one axis, several values, on AB_CASES ("N K M;..."), every row verified:
       # AB_VARIANT=gemm-tf32x3 AB_AXIS=update AB_VALUES="global sorted".
@@ -314,6 +277,50 @@ PY
         done
       done; done
       note "ab-trees done" ;;
+    explore)
+      # Seed 000 section 4 on the GPU (docs/explore.md): the subset batch's GPU tests against the
+      # FP64 reference, compute-sanitizer memcheck and racecheck on its kernels (300 copies: two
+      # blocks of problems, one part-filled; 5003 rows: a part-filled tile and group), then the
+      # seed's run timed: 10,000 copies of 3 attributes of 18, k=8, 5 steps over 5M rows. The
+      # real SUSY file is used when SUSY_CSV names it (label in column 0, as UCI ships it);
+      # otherwise the synthetic SUSY-shaped table (susy:, informative attributes 0, 6 and 17),
+      # where the top-ranked subset must be those three.
+      timeout $(cap 300) $BUILD/mkbench_tests --gtest_filter='*SubsetBatch*:Explore*' \
+        >$OUT/raw/explore-tests.log 2>&1; rc=$?
+      grep -E "^\[  (PASSED|FAILED|SKIPPED) " $OUT/raw/explore-tests.log | head -20
+      cp $OUT/raw/explore-tests.log $OUT/explore-tests.txt
+      note "explore gpu tests rc=$rc: $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/raw/explore-tests.log | tr '\n' ' ')"
+      for tool in memcheck racecheck; do
+        timeout $(cap 240) compute-sanitizer --tool $tool --error-exitcode 9 $MK explore --dataset susy --points 5003 \
+          --copies 300 --k 8 --max-iter 3 --engine cuda --no-baseline --quiet >$OUT/raw/san-$tool-explore.log 2>&1
+        rc=$?; errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tool-explore.log | tail -1)
+        echo "$tool explore (subset batch) S=3 K=8 N=18 M=5003 B=300 rc=$rc: ${errs}" >>$OUT/sanitize-explore.txt
+        note "sanitize $tool explore rc=$rc ${errs}"
+      done
+      if [[ -n ${SUSY_CSV:-} && -f ${SUSY_CSV:-} ]]; then dataset="csv:$SUSY_CSV:label=0"; source_note="real SUSY file $SUSY_CSV"
+      else dataset=susy; source_note="SUSY file absent (SUSY_CSV unset): synthetic SUSY-shaped data, susy: informative 0,6,17"; fi
+      echo "explore data: $source_note"
+      timeout $(cap 300) $MK explore --dataset "$dataset" --copies 10000 --subset-size 3 --k 8 --max-iter 5 --engine cuda \
+        --repeat ${EXPLORE_REPEAT:-5} --out $OUT >$OUT/explore.txt 2>$OUT/raw/explore.log; rc=$?
+      tail -14 $OUT/explore.txt
+      note "explore seed run rc=$rc; data: $source_note"
+      [[ $rc == 0 ]] && while IFS= read -r line; do note "$line"; done < <(python3 - "$OUT/explore.json" "$dataset" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); t = d["time_s"]; s = d["summary"]
+runs = sorted(t["steps_runs"]); labels = sorted(t["label_pass_runs"])
+print(f"explore | copies {s['copies']} ({s['distinct_subsets']} subsets) | M {d['dataset']['m']} N {d['dataset']['n']} | "
+      f"engine {d['engine']['name']} on {d['device'].get('name', '?')}")
+print(f"explore | 5 steps median {runs[len(runs)//2]:.3f} s | label pass median {labels[len(labels)//2]:.3f} s | "
+      f"cluster median {t['cluster']:.3f} s (goal <= 0.5 s: {'met' if t['cluster'] <= 0.5 else 'NOT met'}) | "
+      f"prepare {t['prepare']:.2f} s | total {t['total']:.1f} s")
+top = d["subsets"][0]; base = d["baseline"]
+print(f"explore | top subset {top['columns']} best {top['best']:.4f} | median copy {s['accuracy']['median']:.4f} | "
+      f"all attributes {base['accuracy'] if base else 'n/a'} | majority class {d['majority_class_share']:.4f}")
+if sys.argv[2] == "susy":
+    planted = d["dataset"]["identity"]["params"]["informative"]
+    print(f"explore | planted subset {sorted(planted)} ranked first: {'PASS' if top['columns'] == sorted(planted) else 'FAIL'}")
+PY
+) ;;
     ci)
       # The GPU CI recipe (<= 10 minutes on an H100/H200 with 16 cores; docs/perf-gate.md): the whole
       # ctest, a slice of the verify matrix, compute-sanitizer on the default fast paths, and the perf
@@ -422,6 +429,57 @@ PY
       timeout $(cap 400) compute-sanitizer --tool memcheck --error-exitcode 9 $BUILD/mkbench_tests \
         --gtest_filter='KmeansppGpu.*' >$OUT/raw/san-seed-tests.log 2>&1
       note "sanitize memcheck KmeansppGpu tests rc=$? $(grep -E "ERROR SUMMARY" $OUT/raw/san-seed-tests.log | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' $OUT/raw/san-seed-tests.log | tr '\n' ' ')" ;;
+    quantize)
+      # Issue 33 part 2 (docs/quantize.md): the quantize tests (GPU ones included), then the goal
+      # case, a 1024x1024 image with K=255 and 100 steps at tol 0 (goal <= 10 ms on an H200,
+      # without file I/O and seeding), a 4096x4096 one, and cpu-openmp on the goal image. The
+      # table: steps, PSNR and the time split from each run's --json.
+      py=python3; /usr/bin/python3 -c 'import numpy' 2>/dev/null && py=/usr/bin/python3
+      MKBENCH_PYTHON=$py timeout $(cap 300) $BUILD/mkbench_tests --gtest_filter='Quantize*' >$OUT/raw/quantize-tests.log 2>&1
+      note "quantize tests rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' $OUT/raw/quantize-tests.log | tr '\n' ' ')"
+      grep -E '^K=' $OUT/raw/quantize-tests.log | sed 's/^/== /'
+      for size in 1024 4096; do
+        $py tests/make_quantize_image.py $OUT/raw/quantize-$size.png $size $size
+      done
+      for run in "1024 auto" "4096 auto" "1024 cpu-openmp"; do
+        read -r size variant <<<"$run"
+        timeout $(cap 240) $MK quantize $OUT/raw/quantize-$size.png $OUT/raw/quantize-$size-$variant-out.png --k 255 \
+          --max-iter 100 --tol 0 --variant $variant --out-palette $OUT/raw/quantize-$size-$variant-palette.png \
+          --json $OUT/quantize-$size-$variant.json 2>&1 | tail -3
+        note "quantize ${size}x$size K=255 $variant rc=${PIPESTATUS[0]}"
+      done
+      python3 - $OUT/quantize-*.json <<'PY' | tee $OUT/quantize.txt
+import json, sys
+print("%-10s %-12s %5s %9s %7s %9s %9s %9s %9s %8s %7s" % ("image", "variant", "steps", "PSNR dB", "load s",
+      "seeding s", "prepare s", "steps ms", "labels ms", "ms/step", "write s"))
+for path in sys.argv[1:]:
+    try:
+        d = json.load(open(path))
+    except Exception as e:
+        print(path, "unreadable:", e); continue
+    t = d["seconds"]
+    psnr = "inf" if d["psnr_db"] is None else "%.3f" % d["psnr_db"]
+    print("%-10s %-12s %5d %9s %7.3f %9.4f %9.4f %9.2f %9.2f %8.4f %7.3f" % ("%dx%d" % (d["width"], d["height"]),
+          d["variant"], d["iterations"], psnr, t["load"], t["seeding"], t["prepare"], t["steps"] * 1e3,
+          t["labels"] * 1e3, t["steps"] * 1e3 / max(d["iterations"], 1), t["write"]))
+PY
+      ;;
+    sanitize-quantize)
+      # quantize end to end under compute-sanitizer (k-means++ on the GPU, the step-split
+      # variant fit's auto picks for N=3, the empty policies), then the GPU tests under memcheck.
+      py=python3; /usr/bin/python3 -c 'import numpy' 2>/dev/null && py=/usr/bin/python3
+      $py tests/make_quantize_image.py $OUT/raw/quantize-san.png 200 150 --channels 4
+      for tool in memcheck racecheck synccheck initcheck; do
+        for empty in farthest random; do
+          log=$OUT/raw/san-quantize-$tool-$empty.log
+          timeout $(cap 300) compute-sanitizer --tool $tool --error-exitcode 9 $MK quantize $OUT/raw/quantize-san.png \
+            $OUT/raw/quantize-san-out.png --k 255 --max-iter 5 --empty $empty >$log 2>&1
+          note "sanitize $tool quantize K=255 --empty $empty rc=$? $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $log | tail -1)"
+        done
+      done
+      timeout $(cap 400) compute-sanitizer --tool memcheck --error-exitcode 9 $BUILD/mkbench_tests \
+        --gtest_filter='QuantizeGpu.*' >$OUT/raw/san-quantize-tests.log 2>&1
+      note "sanitize memcheck QuantizeGpu tests rc=$? $(grep -E "ERROR SUMMARY" $OUT/raw/san-quantize-tests.log | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' $OUT/raw/san-quantize-tests.log | tr '\n' ' ')" ;;
     matrix)
       # Issue 3's matrix, or a slice of it (MATRIX_POINTS, MATRIX_DIMS) named MATRIX_TAG; the
       # JSON is rewritten after every shape, so a slice stopped by the timeout keeps its cells.
@@ -649,6 +707,99 @@ print("best_k", d["best_k"], "(%s)," % d["best_k_rule"], "steps", d["steps"], "|
           $OUT/$tag.json 2>/dev/null)
         note "fit-fmnist --k $range rc=$rc wall ${wall}s (load included): $summary"
       done ;;
+    # --- gemm-window and auto on issue 32's mainstream shapes ------------------------------
+    mainstream)
+      # Issue 32 in one stage (about 6 minutes on an H200, after `build`): (a) gemm-window's GPU
+      # tests, (b) compute-sanitizer memcheck and racecheck at one small shape, (c) the goal table:
+      # gemm-window and auto (MAINSTREAM_VARIANTS) with --verify, median of 10, one results file a
+      # row, and Flash-KMeans on the same rows (scripts/peer-flash-kmeans.py, from a checkout in
+      # third_party/flash-kmeans; skipped cleanly without one). The table is printed last.
+      start=$SECONDS
+      timeout $(cap ${MAINSTREAM_TEST_BUDGET:-150}) $BUILD/mkbench_tests \
+        --gtest_filter="${MAINSTREAM_TEST_FILTER:-GemmWindow*:*gemm_window*:StepPhasesContract.*}" \
+        >$OUT/raw/mainstream-gpu-tests.log 2>&1; rc=$?
+      cp $OUT/raw/mainstream-gpu-tests.log $OUT/mainstream-gpu-tests.txt
+      grep -E "^\[  FAILED  \]" $OUT/raw/mainstream-gpu-tests.log | head -10
+      note "mainstream gpu tests rc=$rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ test' $OUT/raw/mainstream-gpu-tests.log | tr '\n' ' ')"
+      for tool in memcheck racecheck; do
+        timeout $(cap 90) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant gemm-window --dims 96 \
+          --points 3000 --k 300 --iters 1 --warmup 1 --verify --no-tuned >$OUT/raw/mainstream-san-$tool.log 2>&1
+        rc=$?
+        errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/mainstream-san-$tool.log | tail -1)
+        echo "$tool gemm-window N=96 K=300 M=3000 rc=$rc: $errs" | tee -a $OUT/mainstream-sanitize.txt
+        note "mainstream sanitize $tool rc=$rc $errs"
+      done
+      variants=${MAINSTREAM_VARIANTS:-gemm-window,auto}
+      IFS=';' read -ra cases <<<"${MAINSTREAM_CASES:-128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;256 4096 1M;768 1000 1M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        tag=N$1-K$2-M$3
+        timeout $(cap ${MAINSTREAM_TIMEOUT:-60}) $MK run --variant $variants --dims $1 --k $2 --points $3 --iters 10 --verify \
+          ${MAINSTREAM_ARGS:-} --out $OUT/mainstream-$tag.json >$OUT/raw/mainstream-$tag.txt 2>$OUT/raw/mainstream-$tag.log
+        note "mainstream $case rc=$?"
+      done
+      peer_cases=$(printf '%s;' "${cases[@]}")"128 1024 65536 32"
+      timeout $(cap ${PEER_TIMEOUT:-120}) python3 scripts/peer-flash-kmeans.py --cases "$peer_cases" \
+        --out $OUT/peer-flash-kmeans.json >$OUT/raw/peer-flash-kmeans.log 2>&1
+      note "mainstream peer rc=$?: $(head -1 $OUT/raw/peer-flash-kmeans.log)"
+      note "mainstream done in $((SECONDS - start)) s (table: mainstream.txt, also at the end of the summary)"
+      python3 scripts/mainstream-table.py --results "$OUT" --cases "$peer_cases" >$OUT/mainstream.txt 2>&1
+      while IFS= read -r line; do summary+=("$line"); done <$OUT/mainstream.txt ;;
+    mainstream-stats)
+      # How often gemm-window's exact paths run (MKBENCH_GEMM_WINDOW_STATS): the share of
+      # point-group steps arbitrated exactly, slice scans and exact distances per point.
+      IFS=';' read -ra cases <<<"${MAINSTREAM_CASES:-128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;256 4096 1M;768 1000 1M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        MKBENCH_GEMM_WINDOW_STATS=1 timeout $(cap 120) $MK run --variant gemm-window --dims $1 --k $2 --points $3 --iters 3 \
+          --warmup 1 ${MAINSTREAM_ARGS:-} 2>&1 >/dev/null | grep "gemm-window stats" | sed "s/^/N=$1 K=$2 M=$3: /" | tee -a $OUT/mainstream-stats.txt
+      done
+      note "mainstream-stats done" ;;
+    mainstream-sanitize)
+      # compute-sanitizer memcheck and racecheck on small shapes of every gemm-window path:
+      # each tile, each update, both table modes, a K range, N not a multiple of 4, a partial tile.
+      sets=("128 1000 256 tile=128x128/4x2,update=global,table=stream"
+            "96 1000 300 tile=128x128/4x1,update=sorted,table=stream"
+            "32 3000 64 tile=128x64/4x1,update=shared,table=resident"
+            "200 700 130 tile=64x128/2x2,update=global,table=stream"
+            "8 5000 3..12 tile=128x16/4x1,update=shared,table=resident"
+            "37 2001 50 tile=128x64/4x1,update=sorted,table=stream")
+      for set in "${sets[@]}"; do
+        set -- $set
+        params=""; for kv in ${4//,/ }; do params+=" --param $kv"; done
+        for tool in memcheck racecheck; do
+          tag=$tool-N$1-K$3-${4//[\/=,]/-}
+          timeout $(cap 300) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant gemm-window --dims $1 \
+            --points $2 --k $3 --iters 1 --warmup 1 --verify --no-tuned $params >$OUT/raw/san-$tag.log 2>&1
+          rc=$?
+          note "sanitize $tool gemm-window N=$1 M=$2 K=$3 $4 rc=$rc $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/san-$tag.log | tail -1)"
+        done
+      done ;;
+    mainstream-profile)
+      # ncu on gemm-window's kernel (PROFILE_CASES, default 128/1024/2M): DRAM %, tensor pipe %,
+      # issue slots %, occupancy and the top warp stalls.
+      IFS=';' read -ra cases <<<"${PROFILE_CASES:-128 1024 2M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        tag=gemm-window-N$1-K$2-M$3
+        timeout $(cap 300) ncu --clock-control none --kernel-name regex:gemm_window_kernel --launch-skip 2 --launch-count 1 \
+          --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
+          --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats \
+          --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__issue_active.avg.pct_of_peak_sustained_active \
+          -f -o $OUT/raw/ncu-$tag $MK run --variant gemm-window --dims $1 --k $2 --points $3 --iters 3 --warmup 1 \
+          ${PROFILE_ARGS:-} >/dev/null 2>$OUT/raw/ncu-$tag.log
+        ncu -i $OUT/raw/ncu-$tag.ncu-rep --print-details all >$OUT/raw/ncu-$tag.txt 2>&1
+        rm -f $OUT/raw/ncu-$tag.ncu-rep
+        grep -E " Duration|DRAM Throughput|sm__pipe_tensor_op_hmma|sm__inst_executed_pipe_alu|sm__issue_active|dram__throughput|Issue Slots Busy|Achieved Occupancy|Registers Per|Stall [A-Z][a-z]+ " \
+          $OUT/raw/ncu-$tag.txt | head -24 | tee $OUT/mainstream-profile-$tag.txt
+        note "mainstream-profile $tag done"
+      done ;;
+    peer)
+      # Flash-KMeans on issue 32's shapes in the same call, if a checkout is in third_party/.
+      timeout $(cap 400) python3 scripts/peer-flash-kmeans.py ${PEER_CASES:+--cases "$PEER_CASES"} --out $OUT/peer-flash-kmeans.json \
+        2>&1 | tee $OUT/peer-flash-kmeans.txt | tail -12
+      note "peer flash-kmeans rc=${PIPESTATUS[0]}: $(head -1 $OUT/peer-flash-kmeans.txt)" ;;
+    # --- end of the gemm-window block ---------------------------------------------------------
     table1|table2|table3|kernels|blobs|smoke)
       timeout $(cap ${SUITE_TIMEOUT:-590}) $MK --suite $stage --out $OUT/$stage.json 2>$OUT/raw/$stage.log | tee $OUT/$stage.txt | tail -25
       note "suite $stage rc=${PIPESTATUS[0]}" ;;
@@ -691,6 +842,74 @@ if i.get("status") == "ok": line += "; in core %.2f ms/iter (x%.1f)" % (i["summa
 print(line)
 PY
       done ;;
+    # ---------------------------------------------------------------- several GPUs (issue 35)
+    # Run on a 2- or 4-GPU kind (nvidia-h100-x2 / -x4), after build (or unpack):
+    #   tests/device.sh build multigpu-verify multigpu [mpi-setup build multigpu-mpi]
+    # docs/multi-gpu.md says what each prints and what the goals are.
+    multigpu-verify)
+      # The multi-GPU tests (2 GPUs, and 4 where present, give one GPU's labels and centroids;
+      # every GPU variant passes the reference over 2 GPUs), then one verified CLI row over all GPUs.
+      timeout $(cap 240) $BUILD/mkbench_tests --gtest_filter='ShardedGpu.*:ShardedRun.*:ShardedCli.*:DeviceOption.*' \
+        >$OUT/raw/multigpu-tests.log 2>&1; rc=$?
+      grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[       OK \] Sharded|needs [0-9] CUDA" $OUT/raw/multigpu-tests.log | head -20
+      cp $OUT/raw/multigpu-tests.log $OUT/multigpu-tests.txt
+      note "multigpu tests rc=$rc: $(grep -E '^\[  PASSED|^\[  FAILED|^\[  SKIPPED' $OUT/raw/multigpu-tests.log | tr '\n' ' ')"
+      timeout $(cap 180) $MK run --variant ${MGPU_VARIANT:-tensor-multik} --dims 8 --k 3..7 --points 8000001 --iters 5 \
+        --verify --device all --out $OUT/multigpu-verify.json >$OUT/raw/multigpu-verify.txt 2>&1; rc=$?
+      tail -4 $OUT/raw/multigpu-verify.txt
+      note "multigpu --device all --verify rc=$rc $(csv_row_json $OUT/multigpu-verify.json)" ;;
+    multigpu)
+      # Scaling: MGPU_CASES ("N K M;...", default the issue's N=8 K=3..7 M=256M) on 1, 2 and (where
+      # present) 4 GPUs of this process, MGPU_VARIANT (tensor-multik, the fastest one-GPU kernel at N=8 K=3..7 in perf-N8-K3..7-M32M.json), tuned configs as `run`
+      # uses them. Goals: 2 GPUs >= 1.85x one, 4 GPUs >= 3.5x. Peaks: run the peak stage first
+      # for measured roofs; rows otherwise carry the theoretical ones.
+      gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+      lists="0 0,1"; ((gpus >= 4)) && lists="$lists 0,1,2,3"
+      IFS=';' read -ra cases <<<"${MGPU_CASES:-8 3..7 256M}"
+      for case in "${cases[@]}"; do
+        set -- $case
+        files=()
+        for list in $lists; do
+          shards=$(( $(tr -cd , <<<"$list" | wc -c) + 1 ))
+          file=$OUT/multigpu-N$1-K$2-M$3-g$shards.json
+          timeout $(cap 200) $MK run --variant ${MGPU_VARIANT:-tensor-multik} --dims $1 --k $2 --points $3 \
+            --iters ${MGPU_ITERS:-20} --device $list --no-peak-measure --out $file >$OUT/raw/multigpu-g$shards.txt 2>&1
+          rc=$?; ((rc == 0)) && files+=("$file") || { tail -3 $OUT/raw/multigpu-g$shards.txt; note "multigpu N=$1 K=$2 M=$3 on $list rc=$rc"; }
+        done
+        echo "-- N=$1 K=$2 M=$3 (${MGPU_VARIANT:-tensor-multik})"
+        python3 tests/multigpu_table.py "${files[@]}" --goal 2=1.85 --goal 4=3.5 | tee $OUT/multigpu-N$1-K$2-M$3.txt
+        note "multigpu N=$1 K=$2 M=$3 rc=${PIPESTATUS[0]}: $(tail -n +3 $OUT/multigpu-N$1-K$2-M$3.txt | awk '{print $1" GPUs "$4}' | tr '\n' ' ')"
+      done ;;
+    mpi-setup)
+      # The device has no package registry: OpenMPI comes as .deb files carried in
+      # build-carry/mpi-debs/ (the list is in docs/multi-gpu.md), unpacked into a private root.
+      # Run `build` after this stage so the binary is built with MPI.
+      if command -v mpirun >/dev/null; then note "mpi-setup: mpirun already on PATH"; continue; fi
+      if ! ls build-carry/mpi-debs/*.deb >/dev/null 2>&1; then
+        note "skipped mpi-setup: no mpirun and no build-carry/mpi-debs/*.deb (see docs/multi-gpu.md)"; continue
+      fi
+      root=$PWD/build-carry/mpi-root; mkdir -p $root
+      for deb in build-carry/mpi-debs/*.deb; do dpkg -x $deb $root; done
+      export OPAL_PREFIX=$root/usr PATH=$root/usr/bin:$PATH MPI_HOME=$root/usr
+      export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu/openmpi/lib:$root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+      export OMPI_MCA_plm_rsh_agent=false  # one host: never look for ssh
+      note "mpi-setup: $(mpirun --version 2>&1 | head -1)" ;;
+    multigpu-mpi)
+      # mpirun -np 2 (one GPU a rank, NCCL id over MPI) against one process driving both GPUs;
+      # goal: within 5 %. MGPU_MPI_CASE defaults to the issue's shape.
+      if ! command -v mpirun >/dev/null; then note "skipped multigpu-mpi: no mpirun (carry OpenMPI's .deb files, stage mpi-setup)"; continue; fi
+      if ! grep -q "MPI built in" $OUT/raw/cmake.log 2>/dev/null && ! grep -q "MPI built in" $BUILD/CMakeFiles/CMakeOutput.log 2>/dev/null; then
+        note "multigpu-mpi: this build may lack MPI (no 'MPI built in' in raw/cmake.log); mkbench refuses mpirun then"
+      fi
+      set -- ${MGPU_MPI_CASE:-8 3..7 256M}
+      common=(run --variant ${MGPU_VARIANT:-tensor-multik} --dims $1 --k $2 --points $3 --iters ${MGPU_ITERS:-20} --no-peak-measure)
+      timeout $(cap 200) $MK "${common[@]}" --device 0,1 --out $OUT/multigpu-one-process.json >$OUT/raw/multigpu-one.txt 2>&1
+      rc1=$?
+      timeout $(cap 240) mpirun -np 2 --allow-run-as-root --oversubscribe -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH \
+        $MK "${common[@]}" --device all --out $OUT/multigpu-mpirun.json >$OUT/raw/multigpu-mpi.txt 2>&1
+      rc2=$?; ((rc1 && rc2)) || tail -3 $OUT/raw/multigpu-mpi.txt
+      python3 tests/multigpu_table.py $OUT/multigpu-one-process.json $OUT/multigpu-mpirun.json --within 5 | tee $OUT/multigpu-mpi.txt
+      note "multigpu-mpi rc=$rc1/$rc2 table=${PIPESTATUS[0]}: $(tail -1 $OUT/multigpu-mpi.txt)" ;;
     *) echo "unknown stage $stage"; exit 2 ;;
   esac
 done

@@ -151,4 +151,18 @@ TEST_F(FileShapes, VerifyMatrixOnAFileChecksTheFileShape) {
   EXPECT_NE(mismatch.output.find("--dims 4 does not match"), std::string::npos) << mismatch.output;
 }
 
+// The memory plan, made before any point is read, sizes an IDX file from its header: the 60 x 5
+// of the file, not the --points/--dims defaults (32M x 8) that do not apply to a file.
+TEST_F(FileShapes, MemoryPlanSizesAnIdxFileFromItsHeader) {
+  const std::string idx = dir_ + "/points.idx";
+  std::string bytes = {0, 0, 0x08, 2, 0, 0, 0, 60, 0, 0, 0, 5};  // unsigned bytes, 60 x 5 (big-endian)
+  for (int i = 0; i < 60 * 5; ++i) bytes += char(i % 251);
+  std::ofstream(idx, std::ios::binary) << bytes;
+  const Outcome o = run_mkbench("run --variant cpu-openmp --dataset idx:" + idx + " --k 3 --iters 2 --host-memory 1K");
+  EXPECT_EQ(o.code, mk::kExitBadInput) << o.output;
+  EXPECT_NE(o.output.find("idx " + idx + " (60 × 5 float32)"), std::string::npos) << o.output;
+  EXPECT_EQ(run_mkbench("run --variant cpu-openmp --dataset idx:" + idx + " --k 3 --iters 2 --warmup 0").code,
+            mk::kExitOk);
+}
+
 }  // namespace

@@ -301,7 +301,8 @@ LabelledPoints labelled_points(int64_t m, int n) {
   out.data = generate(spec);
   for (int k = out.k.kmin; k <= out.k.kmax; ++k) {
     std::vector<int32_t> labels(static_cast<size_t>(m));
-    for (int64_t i = 0; i < m; ++i) labels[size_t(i)] = int32_t((i * 7 + k) % k);
+    // i·7 + i/3, not i·7 alone: that gives k = 7 and 14 a single label, where a silhouette is undefined.
+    for (int64_t i = 0; i < m; ++i) labels[size_t(i)] = int32_t((i * 7 + i / 3) % k);
     out.labels.push_back(labels);
     for (int c = 0; c < k; ++c)
       for (int d = 0; d < n; ++d) out.means.push_back(0.1 * c - 0.05 * d);

@@ -318,7 +318,9 @@ TEST(AutoSpace, SparseDataAtOrAboveTheThresholdGoesToCsr) {
 // accepts the shape (auto_select.cpp's header: N >= 64, K < 256, otherwise).
 std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) {
   std::vector<std::string> chain;
-  if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
+  if (p.n >= 64 && p.k.kmax >= 64)
+    chain = {"gemm-window", "warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
+  else if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   else if (p.k.kmax < 256 && p.n <= 4 && p.k.kmin == p.k.kmax && (p.k.kmax <= 4 || p.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
@@ -346,7 +348,33 @@ TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
   // A K range, or a centroid table beyond shared memory, falls through to gemm-tf32x3.
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 300, 400), h100_like(), 0.7).first, "gemm-tf32x3");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 32, 4096, 4096), h100_like(), 0.7).first, "gemm-tf32x3");
-  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "warp-centric");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "gemm-window");
+}
+
+// gemm-window's entry (an expectation until tests/device.sh mainstream measures it): issue 32's
+// rows with N >= 64 go to it; K < 64 at N >= 64 stays with warp-centric; N > 1024, which it
+// refuses, falls through to the measured chain; so does a device without mma.sync (CC < 8).
+TEST(AutoSpace, MainstreamRowsWithNSixtyFourAndKSixtyFourOrMoreGoToGemmWindow) {
+  const DeviceInfo device = h100_like();
+  for (const Problem& p : {make_problem(1 << 21, 128, 1024, 1024), make_problem(1 << 20, 256, 4096, 4096),
+                           make_problem(1000000, 768, 1000, 1000), make_problem(1 << 22, 64, 256, 256),
+                           make_problem(1 << 20, 128, 100, 100), make_problem(1 << 20, 64, 64, 64)})
+    EXPECT_EQ(choose_auto_delegate(p, device, 0.7).first, "gemm-window") << p.str();
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 63, 63), device, 0.7).first, "warp-centric");
+  const Problem narrow = make_problem(1 << 21, 63, 1024, 1024);
+  EXPECT_EQ(choose_auto_delegate(narrow, device, 0.7).first, expected_dense_delegate(narrow, device));
+  EXPECT_NE(choose_auto_delegate(narrow, device, 0.7).first, "gemm-window");
+  const Problem wide = make_problem(1 << 16, 1025, 256, 256);
+  ASSERT_TRUE(variant("gemm-window").can_implement(wide, device).has_value());
+  EXPECT_EQ(choose_auto_delegate(wide, device, 0.7).first, expected_dense_delegate(wide, device));
+  EXPECT_NE(choose_auto_delegate(wide, device, 0.7).first, "gemm-window");
+  DeviceInfo turing = device;
+  turing.cc_major = 7;
+  turing.cc_minor = 5;
+  const Problem row = make_problem(1 << 21, 128, 1024, 1024);
+  ASSERT_TRUE(variant("gemm-window").can_implement(row, turing).has_value());
+  EXPECT_EQ(choose_auto_delegate(row, turing, 0.7).first, expected_dense_delegate(row, turing));
+  EXPECT_NE(choose_auto_delegate(row, turing, 0.7).first, "gemm-window");
 }
 
 TEST(AutoSpace, ClassBoundariesAreNSixtyFourKOneHundredTwentyEightForOneKAndKTwoHundredFiftySix) {

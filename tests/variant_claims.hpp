@@ -50,6 +50,9 @@ inline const std::map<std::string, std::vector<ShapeClaim>>& hopper_claims() {
     table["warp-centric"] = grid_of({16, 32, 64}, ranges);
     // One K ≥ 64 per run, N ≤ 64.
     table["tf32-window"] = grid_of({2, 8, 32, 64}, {KRange{64, 64}, KRange{256, 256}});
+    // N <= 1024, any K up to 8192 and ranges of up to 64 Ks (sm_80+): the general grid and wide rows.
+    table["gemm-window"] = general;
+    for (const ShapeClaim& claim : grid_of({128, 1000}, {KRange{100, 100}, KRange{30, 40}})) table["gemm-window"].push_back(claim);
     return table;
   }();
   return claims;

@@ -1,0 +1,59 @@
+// gemm-window's kernels (variants/gemm_window/kernel_*.cu, compiled by nvcc into the binary)
+// compiled to cubins by the build for sm_90 and sm_80 with the build's flags, and read through
+// the cubin reader (variants/common/cubin_info.hpp): every tile config has its kernel, no kernel
+// uses local memory (spills cost it the rate its tile sizes were chosen for, docs/gemm-window.md),
+// and its registers fit the occupancy its __launch_bounds__ promise (min_blocks per SM).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "variants/common/cubin_info.hpp"
+#include "variants/gemm_window/config.hpp"
+
+namespace mk {
+namespace {
+
+std::string cubin_path(const gemm_window::TileConfig& tile, int arch) {
+  std::string stem = std::string("kernel_") + tile.name;
+  for (char& c : stem)
+    if (c == '/') c = '_';
+  return std::string(MKBENCH_GEMM_WINDOW_CUBIN_DIR) + "/" + stem + ".sm_" + std::to_string(arch) + ".cubin";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(GemmWindowCubins, EveryTileKernelIsSpillFreeWithinItsLaunchBounds) {
+  int checked = 0;
+  for (int arch : {90, 80})
+    for (const gemm_window::TileConfig& tile : gemm_window::kTileConfigs) {
+      const std::string path = cubin_path(tile, arch);
+      SCOPED_TRACE(path);
+      const std::string cubin = read_file(path);
+      ASSERT_FALSE(cubin.empty()) << "the build did not write " << path;
+      const std::vector<gpu::CubinKernel> kernels = gpu::read_cubin_kernels(cubin, "nvcc (the build's CUDA compiler)");
+      std::vector<gpu::CubinKernel> window;
+      for (const gpu::CubinKernel& kernel : kernels)
+        if (kernel.name.find("gemm_window_kernel") != std::string::npos) window.push_back(kernel);
+      ASSERT_EQ(window.size(), 1u) << "one gemm_window_kernel per tile translation unit";
+      const gpu::CubinKernel& kernel = window.front();
+      EXPECT_EQ(kernel.frame_bytes, 0) << tile.name << " sm_" << arch << ": " << kernel.registers << " registers";
+      EXPECT_GT(kernel.registers, 32) << tile.name;
+      EXPECT_LE(int64_t(kernel.registers) * tile.threads() * tile.min_blocks, 65536)
+          << tile.name << " sm_" << arch << ": " << kernel.registers << " registers x " << tile.threads()
+          << " threads x " << tile.min_blocks << " blocks";
+      std::printf("gemm-window %-12s sm_%d: %3d registers, %lld bytes local\n", tile.name, arch, kernel.registers,
+                  (long long)kernel.frame_bytes);
+      ++checked;
+    }
+  EXPECT_EQ(checked, 2 * gemm_window::kTileConfigCount);
+}
+
+}  // namespace
+}  // namespace mk

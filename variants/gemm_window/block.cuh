@@ -1,0 +1,72 @@
+#pragma once
+// A gemm-window block's compile-time shape and its shared-memory carve-up (config.hpp's
+// SmemLayout, so the host sized the allocation from the same numbers).
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "variants/gemm_window/config.hpp"
+#include "variants/gemm_window/kernel_args.hpp"
+
+namespace mk::gemm_window {
+
+constexpr unsigned kFullWarp = 0xffffffffu;
+
+template <int BM_, int BN_, int WM_, int WN_>
+struct Shape {
+  static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_;
+  static constexpr int kWarps = WM * WN;
+  static constexpr int kThreads = 32 * kWarps;
+  static constexpr int kWarpColumns = BN / WN;  // columns of a warp's tile
+  static constexpr int kNTiles = kWarpColumns / 8;
+  static constexpr int kRowsPerWarp = BM / kWarps;  // rows a warp arbitrates and updates
+  static constexpr int kItemsPerRow = kItemsPerRowPerWarpColumn * WN;
+  static_assert(BM == 32 * WM, "a warp row holds 32 points (two m16 tiles)");
+  static_assert(kNTiles % 2 == 0, "B fragments are loaded two n-tiles at a time");
+  static_assert(kRowsPerWarp <= 32, "a warp's rows fit one lane each");
+};
+
+struct Smem {
+  double* inertia;            // [group][warp]
+  __half* a;                  // BM × npad, the block's points in FP16 (swizzled 16-byte pieces)
+  __half* b;                  // table chunks: ring slots or the whole table, BN × 32 each
+  float* xn2;                 // per row ‖x̃‖² (FP32 sum, widened by the reader)
+  float* ex;                  // per row ‖x_h − x̃‖²
+  unsigned* rowbest;          // [row][warp column]: the quad's smallest packed key
+  unsigned* rowcount;         // candidates listed per row
+  unsigned* scan;             // per row: slices (warp column, lane, parity) to scan exactly
+  int* label;                 // per row: the group's label
+  unsigned short* items;      // [row][kItemsPerRow]: candidate columns
+  unsigned* counts;           // per slot (update=global, shared)
+  float* sums;                // per slot × n, FP32 sums of x − μ (update=shared)
+  int* tile;                  // the point tile the block works on
+};
+
+// Pointers are rebuilt from the kernel parameters wherever a function needs them, so they
+// cost no registers across the mainloop (the compiler rematerialises them).
+extern __shared__ __align__(128) unsigned char gemm_window_smem[];
+
+__device__ __forceinline__ Smem carve(const SmemLayout& l) {
+  unsigned char* base = gemm_window_smem;
+  Smem s;
+  s.inertia = reinterpret_cast<double*>(base + l.inertia);
+  s.a = reinterpret_cast<__half*>(base + l.a);
+  s.b = reinterpret_cast<__half*>(base + l.b);
+  s.xn2 = reinterpret_cast<float*>(base + l.xn2);
+  s.ex = reinterpret_cast<float*>(base + l.ex);
+  s.rowbest = reinterpret_cast<unsigned*>(base + l.rowbest);
+  s.rowcount = reinterpret_cast<unsigned*>(base + l.rowcount);
+  s.scan = reinterpret_cast<unsigned*>(base + l.scan);
+  s.label = reinterpret_cast<int*>(base + l.label);
+  s.items = reinterpret_cast<unsigned short*>(base + l.items);
+  s.counts = reinterpret_cast<unsigned*>(base + l.counts);
+  s.sums = reinterpret_cast<float*>(base + l.sums);
+  s.tile = reinterpret_cast<int*>(base + l.tile);
+  return s;
+}
+
+// Row r = 0..3 of a lane (g = lane/4) in its warp's 32 rows: m-tile r/2, row g (+8 for odd r),
+// as the MMA's A and D fragments hold them.
+__device__ __forceinline__ int fragment_row(int r, int g) { return (r >> 1) * 16 + (r & 1) * 8 + g; }
+
+}  // namespace mk::gemm_window

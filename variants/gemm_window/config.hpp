@@ -1,0 +1,140 @@
+#pragma once
+// gemm-window's geometry as data, shared by the host (can_implement, the param space, the
+// launch) and the kernel: the tile shapes, the padding of dimensions and centroid groups, and
+// the carve-up of a block's dynamic shared memory. docs/gemm-window.md explains the design.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define MK_GW_HD __host__ __device__
+#else
+#define MK_GW_HD
+#endif
+
+namespace mk::gemm_window {
+
+// Dimensions are padded to whole k-chunks of 32 (two m16n8k16 steps): a chunk row is 64 bytes,
+// four 16-byte pieces that cp.async and ldmatrix move whole.
+constexpr int kChunkDims = 32;
+constexpr int kMaxDims = 1024;
+// A key keeps 23 − index bits of its mantissa; 13 bits (8192 centroids a group) leave 10.
+constexpr int kMaxIndexBits = 13;
+constexpr int kMaxSlots = 8192;      // ΣK: per-block counts live in shared memory
+constexpr int kMaxGroups = 64;       // Ks in one range
+constexpr int kStages = 3;           // cp.async ring depth for table=stream
+// Candidates a row can list: per warp column, 4 lanes × 2 column parities × (first, second).
+constexpr int kItemsPerRowPerWarpColumn = 16;
+// Shared-memory FP32 sums (update=shared) are flushed into the FP64 sums after at most this
+// many of a block's points, as variants/common/block_accumulators.cuh does (its precision
+// argument: no FP32 partial ever holds more than 4096 addends).
+constexpr int kMaxPointsPerFlush = 4096;
+
+// A block owns BM points (32 per warp row) and sweeps every centroid tile of BN columns;
+// WN warps split a tile's columns, so a warp's tile is 32 × BN/WN.
+struct TileConfig {
+  const char* name;
+  int bm, bn, wm, wn;
+  int min_blocks;  // __launch_bounds__' blocks per SM: caps registers at 64K / (threads · min_blocks)
+  MK_GW_HD int threads() const { return 32 * wm * wn; }
+  MK_GW_HD int warps() const { return wm * wn; }
+  MK_GW_HD int warp_columns() const { return bn / wn; }
+};
+
+// The tile axis's values, in the order a sweep visits them. Kernels exist for exactly these
+// (kernel_*.cu); a new shape is a new row here and one instantiation there. min_blocks is the
+// most blocks per SM whose register cap leaves the kernel without spills (ptxas, sm_90:
+// 128x128/4x2 spills 172 bytes at 2 blocks' 128 registers, so it runs one block of 8 warps).
+inline constexpr TileConfig kTileConfigs[] = {
+    {"128x128/4x2", 128, 128, 4, 2, 1},
+    {"128x128/4x1", 128, 128, 4, 1, 2},
+    {"128x64/4x1", 128, 64, 4, 1, 3},
+    {"64x128/2x2", 64, 128, 2, 2, 3},
+    {"128x16/4x1", 128, 16, 4, 1, 4},
+};
+inline constexpr int kTileConfigCount = int(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));
+
+const TileConfig* find_tile(const std::string& name);  // null when unknown
+
+enum class UpdateMode : int { Global = 0, Shared = 1, Sorted = 2 };
+const char* to_string(UpdateMode mode);
+UpdateMode parse_update(const std::string& text);  // InputError for anything else
+
+MK_GW_HD inline int padded_dims(int n) { return (n + kChunkDims - 1) / kChunkDims * kChunkDims; }
+MK_GW_HD inline int padded_group(int k, int bn) { return (k + bn - 1) / bn * bn; }
+inline int bits_for(int64_t values) {
+  int bits = 1;
+  while ((int64_t(1) << bits) < values) ++bits;
+  return bits;
+}
+
+// One K of the range: its slots in the state's packed centroids and its columns (padded to
+// whole tiles) in the FP16 table.
+struct GroupInfo {
+  int k;            // centroids
+  int slot_offset;  // first slot in LloydState's packing (KRange::slot_offset)
+  int first_tile;   // first BN-column tile in the table
+  int tiles;        // tiles of this group
+};
+
+struct Geometry {
+  int npad = 0;           // padded dimensions
+  int chunks = 0;         // k-chunks of 32 per centroid tile
+  int total_tiles = 0;    // centroid tiles over all groups
+  int total_columns = 0;  // total_tiles × BN
+  int index_bits = 0;     // bits of a column index within its group
+  int slots = 0;          // ΣK
+  std::vector<GroupInfo> groups;
+};
+Geometry make_geometry(int n, int kmin, int kmax, const TileConfig& tile);
+
+// Byte offsets into a block's dynamic shared memory; the same numbers on host and device.
+struct SmemLayout {
+  int inertia, a, b, xn2, ex, rowbest, rowcount, scan, label, items, counts, sums, tile;
+  int64_t total;
+};
+
+MK_GW_HD inline int64_t align_up(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+// table_chunks: ring slots (kStages) or every chunk of the table (table=resident).
+MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int table_chunks, int groups, int slots,
+                                       int n, bool shared_sums) {
+  SmemLayout s{};
+  int64_t at = 0;
+  // Offsets fit 32 bits whenever the total fits a block; a larger total is refused by its size.
+  s.inertia = int(at);
+  at += int64_t(groups) * tile.warps() * 8;
+  at = align_up(at, 128);
+  s.a = int(at);
+  at += int64_t(tile.bm) * npad * 2;
+  s.b = int(at);
+  at += int64_t(table_chunks) * tile.bn * kChunkDims * 2;
+  s.xn2 = int(at);
+  at += int64_t(tile.bm) * 4;
+  s.ex = int(at);
+  at += int64_t(tile.bm) * 4;
+  s.rowbest = int(at);
+  at += int64_t(tile.bm) * tile.wn * 4;
+  s.rowcount = int(at);
+  at += int64_t(tile.bm) * 4;
+  s.scan = int(at);
+  at += int64_t(tile.bm) * 4;
+  s.label = int(at);
+  at += int64_t(tile.bm) * 4;
+  s.items = int(at);
+  at += int64_t(tile.bm) * kItemsPerRowPerWarpColumn * tile.wn * 2;
+  at = align_up(at, 16);
+  s.counts = int(at);
+  at += int64_t(slots) * 4;
+  at = align_up(at, 16);
+  s.sums = int(at);
+  if (shared_sums) at += int64_t(slots) * n * 4;
+  s.tile = int(at);
+  at += 16;
+  s.total = at;
+  return s;
+}
+
+}  // namespace mk::gemm_window

@@ -1,0 +1,134 @@
+#pragma once
+// The gemm-window kernel: a persistent grid of blocks, each taking point tiles of BM points
+// from a counter (tile_scheduler), converting them into a resident FP16 A tile, and sweeping
+// the whole FP16 centroid table (every K of the range, one group after another) through
+// m16n8k16 MMAs whose accumulators start at ‖c̃‖² + xb, so they end as keys. After a
+// group's last tile its labels are settled (epilogue.cuh: window and candidates;
+// arbitration.cuh: exact distances) and its points added (update.cuh).
+//
+// Barriers: the tile fetch (A and the ring are free again), after the fill (A visible), one
+// per chunk with table=stream (the ring slot is free), and two per group (row minima, then
+// candidate lists, are complete). Rows are owned by one warp for arbitration and update, so
+// those need only warp synchronisation.
+#include "variants/gemm_window/arbitration.cuh"
+#include "variants/gemm_window/epilogue.cuh"
+#include "variants/gemm_window/mainloop.cuh"
+#include "variants/gemm_window/update.cuh"
+
+namespace mk::gemm_window {
+
+template <class S>
+__device__ __forceinline__ int next_point_tile(const KernelArgs& a, const Smem& s) {
+  if (threadIdx.x == 0) *s.tile = int(atomicAdd(a.tile_counter, 1u));
+  __syncthreads();
+  return *s.tile;
+}
+
+template <int BM, int BN, int WM, int WN, int MinBlocks>
+__global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(KernelArgs a) {
+#if MK_GW_SM80
+  using S = Shape<BM, BN, WM, WN>;
+  const int total_chunks = a.total_tiles * a.chunks;
+  const Smem s = carve(a.smem);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int wm = warp / WN, wn = warp - wm * WN;
+  const int pieces = a.npad / 8;
+  const float scale = scale_for(fmaxf(a.largest_point_norm2, __uint_as_float(a.table_scalars[0])));
+  KeyErrorModel model = a.model;
+  // The table's residual ratio was measured against the FP32-centred centroids; their own
+  // rounding adds ≤ 2^-24 of ‖c̃‖.
+  model.rho = __uint_as_float(a.table_scalars[1]) * (1.f + 4.f * kUnit) + kUnit;
+  model.tau = residual_floor(a.npad);
+
+  for (int i = threadIdx.x; i < a.slots; i += S::kThreads) s.counts[i] = 0;
+  if (a.update == UpdateMode::Shared)
+    for (int i = threadIdx.x; i < a.slots * a.n; i += S::kThreads) s.sums[i] = 0.f;
+  for (int i = threadIdx.x; i < a.group_count * S::kWarps; i += S::kThreads) s.inertia[i] = 0.0;
+  for (int i = threadIdx.x; i < BM; i += S::kThreads) s.rowcount[i] = s.scan[i] = 0;
+  if (a.table_resident) {
+    for (int q = 0; q < total_chunks; ++q) copy_chunk<S>(a, s.b + q * BN * kChunkDims, q);
+    cp_async_commit();
+    cp_async_wait<0>();
+  }
+  __syncthreads();
+
+  int tiles_since_flush = 0;
+  for (int tile = next_point_tile<S>(a, s); tile < a.point_tiles; tile = next_point_tile<S>(a, s)) {
+    if (a.update == UpdateMode::Shared && tiles_since_flush == a.flush_tiles) {
+      flush_shared_sums<S>(a, s);
+      __syncthreads();
+      flush_counts<S>(a, s);
+      __syncthreads();
+      tiles_since_flush = 0;
+    }
+    ++tiles_since_flush;
+    const int64_t base = int64_t(tile) * BM;
+    fill_points<S>(a, s, base, scale);
+    if (!a.table_resident) {
+#pragma unroll
+      for (int q = 0; q < kStages - 1; ++q) {
+        if (q < total_chunks) copy_chunk<S>(a, s.b + q * BN * kChunkDims, q);
+        cp_async_commit();
+      }
+    }
+    __syncthreads();
+    const RowData rows = load_rows(a, s, wm, g);
+
+    Top2 top;
+    reset(top);
+    int q = 0;
+    for (int gi = 0; gi < a.group_count; ++gi) {
+      const GroupInfo group = a.groups[gi];
+      for (int lt = 0; lt < group.tiles; ++lt) {
+        const int column0 = (group.first_tile + lt) * BN + wn * S::kWarpColumns;
+        float acc[2][S::kNTiles][4];
+        init_keys<S>(acc, a.norms + column0, rows, t);
+        for (int kchunk = 0; kchunk < a.chunks; ++kchunk, ++q) {
+          const __half* slot;
+          if (a.table_resident) {
+            slot = s.b + q * BN * kChunkDims;
+          } else {
+            cp_async_wait<kStages - 2>();
+            __syncthreads();
+            const int next = q + kStages - 1;
+            if (next < total_chunks) copy_chunk<S>(a, s.b + (next % kStages) * BN * kChunkDims, next);
+            cp_async_commit();
+            slot = s.b + (q % kStages) * BN * kChunkDims;
+          }
+          mma_chunk<S>(s, slot, kchunk, pieces, acc);
+        }
+        fold_keys<S>(acc, unsigned(lt * BN + wn * S::kWarpColumns + 2 * t), a.index_mask, top);
+      }
+      // The group's labels: row minima, then windows and candidate lists, then exact
+      // arbitration of the ambiguous rows, then the update.
+      publish_row_minima<S>(s, top, wm, wn, g, t);
+      __syncthreads();
+      list_candidates<S>(a, s, top, rows, model, a.norms + group.first_tile * BN, base, wm, wn, g, t);
+      __syncthreads();
+      arbitrate_rows<S>(a, s, group, base);
+      double inertia = 0.0;
+      update_rows<S>(a, s, group, gi, base, inertia);
+      if (a.update != UpdateMode::Sorted) add_inertia<S>(s, gi, inertia);
+      reset(top);
+    }
+  }
+  cp_async_wait<0>();
+  if (a.update == UpdateMode::Shared) {
+    flush_shared_sums<S>(a, s);
+    __syncthreads();
+  }
+  flush_counts<S>(a, s);
+  flush_inertia<S>(a, s);
+#else
+  __trap();  // unreachable: can_implement refuses devices below sm_80
+#endif
+}
+
+// The instantiation of one tile config, for kernel_*.cu.
+#define MK_GEMM_WINDOW_KERNEL(BM, BN, WM, WN, MIN_BLOCKS)                                                  \
+  KernelHandle kernel_##BM##x##BN##_##WM##x##WN() {                                                          \
+    return {reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, WM, WN, MIN_BLOCKS>), 32 * (WM) * (WN), \
+            MIN_BLOCKS};                                                                                     \
+  }
+
+}  // namespace mk::gemm_window

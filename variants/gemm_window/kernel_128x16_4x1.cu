@@ -1,0 +1,7 @@
+// The gemm-window kernel for tile 128x16/4x1 (one translation unit per tile config, so
+// they compile in parallel).
+#include "variants/gemm_window/kernel.cuh"
+
+namespace mk::gemm_window {
+MK_GEMM_WINDOW_KERNEL(128, 16, 4, 1, 4)
+}  // namespace mk::gemm_window

@@ -1,0 +1,194 @@
+// gemm-window's prepared run: device buffers for the FP16 table, the launch geometry, and one
+// iteration = table kernels, the main kernel, the sorted update if chosen, the division.
+#include "variants/gemm_window/run.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/errors.hpp"
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/gemm_window/kernel_args.hpp"
+#include "variants/gemm_window/sorted_update.hpp"
+#include "variants/gemm_window/table.hpp"
+
+namespace mk::gemm_window {
+
+RunConfig run_config(const Params& params) {
+  RunConfig config;
+  const std::string tile = params.at("tile").get<std::string>();
+  const TileConfig* found = find_tile(tile);
+  if (!found) throw InputError("gemm-window: unknown tile '" + tile + "'");
+  config.tile_index = int(found - kTileConfigs);
+  config.update = parse_update(params.at("update").get<std::string>());
+  const std::string table = params.at("table").get<std::string>();
+  if (table != "stream" && table != "resident")
+    throw InputError("gemm-window: unknown table '" + table + "' (expected stream or resident)");
+  config.table_resident = table == "resident";
+  config.grid = params.at("grid").get<int64_t>();
+  return config;
+}
+
+SmemLayout block_smem_layout(const Problem& problem, const RunConfig& config) {
+  const TileConfig& tile = kTileConfigs[config.tile_index];
+  const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmax, tile);
+  const int table_chunks = config.table_resident ? geometry.total_tiles * geometry.chunks : kStages;
+  return smem_layout(tile, geometry.npad, table_chunks, int(geometry.groups.size()), geometry.slots, problem.n,
+                     config.update == UpdateMode::Shared);
+}
+
+int64_t block_smem_bytes(const Problem& problem, const RunConfig& config) {
+  return block_smem_layout(problem, config).total;
+}
+
+namespace {
+
+class GemmWindowRun : public gpu::GpuRun {
+ public:
+  GemmWindowRun(const Problem& problem, const Dataset& data, const RunConfig& config, const DeviceInfo& device,
+                const Translation& translation)
+      : GpuRun(problem, data, Layout::AoS),
+        config_(config),
+        tile_(kTileConfigs[config.tile_index]),
+        geometry_(make_geometry(problem.n, problem.k.kmin, problem.k.kmax, tile_)),
+        center_host_(translation.center),
+        largest_point_norm2_(translation.largest_norm2) {
+    const cudaStream_t stream = state_.stream();
+    center_.allocate(size_t(problem.n), "gemm-window center");
+    groups_.allocate(geometry_.groups.size(), "gemm-window groups");
+    table_.allocate(size_t(geometry_.total_columns) * geometry_.npad, "gemm-window FP16 centroid table");
+    norms_.allocate(size_t(geometry_.total_columns), "gemm-window centroid norms");
+    gpu::check(cudaMemcpyAsync(center_.get(), center_host_.data(), center_host_.size() * sizeof(float),
+                               cudaMemcpyHostToDevice, stream),
+               "gemm-window center upload");
+    gpu::check(cudaMemcpyAsync(groups_.get(), geometry_.groups.data(), geometry_.groups.size() * sizeof(GroupInfo),
+                               cudaMemcpyHostToDevice, stream),
+               "gemm-window groups upload");
+    if (config_.update == UpdateMode::Sorted) sorted_ = std::make_unique<SortedUpdate>(problem, stream);
+
+    smem_ = block_smem_bytes(problem, config_);
+    const KernelHandle kernel = kernel_for(config_.tile_index);
+    gpu::check(cudaFuncSetAttribute(kernel.function, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)),
+               "gemm-window shared memory limit");
+    int resident = 0;
+    gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel.function, kernel.threads, size_t(smem_)),
+               "gemm-window occupancy");
+    if (resident < 1)
+      throw UnsupportedError(std::string("gemm-window: tile ") + tile_.name +
+                             " cannot be resident on this device (registers or " + std::to_string(smem_) +
+                             " bytes of shared memory)");
+    point_tiles_ = (problem.m + tile_.bm - 1) / tile_.bm;
+    const int64_t persistent = int64_t(resident) * std::max(1, device.sm_count);
+    grid_ = std::max<int64_t>(1, std::min(config_.grid == 0 ? persistent : config_.grid, point_tiles_));
+    if (std::getenv("MKBENCH_GEMM_WINDOW_STATS")) {
+      stats_.allocate(4, "gemm-window stats");
+      gpu::check(cudaMemsetAsync(stats_.get(), 0, stats_.bytes(), stream), "gemm-window stats");
+    }
+    gpu::check(cudaStreamSynchronize(stream), "gemm-window setup");
+  }
+
+  // MKBENCH_GEMM_WINDOW_STATS=1: how often the exact paths ran, which sets what the window costs.
+  ~GemmWindowRun() override {
+    if (!stats_.get()) return;
+    unsigned long long stats[4] = {0, 0, 0, 0};
+    if (cudaStreamSynchronize(state_.stream()) != cudaSuccess ||
+        cudaMemcpy(stats, stats_.get(), sizeof stats, cudaMemcpyDeviceToHost) != cudaSuccess)
+      return;
+    const double rows = stats[0] ? double(stats[0]) : 1.0;
+    std::fprintf(stderr,
+                 "gemm-window stats: %llu point-group steps, %.3f%% arbitrated exactly, %.4f slice scans and %.3f "
+                 "exact distances per point\n",
+                 stats[0], 100.0 * double(stats[1]) / rows, double(stats[2]) / rows, double(stats[3]) / rows);
+  }
+
+  void set_centroids(const std::vector<float>& packed) override {
+    check_centroid_range(packed, state_.problem().n, center_host_);
+    GpuRun::set_centroids(packed);
+  }
+
+  void iterate(bool store_labels) override {
+    const Problem& problem = state_.problem();
+    const cudaStream_t stream = state_.stream();
+    state_.zero_accumulators();
+    const gpu::AccumulatorView acc = state_.accumulators(store_labels);
+    gpu::check(cudaMemsetAsync(scalars_.get(), 0, scalars_.bytes(), stream), "gemm-window table scalars");
+    gpu::check(cudaMemsetAsync(counter_.get(), 0, counter_.bytes(), stream), "gemm-window tile counter");
+
+    TableArgs table;
+    table.centroids = state_.centroids();
+    table.center = center_.get();
+    table.groups = groups_.get();
+    table.group_count = int(geometry_.groups.size());
+    table.n = problem.n;
+    table.npad = geometry_.npad;
+    table.bn = tile_.bn;
+    table.total_columns = geometry_.total_columns;
+    table.slots = geometry_.slots;
+    table.largest_point_norm2 = largest_point_norm2_;
+    table.table = table_.get();
+    table.norms = norms_.get();
+    table.scalars = scalars_.get();
+    build_table(table, stream);
+
+    KernelArgs args{};
+    args.points = state_.points().data;
+    args.center = center_.get();
+    args.m = problem.m;
+    args.n = problem.n;
+    args.npad = geometry_.npad;
+    args.centroids = state_.centroids();
+    args.table = table_.get();
+    args.norms = norms_.get();
+    args.table_scalars = scalars_.get();
+    args.largest_point_norm2 = largest_point_norm2_;
+    args.groups = groups_.get();
+    args.group_count = int(geometry_.groups.size());
+    args.total_tiles = geometry_.total_tiles;
+    args.chunks = geometry_.chunks;
+    args.slots = geometry_.slots;
+    args.index_mask = (1u << geometry_.index_bits) - 1u;
+    args.model = key_error_model(geometry_.npad, geometry_.index_bits);
+    args.table_resident = config_.table_resident;
+    args.smem = block_smem_layout(problem, config_);
+    args.update = config_.update;
+    args.flush_tiles = std::max(1, kMaxPointsPerFlush / tile_.bm);
+    args.sums = acc.sums;
+    args.counts = acc.counts;
+    args.inertia = acc.inertia;
+    args.labels = acc.labels;
+    args.sort_labels = sorted_ ? sorted_->labels() : nullptr;
+    args.tile_counter = counter_.get();
+    args.point_tiles = point_tiles_;
+    args.stats = stats_.get();
+    launch(config_.tile_index, int(grid_), smem_, stream, args);
+    if (sorted_) sorted_->accumulate(state_.points(), state_.centroids(), problem.k, acc, stream);
+    state_.finalize();
+  }
+
+ private:
+  RunConfig config_;
+  TileConfig tile_;
+  Geometry geometry_;
+  std::vector<float> center_host_;
+  float largest_point_norm2_;
+  int64_t smem_ = 0, point_tiles_ = 0, grid_ = 1;
+  gpu::DeviceBuffer<float> center_, norms_;
+  gpu::DeviceBuffer<GroupInfo> groups_;
+  gpu::DeviceBuffer<__half> table_;
+  gpu::DeviceBuffer<unsigned> scalars_{2, "gemm-window table scalars"};
+  gpu::DeviceBuffer<unsigned> counter_{1, "gemm-window tile counter"};
+  gpu::DeviceBuffer<unsigned long long> stats_;
+  std::unique_ptr<SortedUpdate> sorted_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedRun> make_run(const Problem& problem, const Dataset& data, const RunConfig& config,
+                                      const DeviceInfo& device, const Translation& translation) {
+  return std::make_unique<GemmWindowRun>(problem, data, config, device, translation);
+}
+
+}  // namespace mk::gemm_window

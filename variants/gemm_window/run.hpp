@@ -1,0 +1,29 @@
+#pragma once
+// A gemm-window run bound to one problem, data set and parameter point.
+#include <memory>
+
+#include "core/device_info.hpp"
+#include "datasets/dataset.hpp"
+#include "variants/variant.hpp"
+#include "variants/gemm_window/config.hpp"
+#include "variants/gemm_window/translation.hpp"
+
+namespace mk::gemm_window {
+
+// Resolved parameters as the run uses them.
+struct RunConfig {
+  int tile_index = 0;
+  UpdateMode update = UpdateMode::Global;
+  bool table_resident = false;
+  int64_t grid = 0;  // 0: every resident block of every SM
+};
+RunConfig run_config(const Params& params);  // InputError for unknown values
+
+// The shared-memory carve-up of one block of `config` for `problem`, and its size.
+SmemLayout block_smem_layout(const Problem& problem, const RunConfig& config);
+int64_t block_smem_bytes(const Problem& problem, const RunConfig& config);
+
+std::unique_ptr<PreparedRun> make_run(const Problem& problem, const Dataset& data, const RunConfig& config,
+                                      const DeviceInfo& device, const Translation& translation);
+
+}  // namespace mk::gemm_window

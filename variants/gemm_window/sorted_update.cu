@@ -1,0 +1,127 @@
+#include "variants/gemm_window/sorted_update.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+
+namespace mk::gemm_window {
+namespace {
+
+// A warp owns kPiece consecutive entries of the label-sorted order; lanes are dimensions, so
+// rows wider than 32 walk the piece once per 32 dimensions. About (M/kPiece + K)·N atomics a
+// group.
+constexpr int kPiece = 1024;
+constexpr int kWarps = 8;
+
+__global__ void fill_iota(int32_t* __restrict__ out, int64_t m) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < m; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = int32_t(i);
+}
+
+__global__ void __launch_bounds__(kWarps * 32)
+    sum_label_runs(const int32_t* __restrict__ labels, const int32_t* __restrict__ order, const float* __restrict__ points,
+                   const float* __restrict__ centroids, int64_t m, int n, int slot_offset, double* sums,
+                   unsigned long long* counts, double* inertia) {
+  const unsigned full = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const int64_t begin = (int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * kPiece;
+  if (begin >= m) return;  // whole warp
+  const int64_t end = begin + kPiece < m ? begin + kPiece : m;
+  double squares = 0.0;
+  for (int d0 = 0; d0 < n; d0 += 32) {
+    const int d = d0 + lane;
+    int label = -1, run = 0;
+    double sum = 0.0;
+    float centre = 0.f;
+    const auto flush = [&] {
+      const int64_t slot = slot_offset + label;
+      if (d < n) atomicAdd(sums + slot * n + d, sum);
+      if (d0 == 0 && lane == 0) atomicAdd(counts + slot, static_cast<unsigned long long>(run));
+    };
+    for (int64_t j0 = begin; j0 < end; j0 += 32) {
+      const int count = end - j0 < 32 ? int(end - j0) : 32;
+      const int my_label = lane < count ? labels[j0 + lane] : -1;
+      const int my_point = lane < count ? order[j0 + lane] : 0;
+      // The 32 gathers are issued before the serial walk consumes them.
+      float values[32];
+#pragma unroll
+      for (int e = 0; e < 32; ++e) {
+        const int point = __shfl_sync(full, my_point, e);
+        values[e] = d < n && e < count ? __ldg(points + int64_t(point) * n + d) : 0.f;
+      }
+#pragma unroll
+      for (int e = 0; e < 32; ++e) {
+        const int key = __shfl_sync(full, my_label, e);
+        if (e < count) {  // warp-uniform, as is key
+          if (key != label) {
+            if (run > 0) flush();
+            label = key;
+            run = 0;
+            sum = 0.0;
+            centre = d < n ? __ldg(centroids + int64_t(slot_offset + key) * n + d) : 0.f;
+          }
+          sum += double(values[e]);
+          const double diff = double(values[e]) - centre;
+          squares = fma(diff, diff, squares);
+          ++run;
+        }
+      }
+    }
+    if (run > 0) flush();
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) squares += __shfl_xor_sync(full, squares, offset);
+  if (lane == 0 && squares != 0.0) atomicAdd(inertia, squares);
+}
+
+}  // namespace
+
+SortedUpdate::SortedUpdate(const Problem& problem, cudaStream_t stream) : m_(problem.m) {
+  if (problem.m > INT32_MAX) throw UnsupportedError("gemm-window: update=sorted needs M < 2^31");
+  const size_t m = size_t(problem.m);
+  labels_.allocate(size_t(problem.k.count()) * m, "gemm-window sorted update: labels");
+  iota_.allocate(m, "gemm-window sorted update: point indices");
+  sorted_labels_.allocate(m, "gemm-window sorted update: sorted labels");
+  order_.allocate(m, "gemm-window sorted update: sorted point indices");
+  // CUB's scratch depends on the key bits: the largest over the range's Ks.
+  for (int k = problem.k.kmin; k <= problem.k.kmax; ++k) {
+    size_t bytes = 0;
+    gpu::check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, labels_.get(), sorted_labels_.get(), iota_.get(),
+                                               order_.get(), int(problem.m), 0, bits_for(k), stream),
+               "gemm-window sorted update: radix sort size query");
+    scratch_bytes_ = std::max(scratch_bytes_, bytes);
+  }
+  scratch_.allocate(std::max<size_t>(scratch_bytes_, 1), "gemm-window sorted update: radix sort scratch");
+  fill_iota<<<1024, 256, 0, stream>>>(iota_.get(), problem.m);
+  gpu::check_launch("gemm-window fill_iota");
+}
+
+SortedUpdate::~SortedUpdate() = default;
+
+double SortedUpdate::footprint_bytes(const Problem& problem) {
+  // Labels per K, point indices, sorted labels and indices, and CUB's scratch (about the
+  // size of one more key-value pair array).
+  return (double(problem.k.count()) + 5.0) * double(problem.m) * 4.0;
+}
+
+void SortedUpdate::accumulate(const gpu::PointsView& points, const float* centroids, const KRange& k,
+                              const gpu::AccumulatorView& acc, cudaStream_t stream) {
+  const int64_t pieces = (m_ + kPiece - 1) / kPiece;
+  const int grid = int((pieces + kWarps - 1) / kWarps);
+  for (int kk = k.kmin; kk <= k.kmax; ++kk) {
+    const int g = kk - k.kmin;
+    size_t bytes = scratch_bytes_;
+    gpu::check(cub::DeviceRadixSort::SortPairs(scratch_.get(), bytes, labels_.get() + size_t(g) * m_,
+                                               sorted_labels_.get(), iota_.get(), order_.get(), int(m_), 0,
+                                               bits_for(kk), stream),
+               "gemm-window sorted update: radix sort");
+    sum_label_runs<<<grid, kWarps * 32, 0, stream>>>(sorted_labels_.get(), order_.get(), points.data, centroids, m_,
+                                                     points.n, k.slot_offset(kk), acc.sums, acc.counts,
+                                                     acc.inertia + g);
+    gpu::check_launch("gemm-window sum_label_runs");
+  }
+}
+
+}  // namespace mk::gemm_window

@@ -1,0 +1,169 @@
+// gemm-window: one FP16 tensor-core pass for the keys ‖c‖² − 2x·c of every point and centroid,
+// exact FP64 arbitration of the near-ties the keys cannot settle, FP32-faithful labels. For
+// the mainstream shapes of issue 32 (N up to 1024, K up to 8192, K ranges with ΣK ≤ 8192):
+// tiles of points × centroid tiles through shared memory, the argmin in the epilogue.
+// docs/gemm-window.md gives the design and what must be measured.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/gemm_window/config.hpp"
+#include "variants/gemm_window/run.hpp"
+#include "variants/gemm_window/sorted_update.hpp"
+#include "variants/variant.hpp"
+
+namespace mk {
+namespace {
+
+using namespace gemm_window;
+
+int64_t smem_limit(const DeviceInfo& device) {
+  return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
+}
+
+Params with(const Params& base, const char* key, const nlohmann::json& value) {
+  Params out = base;
+  out[key] = value;
+  return out;
+}
+
+bool fits(const Problem& problem, const DeviceInfo& device, const Params& params) {
+  return block_smem_bytes(problem, run_config(params)) <= smem_limit(device);
+}
+
+// The FP16 table and its norms, as prepare() allocates them for these parameters.
+double table_bytes(const Problem& problem, const Params& params) {
+  const Geometry geometry =
+      make_geometry(problem.n, problem.k.kmin, problem.k.kmax, kTileConfigs[run_config(params).tile_index]);
+  return double(geometry.total_columns) * (geometry.npad * 2.0 + 4.0);
+}
+
+class GemmWindow : public Variant {
+ public:
+  std::string name() const override { return "gemm-window"; }
+  std::string description() const override {
+    return "large N and K (N <= 1024, K up to 8192, K ranges): one FP16 tensor-core product per key (mma.sync "
+           "m16n8k16, points x centroid tiles through shared memory), the argmin in the epilogue, exact FP64 "
+           "arbitration of the measured forward-error window (FP32-faithful labels); update by FP64 atomics, "
+           "shared-memory sums or sorted labels";
+  }
+  bool runs_on_gpu() const override { return true; }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (!device.is_gpu) return "needs a CUDA GPU";
+    if (device.cc_major < 8) return "needs FP16 tensor cores with mma.sync m16n8k16 and cp.async (CC >= 8.0)";
+    if (problem.n > kMaxDims)
+      return "N=" + std::to_string(problem.n) + " above " + std::to_string(kMaxDims) +
+             " (the block's points stay resident in shared memory as FP16); use gemm-cublas";
+    if (problem.k.count() > kMaxGroups)
+      return "a range of " + std::to_string(problem.k.count()) + " Ks, more than " + std::to_string(kMaxGroups);
+    if (problem.k.sum() > kMaxSlots)
+      return "sum of K = " + std::to_string(problem.k.sum()) + " above " + std::to_string(kMaxSlots) +
+             " (per-block counts live in shared memory)";
+    if (problem.k.kmax > (1 << kMaxIndexBits))
+      return "K=" + std::to_string(problem.k.kmax) + " needs more than " + std::to_string(kMaxIndexBits) +
+             " index bits in a key";
+    if (problem.m >= (int64_t(1) << 37)) return "M of 2^37 or more (point tiles are counted in 32 bits)";
+    bool any = false;
+    for (const TileConfig& tile : kTileConfigs)
+      any = any || fits(problem, device, {{"tile", tile.name}, {"update", "global"}, {"table", "stream"}, {"grid", 0}});
+    if (!any)
+      return "no tile's resident points fit the " + std::to_string(smem_limit(device)) +
+             " bytes of shared memory a block may use";
+    return gpu::check_fits_in_memory(problem, device, table_bytes(problem, default_params(problem, device)));
+  }
+
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    DeviceFootprint footprint = Variant::device_footprint(problem, params, device, with_labels);
+    footprint.add("FP16 centroid table", table_bytes(problem, params));
+    if (run_config(params).update == UpdateMode::Sorted)
+      footprint.add("sorted update buffers", SortedUpdate::footprint_bytes(problem));
+    return footprint;
+  }
+
+  ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
+    ParamSpace space;
+    std::vector<nlohmann::json> tiles;
+    for (const TileConfig& tile : kTileConfigs) tiles.push_back(tile.name);
+    space.axes.push_back({"tile", tiles,
+                          "BMxBN/WMxWN: BM points a block (32 a warp row), BN centroid columns a tile, WN warps "
+                          "splitting them"});
+    space.axes.push_back({"update",
+                          {"global", "shared", "sorted"},
+                          "global: FP64 atomics per point and dimension; shared: block FP32 sums of x - mean, flushed "
+                          "every 4096 points; sorted: labels radix-sorted, one atomic per run of equal labels"});
+    space.axes.push_back({"table",
+                          {"stream", "resident"},
+                          "stream: centroid chunks through a 3-slot cp.async ring; resident: the whole FP16 table "
+                          "in shared memory once per block"});
+    const int sms = std::max(1, device.sm_count);
+    space.axes.push_back({"grid", {0, int64_t(sms), int64_t(2) * sms, int64_t(4) * sms},
+                          "blocks; 0 = every resident block of every SM (persistent grid)"});
+    const int64_t limit = smem_limit(device);
+    space.restrictions.push_back({"shared memory: points, table chunks, lists, counts (and sums) fit a block",
+                                  [problem, limit](const Params& p) {
+                                    return block_smem_bytes(problem, run_config(p)) <= limit;
+                                  }});
+    const bool narrow_m = problem.m <= INT32_MAX;
+    space.restrictions.push_back(
+        {"update=sorted needs M < 2^31", [narrow_m](const Params& p) { return narrow_m || p.at("update") != "sorted"; }});
+    space.restrictions.push_back({"no idle blocks: grid <= point tiles", [problem](const Params& p) {
+                                    const int64_t grid = p.at("grid").get<int64_t>();
+                                    const int bm = kTileConfigs[run_config(p).tile_index].bm;
+                                    return grid == 0 || grid <= (problem.m + bm - 1) / bm;
+                                  }});
+    return space;
+  }
+
+  // Provisional, until the lead's measurements (docs/gemm-window.md lists them):
+  // - tile: groups of at most 16 centroids waste least with 16-column tiles, up to 64 with 64;
+  //   otherwise 128 columns over 2 warp columns (64 accumulators a lane), and 64-point blocks
+  //   where 128 points of FP16 rows would not leave room for the ring (N > 512).
+  // - update: the FP64 atomics serialise on few addresses (tf32-window measured 5.0 ms at N=8
+  //   K=32 M=8M against 0.34 ms for block-private sums), so block sums where ΣK·N floats fit
+  //   in 64 KiB; beyond that sorted labels from N = 64 (one atomic per run instead of per
+  //   point: M·N atomics would be 268M at N=128 M=2M), global below.
+  // - table: resident when the whole FP16 table is at most 32 KiB (no barrier per chunk).
+  Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    const int widest = problem.k.kmax;
+    std::vector<std::string> order;
+    if (widest <= 16) order = {"128x16/4x1", "128x64/4x1", "128x128/4x2", "64x128/2x2"};
+    else if (widest <= 64) order = {"128x64/4x1", "128x128/4x2", "64x128/2x2"};
+    else if (padded_dims(problem.n) > 512) order = {"64x128/2x2", "128x128/4x2"};
+    else order = {"128x128/4x2", "64x128/2x2"};
+    Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"grid", 0}};
+    for (const std::string& tile : order) {
+      params["tile"] = tile;
+      if (fits(problem, device, params)) break;
+    }
+    const int64_t sums_floats = int64_t(problem.k.sum()) * problem.n;
+    if (sums_floats * 4 <= 64 * 1024 && fits(problem, device, with(params, "update", "shared")))
+      params["update"] = "shared";
+    else if (problem.n >= 64 && problem.m <= INT32_MAX)
+      params["update"] = "sorted";
+    const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmax,
+                                            kTileConfigs[run_config(params).tile_index]);
+    const int64_t table = int64_t(geometry.total_columns) * geometry.npad * 2;
+    if (table <= 32 * 1024 && fits(problem, device, with(params, "table", "resident"))) params["table"] = "resident";
+    return params;
+  }
+
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    if (auto reason = can_implement(problem, device)) throw UnsupportedError("gemm-window: " + *reason);
+    const RunConfig config = run_config(params);
+    if (block_smem_bytes(problem, config) > smem_limit(device))
+      throw UnsupportedError("gemm-window: " + params_label(params) + " needs more shared memory than a block may use");
+    const Translation translation = translation_for(data);  // refuses data beyond FP32 distances, before GPU work
+    return make_run(problem, data, config, device, translation);
+  }
+};
+
+MKBENCH_REGISTER_VARIANT(GemmWindow);
+
+}  // namespace
+}  // namespace mk

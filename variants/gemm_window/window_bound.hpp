@@ -1,0 +1,101 @@
+#pragma once
+// Why gemm-window's FP16 keys still give FP32-faithful labels: a forward-error bound on each
+// key, from which a per-point window follows. A centroid that could be truly nearer than the
+// key winner has a key inside the window; a point whose window holds only its winner is
+// settled by the keys, the others are re-decided by exact distances.
+//
+// The key of point x and centroid c_j, in translated coordinates scaled by a power of two s
+// (x̃ = (x − μ)·s, c̃_j = (c_j − μ)·s, both rounded to FP32 first):
+//   key_j = fl32(cn_j + xb) + Σ_steps MMA(x_h · c_h,j)
+//   x_h = fp16(x̃),  c_h,j = fp16(−2·c̃_j),  cn_j = fl32(‖c̃_j‖²)  (FP64 sum, rounded once)
+//   xb  = a per-point bias ≥ (1 + 2^-6)·‖x̃‖², so every key is positive and its float bits
+//         order like the keys (the centroid index replaces the low mantissa bits).
+// The exact quantity is t_j + xb with t_j = ‖c̃_j‖² − 2 x̃·c̃_j = s²(‖x − c_j‖² − ‖x − μ‖²): the
+// same order as the distances. With a = ‖x̃‖, ‖c̃_j‖ ≤ r:
+//   FP16 inputs:  x_h = x̃ + δx, c_h/(−2) = c̃_j + δc_j, and
+//                 |x_h·c_h/(−2) − x̃·c̃_j| ≤ ‖δx‖ r + a ‖δc_j‖ + ‖δx‖ ‖δc_j‖.
+//     ‖δx‖ is measured per point while the point is converted (exactly: a float minus its
+//     FP16 rounding is exact), and ‖δc_j‖ ≤ ρ (‖c̃_j‖ + τ) with ρ measured over the table each
+//     iteration (τ keeps centroids whose values are FP16 subnormals from inflating ρ). This
+//     measured form is about 2.4× narrower than the worst-case 2^-11 per input of
+//     near_tie_bound.hpp's Fp16KeyModel, and it covers subnormals by construction.
+//   Tensor-core accumulation: n·2^-22 of Σ|x_h c_h| ≤ ‖x_h‖‖c_h‖ ≤ (a + ‖δx‖)·2(r + ‖δc‖),
+//     plus (n/8 + 2)·2^-22 of |C| + Σ|x_h c_h| for the FP32 running sums and the bias add
+//     (the accumulate_rel of near_tie_bound.hpp's models).
+//   Norms: cn_j errs by ≤ 3u r² (FP32 centring, squares in FP64, one rounding).
+//   Packing: replacing index_bits low mantissa bits moves a key by < 2^(bits−23) of itself.
+// Every j with D_j ≤ D_b has ‖c̃_j‖ ≤ a + D_j ≤ a + D_b = r, so its key is at most
+// key_b + 2δ(r) (+ packing on both keys): that is the window. D_b is bounded above from the
+// winner's own key and error. The FP32 evaluation of these few terms is covered by
+// kWindowSafety, as in near_tie_bound.hpp.
+#include <cfloat>
+#include <cmath>
+
+#include "variants/gemm_window/config.hpp"
+
+namespace mk::gemm_window {
+
+constexpr float kWindowSafety = 1.25f;
+constexpr float kUnit = 0x1p-24f;
+constexpr float kBiasMargin = 0x1p-6f;  // xb = (1 + margin)·‖x̃‖²: keys stay positive
+
+struct KeyErrorModel {
+  float rho = 0;           // ‖δc_j‖ ≤ rho·(‖c̃_j‖ + tau), FP32 centring included
+  float tau = 0;
+  float acc_products = 0;  // npad·2^-22
+  float acc_running = 0;   // (npad/8 + 2)·2^-22
+  float norm_rel = 0;      // 3u + u (evaluation)
+  float pack_rel = 0;      // 2^(index_bits − 23)
+};
+
+// The parts of the model fixed by the geometry; rho and tau come from the table each iteration.
+inline KeyErrorModel key_error_model(int npad, int index_bits) {
+  KeyErrorModel m;
+  m.acc_products = float(double(npad) * 0x1p-22);
+  m.acc_running = float(double(npad / 8 + 2) * 0x1p-22);
+  m.norm_rel = 4.f * kUnit;
+  m.pack_rel = std::ldexp(1.f, index_bits - 23);
+  return m;
+}
+
+// The absolute floor of the centroid residual ratio: values below FP16's normal range
+// (2^-14) round with an absolute error ≤ 2^-25 each, so a centroid with ‖c̃‖ ≤ tau = 2^-14·√n
+// has ‖δc‖ ≤ 2^-25·√n = 2^-11·tau. Shared by the table kernel and the tests.
+MK_GW_HD inline float residual_floor(int npad) { return 0x1p-14f * sqrtf(float(npad)); }
+
+// Bound on |key_j − (t_j + xb)| for any centroid with ‖c̃_j‖ ≤ r. a = ‖x̃‖, ex = ‖δx‖ (upper
+// bounds), xb the bias the kernel added.
+MK_GW_HD inline float key_error(float a, float ex, float xb, float r, const KeyErrorModel& m) {
+  const float dc = m.rho * (r + m.tau);
+  const float dot = 2.f * (ex * r + a * dc + ex * dc);
+  const float products = (a + ex) * 2.f * (r + dc);
+  const float accumulation = m.acc_products * products + m.acc_running * (r * r + xb + products);
+  return dot + accumulation + m.norm_rel * r * r;
+}
+
+// Every centroid that could be truly nearer than the key winner has a (packed) key at most
+// best_key + this. xn2 ≥ ‖x̃‖², ex ≥ ‖δx‖, best_key the winner's packed key as a float,
+// best_cn its stored ‖c̃_b‖².
+MK_GW_HD inline float key_window(float xn2, float ex, float xb, float best_key, float best_cn,
+                                 const KeyErrorModel& m) {
+  const float a = sqrtf(fmaxf(xn2, 0.f));
+  const float cb = sqrtf(fmaxf(best_cn, 0.f));
+  const float delta_b = key_error(a, ex, xb, cb, m) + m.pack_rel * fabsf(best_key);
+  const float db = sqrtf(fmaxf(best_key - xb + xn2 + delta_b, 0.f));
+  const float r = a + db;
+  const float delta = key_error(a, ex, xb, r, m);
+  const float packing = m.pack_rel * 2.f * (fabsf(best_key) + 2.f * delta);
+  return kWindowSafety * (2.f * delta + packing) + FLT_MIN;
+}
+
+// The power of two that brings every translated value below 2^14 in magnitude (so −2c stays
+// below 2^15 and finite in FP16) with as much of FP16's normal range as possible in use:
+// largest_norm2 bounds ‖x̃‖² and ‖c̃‖² before scaling.
+MK_GW_HD inline float scale_for(float largest_norm2) {
+  if (!(largest_norm2 > 0.f)) return 1.f;
+  int exponent = 0;
+  frexpf(largest_norm2, &exponent);  // largest_norm2 < 2^exponent, so every |value| < 2^ceil(exponent/2)
+  return ldexpf(1.f, 14 - ((exponent + 1) >> 1));
+}
+
+}  // namespace mk::gemm_window

@@ -1,0 +1,328 @@
+// The CUDA engine of the subset batch: every problem of a step in one launch
+// (variants/subset_batch/kernel/, NVRTC-specialised on S, K, N and the class count, so a
+// thread's centroids and columns sit in registers indexed by constants).
+//
+// Per step: subset_accumulate (grid = chunks of rows × blocks of problems; a block's tile of
+// rows × all attributes in shared memory serves each of its problems), subset_update (the
+// chunks reduced in FP64, centroids, shift, freezing), subset_compact (the next step's active
+// list), and one 4-byte read-back of the active count. The label pass is subset_label_pass and
+// subset_reduce_labels. The table is centred per attribute on upload (the distance key's
+// ‖c‖² − 2x·c expansion loses precision with the data's distance from the origin, not its
+// spread); centroids go back to data units on read-back.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+
+#include "core/errors.hpp"
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/common/kernel_sources.hpp"
+#include "variants/common/nvrtc_module.hpp"
+#include "variants/common/packed_argmin.hpp"
+#include "variants/subset_batch/cuda_kernels.hpp"
+#include "variants/subset_batch/engines.hpp"
+
+namespace mk::batch {
+
+namespace {
+
+struct CompiledKernels {
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t accumulate = nullptr, label_pass = nullptr, update = nullptr, compact = nullptr, reduce = nullptr;
+};
+
+const CompiledKernels& compiled_kernels(const CudaKernelShape& shape) {
+  static std::mutex mutex;
+  static std::map<CudaKernelShape, CompiledKernels> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find(shape);
+  if (found != cache.end()) return found->second;
+  CompiledKernels kernels;
+  kernels.library = gpu::compile_and_load(cuda_kernel_request(shape));
+  gpu::check(cudaLibraryGetKernel(&kernels.accumulate, kernels.library, "subset_accumulate"), "subset_accumulate");
+  gpu::check(cudaLibraryGetKernel(&kernels.label_pass, kernels.library, "subset_label_pass"), "subset_label_pass");
+  gpu::check(cudaLibraryGetKernel(&kernels.update, kernels.library, "subset_update"), "subset_update");
+  gpu::check(cudaLibraryGetKernel(&kernels.compact, kernels.library, "subset_compact"), "subset_compact");
+  gpu::check(cudaLibraryGetKernel(&kernels.reduce, kernels.library, "subset_reduce_labels"), "subset_reduce_labels");
+  return cache.emplace(shape, kernels).first->second;
+}
+
+const void* as_function(cudaKernel_t kernel) { return reinterpret_cast<const void*>(kernel); }
+
+// Blocks of one kernel resident on the whole GPU at once.
+int64_t resident_blocks(cudaKernel_t kernel, int threads, size_t shared, const DeviceInfo& device) {
+  if (shared > 48 * 1024)
+    gpu::check(cudaFuncSetAttribute(as_function(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+               "shared memory limit");
+  int per_sm = 0;
+  gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, as_function(kernel), threads, shared),
+             "occupancy query");
+  if (per_sm < 1)
+    throw UnsupportedError("subset batch: a block of " + std::to_string(threads) + " threads with " +
+                           std::to_string(shared) + " bytes of shared memory cannot run on " + device.name);
+  return int64_t(per_sm) * std::max(1, device.sm_count);
+}
+
+class CudaSubsetRun : public SubsetBatchRun {
+ public:
+  CudaSubsetRun(const SharedTable& table, const SubsetProblems& problems, const DeviceInfo& device)
+      : s_(problems.s), k_(problems.k), count_(problems.count), classes_(table.classes) {
+    const auto start = std::chrono::steady_clock::now();
+    const Dataset& data = *table.data;
+    m_ = data.m;
+    if (device.ordinal >= 0) gpu::check(cudaSetDevice(device.ordinal), "cudaSetDevice");
+    shape_ = cuda_kernel_shape(SubsetShape{data.m, data.n, s_, k_, classes_, count_}, device);
+    kernels_ = &compiled_kernels(shape_);
+    gpu::check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+
+    const CudaLayout layout = cuda_layout(shape_, data.m);
+    groups_per_tile_ = shape_.tile_groups;
+    upload_table(data, table, layout);
+    upload_problems(problems);
+
+    size_t free_bytes = 0, total_bytes = 0;
+    gpu::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    // Half of what is free for both partial buffers: the rest stays for the driver and NVRTC.
+    const double partial_budget = 0.25 * double(free_bytes);
+    const size_t step_shared = cuda_step_shared_bytes(shape_);
+    const size_t label_shared = cuda_label_shared_bytes(shape_);
+    step_plan_ = plan_chunks(layout.tiles, ceil_div(count_, shape_.block),
+                             resident_blocks(kernels_->accumulate, shape_.block, step_shared, device),
+                             double(count_) * k_ * acc_quads() * 16.0, partial_budget, shape_.tile_groups);
+    label_plan_ = plan_chunks(layout.tiles, ceil_div(count_, shape_.label_block),
+                              resident_blocks(kernels_->label_pass, shape_.label_block, label_shared, device),
+                              double(count_) * (k_ * classes_or_one() * 4.0 + 4.0), partial_budget, shape_.tile_groups);
+    step_partials_.allocate(size_t(step_plan_.chunks) * count_ * k_ * acc_quads(), "subset step partials");
+    label_counts_.allocate(size_t(label_plan_.chunks) * count_ * k_ * classes_or_one(), "subset label partials");
+    label_inertia_.allocate(size_t(label_plan_.chunks) * count_, "subset label inertia partials");
+    class_counts_.allocate(size_t(count_) * k_ * classes_or_one(), "subset class counts");
+    inertia_.allocate(size_t(count_), "subset inertia");
+    step_shared_ = step_shared;
+    label_shared_ = label_shared;
+    gpu::check(cudaStreamSynchronize(stream_), "subset upload");
+    prepare_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  ~CudaSubsetRun() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  int64_t step() override {
+    if (active_host_ == 0) return 0;
+    long long m = m_;
+    long long groups_per_chunk = step_plan_.groups_per_chunk;
+    const int* columns = columns_.get();
+    const float* centroids = centroids_.get();
+    const int* list = active_list_.get();
+    int active = int(active_host_);
+    float4* partials = step_partials_.get();
+    const float4* quads = quads_.get();
+    void* accumulate_args[] = {&quads, &m, &groups_per_chunk, &columns, &centroids, &list, &active, &partials};
+    launch(kernels_->accumulate, dim3(unsigned(step_plan_.chunks), unsigned(ceil_div(active, shape_.block))),
+           dim3(unsigned(shape_.block)), accumulate_args, step_shared_, "subset_accumulate");
+
+    const float4* partials_in = partials;
+    int chunks = int(step_plan_.chunks);
+    float* centroids_out = centroids_.get();
+    const double* thresholds = thresholds_.get();
+    int* steps = steps_.get();
+    unsigned char* flags = active_flags_.get();
+    unsigned char* converged = converged_.get();
+    void* update_args[] = {&partials_in, &chunks, &list, &active, &centroids_out, &thresholds, &steps, &flags, &converged};
+    launch(kernels_->update, dim3(unsigned(ceil_div(active, 256))), dim3(256), update_args, 0, "subset_update");
+
+    const unsigned char* flags_in = flags;
+    int problems = int(count_);
+    int* list_out = active_list_.get();
+    int* count_out = active_count_.get();
+    void* compact_args[] = {&flags_in, &problems, &list_out, &count_out};
+    launch(kernels_->compact, dim3(1), dim3(1024), compact_args, 0, "subset_compact");
+    int next = 0;
+    gpu::check(cudaMemcpyAsync(&next, count_out, sizeof(int), cudaMemcpyDeviceToHost, stream_), "active count");
+    gpu::check(cudaStreamSynchronize(stream_), "subset step");
+    active_host_ = next;
+    return active_host_;
+  }
+
+  void label_pass() override {
+    long long m = m_;
+    long long groups_per_chunk = label_plan_.groups_per_chunk;
+    const float4* quads = quads_.get();
+    const int* labels = labels_.get();
+    const int* columns = columns_.get();
+    const float* centroids = centroids_.get();
+    int problems = int(count_);
+    int* counts = label_counts_.get();
+    float* inertia = label_inertia_.get();
+    void* label_args[] = {&quads, &labels, &m, &groups_per_chunk, &columns, &centroids, &problems, &counts, &inertia};
+    launch(kernels_->label_pass, dim3(unsigned(label_plan_.chunks), unsigned(ceil_div(count_, shape_.label_block))),
+           dim3(unsigned(shape_.label_block)), label_args, label_shared_, "subset_label_pass");
+
+    const int* counts_in = counts;
+    const float* inertia_in = inertia;
+    int chunks = int(label_plan_.chunks);
+    long long* class_counts = class_counts_.get();
+    double* inertia_out = inertia_.get();
+    void* reduce_args[] = {&counts_in, &inertia_in, &chunks, &problems, &class_counts, &inertia_out};
+    const int64_t cells = count_ * k_ * classes_or_one();
+    launch(kernels_->reduce, dim3(unsigned(ceil_div(cells, 256))), dim3(256), reduce_args, 0, "subset_reduce_labels");
+    gpu::check(cudaStreamSynchronize(stream_), "subset label pass");
+  }
+
+  SubsetOutcome read_back() override {
+    SubsetOutcome out;
+    out.s = s_;
+    out.k = k_;
+    out.classes = classes_;
+    out.count = count_;
+    out.centroids.resize(size_t(count_) * k_ * s_);
+    out.steps.resize(size_t(count_));
+    out.converged.resize(size_t(count_));
+    out.inertia.resize(size_t(count_));
+    std::vector<long long> counts(size_t(count_) * k_ * classes_or_one());
+    copy_to_host(out.centroids.data(), centroids_.get(), out.centroids.size() * sizeof(float));
+    copy_to_host(out.steps.data(), steps_.get(), out.steps.size() * sizeof(int32_t));
+    copy_to_host(out.converged.data(), converged_.get(), out.converged.size());
+    copy_to_host(out.inertia.data(), inertia_.get(), out.inertia.size() * sizeof(double));
+    copy_to_host(counts.data(), class_counts_.get(), counts.size() * sizeof(long long));
+    gpu::check(cudaStreamSynchronize(stream_), "subset read-back");
+    out.class_counts.assign(counts.begin(), counts.end());
+    // Back to data units.
+    for (int64_t b = 0; b < count_; ++b)
+      for (int j = 0; j < k_; ++j)
+        for (int d = 0; d < s_; ++d) {
+          float& value = out.centroids[size_t((b * k_ + j) * s_ + d)];
+          value = float(double(value) + means_[size_t(columns_host_[size_t(b * s_ + d)])]);
+        }
+    return out;
+  }
+
+  double prepare_seconds() const override { return prepare_seconds_; }
+
+ private:
+  static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  int acc_quads() const { return (s_ + 1 + 3) / 4; }
+  int classes_or_one() const { return std::max(classes_, 1); }
+
+  void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared, const char* what) {
+    gpu::check(cudaLaunchKernel(as_function(kernel), grid, block, args, shared, stream_), what);
+  }
+  void copy_to_host(void* to, const void* from, size_t bytes) {
+    gpu::check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToHost, stream_), "subset read-back");
+  }
+  template <typename T>
+  void upload(gpu::DeviceBuffer<T>& buffer, const std::vector<T>& values, const char* what) {
+    buffer.allocate(values.size(), what);
+    gpu::check(cudaMemcpy(buffer.get(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), what);
+  }
+
+  // The table centred per attribute, in groups of 4 rows ([group][attribute] float4), padded
+  // with zero rows to whole tiles; the labels padded alike.
+  void upload_table(const Dataset& data, const SharedTable& table, const CudaLayout& layout) {
+    const int n = data.n;
+    means_.assign(size_t(n), 0.0);
+    std::vector<double> partial;
+#pragma omp parallel
+    {
+      std::vector<double> mine(size_t(n), 0.0);
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < data.m; ++i)
+        for (int d = 0; d < n; ++d) mine[d] += data.values[size_t(i) * n + d];
+#pragma omp critical
+      for (int d = 0; d < n; ++d) means_[d] += mine[d];
+    }
+    for (double& mean : means_) mean /= double(data.m);
+    std::vector<float> grouped(size_t(layout.groups_padded) * n * 4, 0.f);
+#pragma omp parallel for schedule(static)
+    for (int64_t g = 0; g < layout.groups_padded; ++g)
+      for (int p = 0; p < 4; ++p) {
+        const int64_t row = g * 4 + p;
+        if (row >= data.m) break;
+        for (int d = 0; d < n; ++d)
+          grouped[(size_t(g) * n + d) * 4 + p] = float(double(data.values[size_t(row) * n + d]) - means_[d]);
+      }
+    quads_.allocate(size_t(layout.groups_padded) * n, "subset table");
+    gpu::check(cudaMemcpy(quads_.get(), grouped.data(), grouped.size() * sizeof(float), cudaMemcpyHostToDevice),
+               "subset table upload");
+    std::vector<int32_t> labels(size_t(layout.groups_padded) * 4, 0);
+    if (table.classes > 0) std::copy(table.labels->begin(), table.labels->end(), labels.begin());
+    upload(labels_, labels, "subset labels");
+  }
+
+  void upload_problems(const SubsetProblems& problems) {
+    columns_host_ = problems.columns;
+    std::vector<float> centred(problems.centroids.size());
+    for (int64_t b = 0; b < count_; ++b)
+      for (int j = 0; j < k_; ++j)
+        for (int d = 0; d < s_; ++d) {
+          const size_t i = size_t((b * k_ + j) * s_ + d);
+          centred[i] = float(double(problems.centroids[i]) - means_[size_t(problems.columns[size_t(b * s_ + d)])]);
+        }
+    upload(columns_, problems.columns, "subset columns");
+    upload(centroids_, centred, "subset centroids");
+    upload(thresholds_, problems.thresholds, "subset thresholds");
+    std::vector<int32_t> list(static_cast<size_t>(count_));
+    std::iota(list.begin(), list.end(), 0);
+    upload(active_list_, list, "subset active list");
+    upload(steps_, std::vector<int32_t>(size_t(count_), 0), "subset steps");
+    upload(active_flags_, std::vector<unsigned char>(size_t(count_), 1), "subset active flags");
+    upload(converged_, std::vector<unsigned char>(size_t(count_), 0), "subset converged flags");
+    upload(active_count_, std::vector<int32_t>{int32_t(count_)}, "subset active count");
+    active_host_ = count_;
+  }
+
+  int s_, k_;
+  int64_t count_;
+  int classes_;
+  int64_t m_ = 0;
+  int groups_per_tile_ = 0;
+  CudaKernelShape shape_;
+  const CompiledKernels* kernels_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  ChunkPlan step_plan_, label_plan_;
+  size_t step_shared_ = 0, label_shared_ = 0;
+  std::vector<double> means_;
+  std::vector<int32_t> columns_host_;
+  int64_t active_host_ = 0;
+  double prepare_seconds_ = 0;
+  gpu::DeviceBuffer<float4> quads_, step_partials_;
+  gpu::DeviceBuffer<int32_t> labels_, columns_, active_list_, steps_, active_count_, label_counts_;
+  gpu::DeviceBuffer<float> centroids_, label_inertia_;
+  gpu::DeviceBuffer<double> thresholds_, inertia_;
+  gpu::DeviceBuffer<unsigned char> active_flags_, converged_;
+  gpu::DeviceBuffer<long long> class_counts_;
+};
+
+class CudaSubsetEngine : public SubsetBatchEngine {
+ public:
+  std::string name() const override { return "cuda"; }
+  std::string description() const override {
+    return "every problem of a step in one launch: a tile of rows x all attributes in shared memory serves a block "
+           "of problems, one per thread (NVRTC-specialised)";
+  }
+  std::optional<std::string> can_run(const SubsetShape& shape, const DeviceInfo& device) const override {
+    return cuda_refusal(shape, device);
+  }
+  std::unique_ptr<SubsetBatchRun> prepare(const SharedTable& table, const SubsetProblems& problems,
+                                          const DeviceInfo& device) const override {
+    check_subset_input(table, problems);
+    const SubsetShape shape{table.data->m, table.data->n, problems.s, problems.k, table.classes, problems.count};
+    if (auto refusal = cuda_refusal(shape, device)) throw UnsupportedError("subset engine cuda: " + *refusal);
+    return std::make_unique<CudaSubsetRun>(table, problems, device);
+  }
+};
+
+}  // namespace
+
+const SubsetBatchEngine& cuda_subset_engine() {
+  static const CudaSubsetEngine engine;
+  return engine;
+}
+
+}  // namespace mk::batch

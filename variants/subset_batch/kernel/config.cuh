@@ -1,0 +1,24 @@
+// The compile-time shape of one subset-batch specialisation (variants/subset_batch/cuda_engine.cu
+// writes these #defines before including kernel.cuh). Everything a thread keeps per problem
+// is indexed by these constants, so it lives in registers.
+#pragma once
+
+#if !defined(S_COLS) || !defined(K_CLUSTERS) || !defined(N_ATTRS) || !defined(CLASSES) || !defined(BLOCK) || \
+    !defined(LABEL_BLOCK) || !defined(TILE_GROUPS) || !defined(INDEX_BITS)
+#error "subset_batch kernels need S_COLS, K_CLUSTERS, N_ATTRS, CLASSES, BLOCK, LABEL_BLOCK, TILE_GROUPS, INDEX_BITS"
+#endif
+
+// The table on the device: groups of 4 consecutive rows, each attribute's 4 values one float4
+// ([group][attribute] float4), so one 16-byte shared-memory load gives a thread 4 rows of one
+// of its columns, and a tile is one contiguous range of the array.
+#define GROUP_ROWS 4
+
+// A thread's accumulators for one cluster: its S_COLS sums and its count, in whole float4s.
+#define ACC_QUADS ((S_COLS + 1 + 3) / 4)
+
+// The low INDEX_BITS mantissa bits of a distance key carry the centroid index.
+#define INDEX_MASK ((1u << INDEX_BITS) - 1u)
+
+static_assert(S_COLS >= 1 && K_CLUSTERS >= 1 && N_ATTRS >= S_COLS && CLASSES >= 1, "shape");
+static_assert((1 << INDEX_BITS) >= K_CLUSTERS, "INDEX_BITS must hold every centroid index");
+static_assert(BLOCK % 32 == 0 && LABEL_BLOCK % 32 == 0, "whole warps");
