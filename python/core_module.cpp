@@ -227,7 +227,7 @@ PYBIND11_MODULE(_core, m) {
       "run",
       [](const std::string& variant, int dims, const std::string& k, const std::string& points, int iters,
          int warmup, bool verify, const std::string& dataset, uint64_t seed, const std::string& init,
-         const std::vector<std::string>& params, int device, bool use_tuned) {
+         const std::vector<std::string>& params, const std::string& device, bool use_tuned) {
         mk::RunOptions options;
         options.variants = variant;
         options.dims = dims;

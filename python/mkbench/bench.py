@@ -29,7 +29,8 @@ def run(variant="auto", dims=8, k="3..7", points="1M", *, iters=20, warmup=3, ve
     """Measure one variant on one problem, as `mkbench run --variant VARIANT ...`.
 
     k: an int, "A..B" or range(A, B + 1); points: an int or a count ("32M"); params: a dict of
-    the variant's tunables (--param key=value). Returns the result row (the "rows" entry of the
+    the variant's tunables (--param key=value); device: an ordinal or run's --device text ("0,1",
+    "all", "cpu"). Returns the result row (the "rows" entry of the
     mkbench.results document) as a dict; its "verify" says whether --verify passed. A refused
     row or bad input raises ValueError, a CUDA failure RuntimeError.
     """
@@ -37,5 +38,5 @@ def run(variant="auto", dims=8, k="3..7", points="1M", *, iters=20, warmup=3, ve
         raise ValueError(f"variant must be one name (or auto), got {variant!r}")
     assignments = [f"{key}={value}" for key, value in (params or {}).items()]
     text = _core.run(variant, int(dims), _k_text(k), _count_text(points, "points"), int(iters), int(warmup),
-                     bool(verify), dataset, int(seed), init, assignments, int(device), bool(tuned))
+                     bool(verify), dataset, int(seed), init, assignments, str(device), bool(tuned))
     return json.loads(text)["rows"][0]
