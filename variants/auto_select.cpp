@@ -46,13 +46,11 @@ namespace mk {
 // 9.54; N=8 M=8M K=128: 2.10 against 2.90); at K=64 it won at N=32 but lost at N=8, so the
 // boundary is K=128. It refuses K ranges, N > 64 and centroid tables beyond
 // shared memory, which fall through to the class's chain.
-// gemm-window (issue 32's mainstream shapes) goes first for N ≥ 64 with a K of 64 or more, as
-// an EXPECTATION, not a measurement: nothing of it has run on a GPU yet. The reasons: at
-// N=128 K=1024 M=2M the chain's winner takes 87 ms on the H200 where a tensor-core peer takes
-// 3.2 ms (issue 32), and gemm-window is the one variant here whose keys come from FP16 MMAs
-// for N > 64; below K=64 its 64/128-column tiles are mostly padding. tests/device.sh's
-// mainstream stage measures it against auto's chain on the issue's rows; this entry stays only
-// if those rows confirm it (docs/gemm-window.md, "auto").
+// gemm-window (issue 32's mainstream shapes) goes first for N ≥ 64 with a K of 64 or more: on
+// an H100 at 325a8bc it beat warp-centric, the chain's first, on every row measured (N=128
+// K=1024 M=2M 12.6 against 87.0 ms, N=64 K=256 M=4M 6.70 against 59.4, N=128 K=100 M=1M 2.89
+// against 3.68; reports/results/nvidia-h100-80gb-hbm3/mainstream.txt); below K=64 its
+// 64/128-column tiles are mostly padding, and that boundary is not measured.
 std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.n >= 64 && problem.k.kmax >= 64)
     return {"gemm-window", "warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
@@ -114,7 +112,7 @@ class AutoSelect : public Variant {
   std::string name() const override { return "auto"; }
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
-           "that measured fastest for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 64 (expected, not yet measured); for K < 256 tensor-multik, "
+           "that measured fastest for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 64; for K < 256 tensor-multik, "
            "except one K <= 4 or > 16 at N <= 4: registers-multik; gemm-tf32x3 above; tf32-window first for one "
            "K >= 128), with the delegate's tuned-config entry where one applies, else its defaults";
   }

@@ -85,6 +85,9 @@ class PreparedRun {
   virtual void accumulate(const AccumulateOptions& options);
   virtual AccumulatorRefs accumulators();
   virtual StepSummary update(const UpdateOptions& options);
+  // Optional: builds now what the split step would build on first use (tensor-multik compiles
+  // its sums kernels, about 0.7 s of NVRTC), so a loop timed from its first step measures steps.
+  virtual void prepare_split() {}
 
   // Out-of-core (Problem::streamed; docs/out-of-core.md): where the next chunk's points go,
   // and how many rows the next accumulate() reads. Runs that cannot take new points between

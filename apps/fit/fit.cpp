@@ -76,6 +76,7 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
       };
     LoopOutcome outcome = run_to_convergence(*run, k, data.n, seeds.packed, loop);
     result.steps += outcome.steps;
+    result.seconds.prepare += outcome.prepare_seconds;
     result.seconds.iterations += outcome.iteration_seconds;
     result.seconds.labels += outcome.labels_seconds;
 

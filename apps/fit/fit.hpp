@@ -36,6 +36,7 @@ struct FitSettings {
 
 struct FitSeconds {
   double seeding = 0;
+  double prepare = 0;  // the run's one-time build for split steps (PreparedRun::prepare_split)
   double iterations = 0;
   double labels = 0;   // the final assignment passes and their read-backs
   double metrics = 0;  // data moments, the Davies-Bouldin pass, the silhouette sample

@@ -78,10 +78,11 @@ json fit_to_json(const FitRecord& record, bool with_files) {
   // The Ks of the range share every pass (one fused multi-K pass), so time is split by phase
   // for the whole fit, not by K.
   doc["time_s"] = {{"seeding", t.seeding},
+                   {"prepare", t.prepare},
                    {"iterations", t.iterations},
                    {"labels", t.labels},
                    {"metrics", t.metrics},
-                   {"total", t.seeding + t.iterations + t.labels + t.metrics}};
+                   {"total", t.seeding + t.prepare + t.iterations + t.labels + t.metrics}};
   json per_k = json::array();
   for (size_t index = 0; index < result.per_k.size(); ++index) {
     const KFit& fit = result.per_k[index];

@@ -40,6 +40,7 @@ struct KFit {
 struct LoopOutcome {
   std::vector<KFit> per_k;  // kmin..kmax
   int steps = 0;            // fused passes with an update
+  double prepare_seconds = 0;  // PreparedRun::prepare_split(): what the first step would build
   double iteration_seconds = 0;
   double labels_seconds = 0;  // the final assignment pass and the read-back
 };

@@ -122,6 +122,7 @@ QuantizeResult quantize_image(const Image& image, const QuantizeSettings& settin
   run->synchronize();
   result.seconds.prepare = seconds_since(start);
   LoopOutcome outcome = run_to_convergence(*run, problem.k, 3, seeds.packed, loop);
+  result.seconds.prepare += outcome.prepare_seconds;
   result.seconds.steps = outcome.iteration_seconds;
   result.seconds.labels = outcome.labels_seconds;
   run.reset();

@@ -93,15 +93,12 @@ class TensorMultiKRun : public gpu::GpuRun {
   // The split step (variants/step.hpp): a kernel of its own whose last block leaves the sums
   // instead of dividing (built on first use; the timed iterate() never pays for it).
   void accumulate(const AccumulateOptions& options) override {
-    cudaKernel_t& kernel = options.store_labels ? sums_labels_kernel_ : sums_kernel_;
-    if (!kernel) {
-      KernelConfig sums_config = config_;
-      sums_config.sums_out = true;
-      sums_config.store_labels = options.store_labels && config_.prepared_operands;
-      kernel = loaded_kernel(sums_config);
-    }
-    launch(kernel, options.store_labels);
+    launch(split_kernel(options.store_labels), options.store_labels);
     sums_left_ = true;
+  }
+
+  void prepare_split() override {
+    for (bool store_labels : {false, true}) split_kernel(store_labels);
   }
 
   AccumulatorRefs accumulators() override {
@@ -111,6 +108,17 @@ class TensorMultiKRun : public gpu::GpuRun {
   }
 
  private:
+  cudaKernel_t split_kernel(bool store_labels) {
+    cudaKernel_t& kernel = store_labels ? sums_labels_kernel_ : sums_kernel_;
+    if (!kernel) {
+      KernelConfig sums_config = config_;
+      sums_config.sums_out = true;
+      sums_config.store_labels = store_labels && config_.prepared_operands;
+      kernel = loaded_kernel(sums_config);
+    }
+    return kernel;
+  }
+
   void launch(cudaKernel_t kernel, bool store_labels) {
     // A split step left its sums for the update phase; every launch starts from zero sums.
     if (sums_left_) {
