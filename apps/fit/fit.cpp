@@ -68,6 +68,7 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
     LoopSettings loop;
     loop.max_iter = settings.max_iter;
     loop.shift_threshold = result.tol_threshold;
+    loop.rounding_floor = summation_order_floor(moments);
     loop.empty = settings.empty;
     loop.seed = seeding.seed;
     if (settings.on_step)
