@@ -13,6 +13,7 @@
 #include "apps/fit/fit_output.hpp"
 #include "apps/fit/fit_variant.hpp"
 #include "apps/fit/progress_line.hpp"
+#include "apps/fit/sample_weights.hpp"
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
 #include "harness/command.hpp"
@@ -48,6 +49,9 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
   app.add_option("--silhouette-sample", options.silhouette_sample,
                  "points in the silhouette's sample (0: no silhouette)")
       ->capture_default_str();
+  app.add_option("--weights", options.weights,
+                 "npy:PATH: one non-negative weight per point (a 1-D float32/float64 array), scikit-learn's "
+                 "sample_weight");
   app.add_option("--out", options.out, "write fit.json, centroids_k<K>.npy and labels_k<K>.npy here");
   app.add_flag("--quiet", options.quiet, "no progress line per step");
   app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
@@ -129,6 +133,10 @@ int fit_command(const FitOptions& options) {
 
   const Dataset data = load_fit_data(options);
   check_finite(data);
+  if (!options.weights.empty()) {
+    settings.weights = std::make_shared<const std::vector<float>>(load_sample_weights(options.weights, data.m));
+    settings.weights_spec = options.weights;
+  }
   Problem problem;
   problem.m = data.m;
   problem.n = data.n;

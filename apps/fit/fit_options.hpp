@@ -21,6 +21,9 @@ struct FitOptions {
   std::string variant = "auto";
   std::string empty = "farthest";
   int silhouette_sample = 10000;  // 0: no silhouette
+  std::string weights;           // "": unweighted; npy:PATH: one weight per point
+  bool stream = false;          // --stream: seed 001's one-pass streaming k-means (stream/)
+  std::string chunk_points;     // --stream's points per chunk ("": sqrt(M·K), seed 001's)
   std::string out;
   bool quiet = false;
   int device = 0;
