@@ -602,6 +602,7 @@ PY
       $MK --suite table1 --out $OUT/table1-b.json >/dev/null 2>$OUT/raw/t1b.log
       $MK compare $OUT/table1-a.json $OUT/table1-b.json --format md | tee $OUT/compare-table1.md | tail -20
       note "compare back-to-back rc=${PIPESTATUS[0]}" ;;
+    stream) source tests/device/stream.sh ;;
     fit-tests)
       # Issue 31's checks on the GPU: the fit gtests (the metric passes' GPU paths against their CPU
       # paths; best_k's recovery of planted K on the variant `fit --variant auto` picks) and

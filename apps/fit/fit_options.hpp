@@ -24,6 +24,8 @@ struct FitOptions {
   std::string weights;           // "": unweighted; npy:PATH: one weight per point
   bool stream = false;          // --stream: seed 001's one-pass streaming k-means (stream/)
   std::string chunk_points;     // --stream's points per chunk ("": sqrt(M·K), seed 001's)
+  bool empty_given = false;     // --empty / --silhouette-sample on the command line (--stream
+  bool silhouette_given = false;  // refuses them rather than ignore them)
   std::string out;
   bool quiet = false;
   int device = 0;
