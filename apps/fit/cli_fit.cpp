@@ -13,6 +13,8 @@
 #include "apps/fit/fit_output.hpp"
 #include "apps/fit/fit_variant.hpp"
 #include "apps/fit/progress_line.hpp"
+#include "apps/fit/sample_weights.hpp"
+#include "apps/stream/cli_stream.hpp"
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
 #include "harness/command.hpp"
@@ -44,10 +46,20 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
   app.add_option("--empty", options.empty,
                  "an empty cluster: keep its centroid, move it to the farthest point (scikit-learn) or to a "
                  "random point")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&options](const std::string&) { options.empty_given = true; });
   app.add_option("--silhouette-sample", options.silhouette_sample,
                  "points in the silhouette's sample (0: no silhouette)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&options](const std::string&) { options.silhouette_given = true; });
+  app.add_flag("--stream", options.stream,
+               "seed 001's one-pass streaming k-means: chunks reduced by k-means#, then weighted k-means++ and "
+               "Lloyd on the weighted centres (one K; docs/streaming.md)");
+  app.add_option("--chunk-points", options.chunk_points,
+                 "--stream: points per chunk (default max(sqrt(M*K), 4*K*ceil(3 ln K)))");
+  app.add_option("--weights", options.weights,
+                 "npy:PATH: one non-negative weight per point (a 1-D float32/float64 array), scikit-learn's "
+                 "sample_weight");
   app.add_option("--out", options.out, "write fit.json, centroids_k<K>.npy and labels_k<K>.npy here");
   app.add_flag("--quiet", options.quiet, "no progress line per step");
   app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
@@ -107,6 +119,8 @@ void print_summary(std::ostream& out, const FitResult& result) {
 }  // namespace
 
 int fit_command(const FitOptions& options) {
+  if (options.stream) return stream_fit_command(options);
+  if (!options.chunk_points.empty()) throw InputError("--chunk-points is an option of --stream");
   check_fit_options(options);
   FitSettings settings;
   settings.k = parse_k_range(options.k);
@@ -129,6 +143,10 @@ int fit_command(const FitOptions& options) {
 
   const Dataset data = load_fit_data(options);
   check_finite(data);
+  if (!options.weights.empty()) {
+    settings.weights = std::make_shared<const std::vector<float>>(load_sample_weights(options.weights, data.m));
+    settings.weights_spec = options.weights;
+  }
   Problem problem;
   problem.m = data.m;
   problem.n = data.n;

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "apps/fit/data_moments.hpp"
+#include "apps/fit/weighted_lloyd.hpp"
 #include "apps/seeding/seeding.hpp"
 #include "core/errors.hpp"
 #include "datasets/counter_rng.hpp"
@@ -51,6 +52,7 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
     SeedingOptions seeding;
     seeding.method = settings.init;
     seeding.seed = restart_seed(settings.seed, restart);
+    seeding.weights = settings.weights.get();
     const auto seeding_start = std::chrono::steady_clock::now();
     SeedingResult seeds;
     if (settings.initial_centroids.empty()) {
@@ -75,7 +77,9 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
       loop.on_step = [&settings, restart](int iteration, const StepSummary& step, const std::vector<uint8_t>& active) {
         settings.on_step(restart, iteration, step, active);
       };
-    LoopOutcome outcome = run_to_convergence(*run, k, data.n, seeds.packed, loop);
+    LoopOutcome outcome = settings.weights
+                              ? run_weighted_to_convergence(*run, k, data, *settings.weights, seeds.packed, loop)
+                              : run_to_convergence(*run, k, data.n, seeds.packed, loop);
     result.steps += outcome.steps;
     result.seconds.prepare += outcome.prepare_seconds;
     result.seconds.iterations += outcome.iteration_seconds;

@@ -30,6 +30,10 @@ struct FitSettings {
   EmptyPolicy empty = EmptyPolicy::Farthest;
   int64_t silhouette_sample = 10000;
   bool metrics_on_gpu = false;
+  // --weights: one per point (scikit-learn's sample_weight), or null; weights_spec names the
+  // file in fit.json. A weighted fit runs weighted_lloyd.hpp's loop and seeds on the host.
+  std::shared_ptr<const std::vector<float>> weights;
+  std::string weights_spec;
   // After every step of every restart (the progress line); may be empty.
   std::function<void(int restart, int iteration, const StepSummary& step, const std::vector<uint8_t>& active)> on_step;
 };

@@ -35,6 +35,9 @@ void check_fit_options(const FitOptions& options) {
   if (!known_init)
     throw InputError("--init must be first, random, k-means++ or npy:PATH, got '" + init + "'");
   parse_empty_policy(options.empty);  // throws InputError naming --empty
+  if (!options.weights.empty() && (options.weights.rfind("npy:", 0) != 0 || options.weights.size() == 4))
+    throw InputError("--weights must be npy:PATH (a 1-D float32 or float64 array, one weight per point), got '" +
+                     options.weights + "'");
 }
 
 }  // namespace mk

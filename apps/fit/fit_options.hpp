@@ -21,6 +21,11 @@ struct FitOptions {
   std::string variant = "auto";
   std::string empty = "farthest";
   int silhouette_sample = 10000;  // 0: no silhouette
+  std::string weights;           // "": unweighted; npy:PATH: one weight per point
+  bool stream = false;          // --stream: seed 001's one-pass streaming k-means (stream/)
+  std::string chunk_points;     // --stream's points per chunk ("": sqrt(M·K), seed 001's)
+  bool empty_given = false;     // --empty / --silhouette-sample on the command line (--stream
+  bool silhouette_given = false;  // refuses them rather than ignore them)
   std::string out;
   bool quiet = false;
   int device = 0;

@@ -66,7 +66,8 @@ json fit_to_json(const FitRecord& record, bool with_files) {
                     {"n_init", settings.n_init},
                     {"seed", settings.seed},
                     {"empty", to_string(settings.empty)},
-                    {"silhouette_sample", settings.silhouette_sample}};
+                    {"silhouette_sample", settings.silhouette_sample},
+                    {"weights", settings.weights_spec.empty() ? json(nullptr) : json(settings.weights_spec)}};
   doc["seeding"] = {{"method", result.seeding_method}};
   doc["best_k"] = result.best.k ? json(*result.best.k) : json(nullptr);
   doc["best_k_rule"] = result.best.rule;

@@ -46,7 +46,7 @@ std::optional<double> calinski_harabasz(const KFit& fit, const DataMoments& mome
     between += count * squared_distance(mean, moments.mean.data(), n);
     offset += count * squared_distance(mean, centroid.data(), n);
   }
-  const double within = std::max(0.0, fit.inertia - offset);
+  const double within = std::max(0.0, fit.point_inertia.value_or(fit.inertia) - offset);
   if (within == 0) return 1.0;
   return between * double(m - labels) / (within * double(labels - 1));
 }

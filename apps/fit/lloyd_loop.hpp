@@ -7,6 +7,7 @@
 // recomputes its labels_ the same way, so labels and centres agree).
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/problem.hpp"
@@ -31,7 +32,11 @@ struct KFit {
   int iterations = 0;   // steps in which this K moved (a frozen K stops counting)
   bool converged = false;
   double last_shift = 0;
-  double inertia = 0;                 // Σ squared distance to the final centroids
+  double inertia = 0;                 // Σ (weight ×) squared distance to the final centroids
+  // A weighted fit (--weights): Σ squared distance without the weights, the within-cluster
+  // sum the K-choice metrics use (they score the points, as sklearn.metrics, which take no
+  // weights); unset otherwise (then it is `inertia`). counts and sums are unweighted too.
+  std::optional<double> point_inertia;
   std::vector<float> centroids;       // k * n
   std::vector<int64_t> counts;        // k
   std::vector<double> sums;           // k * n, FP64 coordinate sums per cluster

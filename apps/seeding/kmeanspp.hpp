@@ -28,7 +28,12 @@ struct KmeansppRun {
 
 // Both expect a validated dataset (finite, m >= kmax >= 1). InputError when squared distances
 // overflow float32.
-KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t seed);
+// `weights` (m, non-negative, finite, or null for all 1): D² sampling draws point i with
+// probability w_i·D²_i / Σ w·D², the first centre with probability w_i / Σ w, and the greedy
+// potential is Σ w·min(D², d²): scikit-learn's kmeans_plusplus with sample_weight. The GPU
+// path has no weights (a weighted fit seeds here, docs/fit.md "Sample weights").
+KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t seed,
+                         const float* weights = nullptr);
 
 // How the GPU path runs its kmax dependent steps:
 //   Persistent: one cooperative kernel, two grid syncs a step;

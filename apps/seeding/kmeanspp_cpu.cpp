@@ -30,10 +30,14 @@ struct Points {
   const float* values;
   int64_t m;
   int n;
+  const float* weights;  // per point, or null (every weight 1)
   const float* row(int64_t i) const { return values + size_t(i) * size_t(n); }
+  // The sampled quantity w·D², one float multiply; with weight 1 it is D² exactly, so an
+  // unweighted run draws what the GPU path (which has no weights) draws.
+  float weighted(int64_t i, float d2) const { return weights ? weights[i] * d2 : d2; }
 };
 
-// D² to the first centre; returns the largest.
+// D² to the first centre; returns the largest w·D².
 MKBENCH_SEEDING_CLONES
 float first_distances(const Points& x, int64_t centre, std::vector<float>& d2) {
   const float* c = x.row(centre);
@@ -41,9 +45,27 @@ float first_distances(const Points& x, int64_t centre, std::vector<float>& d2) {
 #pragma omp parallel for schedule(static) reduction(max : largest)
   for (int64_t i = 0; i < x.m; ++i) {
     d2[size_t(i)] = squared_distance(x.row(i), c, x.n);
-    largest = std::max(largest, d2[size_t(i)]);
+    largest = std::max(largest, x.weighted(i, d2[size_t(i)]));
   }
   return largest;
+}
+
+// The first centre of a weighted run: drawn with probability w_i / Σ w (scikit-learn's
+// kmeans_plusplus with sample_weight), from integer weights as every other draw.
+int64_t first_weighted_centre(const Points& x, const Draws& draws) {
+  float largest = 0.0f;
+  for (int64_t i = 0; i < x.m; ++i) largest = std::max(largest, x.weights[i]);
+  const Quantizer quantize = make_quantizer(largest, x.m);
+  uint64_t total = 0;
+  for (int64_t i = 0; i < x.m; ++i) total += quantize(x.weights[i]);
+  if (total == 0) return int64_t(draws.below(0, uint64_t(x.m)));
+  const uint64_t target = draws.below(0, total);
+  uint64_t before = 0;
+  for (int64_t i = 0; i < x.m; ++i) {
+    before += quantize(x.weights[i]);
+    if (before > target) return i;
+  }
+  throw std::logic_error("k-means++: the first weighted draw fell outside the weights");
 }
 
 // For every chunk and candidate b: Σ q(min(D², d²(x, cand_b))), into sums[b * chunks + chunk].
@@ -60,7 +82,7 @@ void candidate_sums(const Points& x, const std::vector<float>& d2, const std::ve
       const float* p = x.row(i);
       const float current = d2[size_t(i)];
       for (int b = 0; b < count; ++b)
-        local[b] += quantize(std::min(current, squared_distance(p, x.row(candidates[size_t(b)]), x.n)));
+        local[b] += quantize(x.weighted(i, std::min(current, squared_distance(p, x.row(candidates[size_t(b)]), x.n))));
     }
     for (int b = 0; b < count; ++b) sums[size_t(b) * size_t(chunks) + size_t(chunk)] = local[b];
   }
@@ -74,8 +96,8 @@ void apply_centre(const Points& x, int64_t centre, std::vector<float>& d2) {
 }
 
 // The first point whose inclusive prefix of weights exceeds target (target < Σ weights).
-int64_t locate(const std::vector<float>& d2, const std::vector<uint64_t>& chunk_sums, const Quantizer& quantize,
-               int64_t m, uint64_t target) {
+int64_t locate(const Points& x, const std::vector<float>& d2, const std::vector<uint64_t>& chunk_sums,
+               const Quantizer& quantize, int64_t m, uint64_t target) {
   uint64_t before = 0;
   for (size_t chunk = 0; chunk < chunk_sums.size(); ++chunk) {
     if (before + chunk_sums[chunk] <= target) {
@@ -84,7 +106,7 @@ int64_t locate(const std::vector<float>& d2, const std::vector<uint64_t>& chunk_
     }
     const int64_t end = std::min(m, int64_t(chunk + 1) * kChunk);
     for (int64_t i = int64_t(chunk) * kChunk; i < end; ++i) {
-      before += quantize(d2[size_t(i)]);
+      before += quantize(x.weighted(i, d2[size_t(i)]));
       if (before > target) return i;
     }
     break;
@@ -95,16 +117,16 @@ int64_t locate(const std::vector<float>& d2, const std::vector<uint64_t>& chunk_
 
 }  // namespace
 
-KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t seed) {
+KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const float* weights) {
   const auto start = std::chrono::steady_clock::now();
-  const Points x{data.values.data(), data.m, data.n};
+  const Points x{data.values.data(), data.m, data.n, weights};
   const Draws draws = make_draws(seed);
   const int64_t chunks = (x.m + kChunk - 1) / kChunk;
 
   KmeansppRun run;
   run.path = "cpu-openmp";
   run.chosen.reserve(size_t(kmax));
-  run.chosen.push_back(int64_t(draws.below(0, uint64_t(x.m))));
+  run.chosen.push_back(weights ? first_weighted_centre(x, draws) : int64_t(draws.below(0, uint64_t(x.m))));
 
   std::vector<float> d2(size_t(x.m));
   const float largest = first_distances(x, run.chosen[0], d2);
@@ -127,7 +149,7 @@ KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t
       // Every D² weighs 0 (all points coincide with chosen centres, as far as the weights
       // resolve): draw uniformly among the points, which is the limit of D² sampling.
       drawn[size_t(b)] = total == 0 ? int64_t(draws.below(index, uint64_t(x.m)))
-                                    : locate(d2, chunk_sums, quantize, x.m, draws.below(index, total));
+                                    : locate(x, d2, chunk_sums, quantize, x.m, draws.below(index, total));
     }
     candidate_sums(x, d2, drawn, quantize, sums);
     int best = 0;

@@ -99,9 +99,14 @@ SeedingResult seed_centroids(const Dataset& data, const KRange& k, const Seeding
   if (method == "k-means++") {
     check_finite(data);
     const int candidates = seeding::candidate_count(k.kmax, options.candidates);
+    const std::vector<float>* weights = options.weights;
+    if (weights && weights->size() != size_t(data.m))
+      throw InputError("k-means++: " + std::to_string(weights->size()) + " sample weights for " +
+                       std::to_string(data.m) + " points");
     const seeding::KmeansppRun run =
-        device.is_gpu ? seeding::kmeanspp_gpu(data, k.kmax, candidates, options.seed, device)
-                      : seeding::kmeanspp_cpu(data, k.kmax, candidates, options.seed);
+        weights ? seeding::kmeanspp_cpu(data, k.kmax, candidates, options.seed, weights->data())
+        : device.is_gpu ? seeding::kmeanspp_gpu(data, k.kmax, candidates, options.seed, device)
+                        : seeding::kmeanspp_cpu(data, k.kmax, candidates, options.seed);
     SeedingResult result;
     result.packed = pack_prefixes(k, data.n, [&](int c) { return data.row(run.chosen[size_t(c)]); });
     result.seconds = run.seconds;

@@ -19,6 +19,10 @@ struct SeedingOptions {
   // k-means++ candidates per step; 0 = 2 + floor(ln kmax) (scikit-learn's greedy choice),
   // 1 = plain (non-greedy) k-means++.
   int candidates = 0;
+  // Sample weights (m values, checked by the caller), or null. k-means++ then samples w·D²
+  // (kmeanspp.hpp) and runs on the host even for a GPU fit: the GPU kernels have no weights.
+  // first, random and npy:PATH do not look at them.
+  const std::vector<float>* weights = nullptr;
 };
 
 struct SeedingResult {
