@@ -17,7 +17,8 @@ struct Dataset {
   int n = 0;
   std::vector<float> values;  // m*n, row-major
   // Enough to regenerate or re-find the data: {"kind":"generator","generator":...,
-  // "params":{...},"seed":...} or {"kind":"file","path":...,"bytes":...,"sha256":...}.
+  // "params":{...},"seed":...} or {"kind":"file","path":...,"bytes":...,"xxh3_128":...}
+  // (datasets/digest.hpp; "sha256" in results written before schema 2).
   nlohmann::json identity;
   double sparsity = 0.0;  // fraction of exact zeros, measured at load/generation time
 
@@ -125,6 +126,5 @@ Labels load_labels_spec(const std::string& spec);
 // count differs from the number of points.
 LabelledDataset load_labelled_dataset(const std::string& data_spec, const std::string& labels_spec, int64_t m, int n,
                                       uint64_t seed);
-std::string sha256_hex(const void* data, size_t bytes);
 
 }  // namespace mk

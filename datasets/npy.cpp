@@ -335,7 +335,7 @@ Result read_file(const std::string& path, Read read) {
   Result result = read(file);
   result.identity["path"] = path;
   result.identity["bytes"] = file.size();
-  result.identity["sha256"] = file.sha256_of_whole_file();
+  result.identity[kIdentityDigestKey] = file.digest_of_whole_file();
   return result;
 }
 

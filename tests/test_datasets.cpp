@@ -1,4 +1,4 @@
-// Dataset generators, loaders, hashing and centroid seeding (datasets/).
+// Dataset generators, loaders and centroid seeding (datasets/; the identity digest: test_digest.cpp).
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -16,7 +16,7 @@
 #include <algorithm>
 
 #include "datasets/dataset.hpp"
-#include "datasets/sha256.hpp"
+#include "datasets/digest.hpp"
 #include "core/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -112,29 +112,6 @@ double exact_zero_fraction(const std::vector<float>& values) {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------- SHA-256 (FIPS 180-2 vectors)
-
-TEST(Sha256, StandardVectors) {
-  EXPECT_EQ(mk::sha256_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(mk::sha256_hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-  EXPECT_EQ(mk::sha256_hex(two_blocks.data(), two_blocks.size()),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-}
-
-TEST(Sha256, IncrementalMatchesMillionAVector) {
-  // Uneven slices cross block boundaries in every possible way.
-  const std::string million(1000000, 'a');
-  mk::Sha256 hash;
-  size_t done = 0;
-  for (size_t slice = 1; done < million.size(); slice = slice % 131 + 7) {
-    size_t take = std::min(slice, million.size() - done);
-    hash.update(million.data() + done, take);
-    done += take;
-  }
-  EXPECT_EQ(hash.hex_digest(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
 
 // ---------------------------------------------------------------- generators
 
@@ -281,7 +258,7 @@ TEST_F(CsvLoad, PlainNumbers) {
   EXPECT_EQ(data.identity["format"], "csv");
   EXPECT_EQ(data.identity["path"], file);
   EXPECT_EQ(data.identity["bytes"], text.size());
-  EXPECT_EQ(data.identity["sha256"], mk::sha256_hex(text.data(), text.size()));
+  EXPECT_EQ(data.identity["xxh3_128"], mk::data_digest(text.data(), text.size()));
 }
 
 TEST_F(CsvLoad, HeaderAndLabelColumnWithCrlf) {
@@ -377,7 +354,7 @@ TEST_F(NpyLoad, RoundTripCOrder) {
   EXPECT_EQ(raw_bytes(loaded.values), raw_bytes(original.values));
   EXPECT_EQ(loaded.identity["format"], "npy");
   EXPECT_EQ(loaded.identity["bytes"], bytes.size());
-  EXPECT_EQ(loaded.identity["sha256"], mk::sha256_hex(bytes.data(), bytes.size()));
+  EXPECT_EQ(loaded.identity["xxh3_128"], mk::data_digest(bytes.data(), bytes.size()));
 }
 
 TEST_F(NpyLoad, FortranOrderIsConvertedToRowMajor) {

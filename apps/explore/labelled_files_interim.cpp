@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "datasets/digest.hpp"
 
 namespace mk::explore {
 namespace {
@@ -26,7 +27,7 @@ std::string read_bytes(const std::string& path) {
 
 nlohmann::json file_identity(const std::string& format, const std::string& path, const std::string& bytes) {
   return {{"kind", "file"}, {"format", format}, {"path", path}, {"bytes", bytes.size()},
-          {"sha256", sha256_hex(bytes.data(), bytes.size())}};
+          {kIdentityDigestKey, data_digest(bytes.data(), bytes.size())}};
 }
 
 int64_t whole_label(double value, const std::string& where) {
