@@ -832,6 +832,7 @@ if i.get("status") == "ok": line += "; in core %.2f ms/iter (x%.1f)" % (i["summa
 print(line)
 PY
       done ;;
+    load) source tests/device/load.sh ;;
     # ---------------------------------------------------------------- several GPUs (issue 35)
     # Run on a 2- or 4-GPU kind (nvidia-h100-x2 / -x4), after build (or unpack):
     #   tests/device.sh build multigpu-verify multigpu [mpi-setup build multigpu-mpi]
