@@ -99,7 +99,7 @@ SusySpec parse_susy_spec(const std::string& text, int64_t m, int n, uint64_t see
   spec.n = n;
   spec.seed = seed;
   const std::string settings = text.size() > 5 ? text.substr(5) : "";
-  bool in_informative = false, informative_given = false;
+  bool in_informative = false, informative_given = false, correlated_given = false;
   for (const std::string& part : split_any(settings, ":,")) {
     if (part.empty()) {
       if (settings.empty()) break;
@@ -119,6 +119,7 @@ SusySpec parse_susy_spec(const std::string& text, int64_t m, int n, uint64_t see
       informative_given = in_informative = true;
       spec.informative = {static_cast<int>(whole(value, "informative attribute", text))};
     } else if (key == "correlated") {
+      correlated_given = true;
       spec.correlated = static_cast<int>(whole(value, "correlated", text));
     } else if (key == "rho") {
       spec.rho = real(value, "rho", text);
@@ -137,8 +138,10 @@ SusySpec parse_susy_spec(const std::string& text, int64_t m, int n, uint64_t see
     for (int a : spec.informative)
       if (a < spec.n) kept.push_back(a);
     spec.informative = kept.empty() ? std::vector<int>{0} : kept;
-    spec.correlated = std::min(spec.correlated, std::max(0, spec.n - static_cast<int>(spec.informative.size())));
   }
+  // The default count of correlated attributes, likewise, shrinks to what a narrow table has.
+  if (!correlated_given)
+    spec.correlated = std::min(spec.correlated, std::max(0, spec.n - static_cast<int>(spec.informative.size())));
   validate(spec, text);
   return spec;
 }

@@ -611,6 +611,16 @@ PY
       (cd $BUILD && timeout $(cap 400) ctest -R FitVsSklearn --output-on-failure >$OUT/raw/fit-sklearn.log 2>&1); rc2=$?
       grep -E "fit_vs_sklearn|tests passed|tests failed|FAIL" $OUT/raw/fit-sklearn.log | tee -a $OUT/fit-tests.txt | head -20
       note "fit-tests gtest rc=$rc, FitVsSklearn rc=$rc2: $(grep -E 'tests passed|tests failed' $OUT/raw/fit-sklearn.log | tail -1)" ;;
+    python)
+      # The Python package on the GPU (ctest Python.KMeans: python/tests against scikit-learn, where
+      # variant auto must pick a GPU variant). Built only where pybind11-dev and python3-dev are.
+      if ! ls $BUILD/python/mkbench/_core*.so >/dev/null 2>&1; then
+        note "skipped python: the module was not built (no pybind11-dev/python3-dev here; see $OUT/raw/cmake.log)"
+      else
+        (cd $BUILD && timeout $(cap 300) ctest -R '^Python\.' -V >$OUT/raw/python-tests.log 2>&1); rc=$?
+        grep -E "Ran [0-9]+ test|: (OK|FAILED)|\.\.\. (ok|FAIL|ERROR|skipped)" $OUT/raw/python-tests.log | tee $OUT/python-tests.txt | tail -25
+        note "python rc=$rc: $(grep -oE 'Ran [0-9]+ tests?' $OUT/raw/python-tests.log | tail -1), $(grep -oE ': (OK|FAILED.*)$' $OUT/raw/python-tests.log | tail -1), $(grep -oE 'python variant: .*' $OUT/raw/python-tests.log | tail -1)"
+      fi ;;
     sanitize-fit)
       # fit's own kernels (apps/fit/metric_passes_gpu.cu: the Davies-Bouldin distance pass in its
       # thread-per-point (N=5) and warp-per-point (N=40) forms, the pairwise distances and the

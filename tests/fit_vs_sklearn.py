@@ -114,15 +114,13 @@ def compare_metrics(name, X64, k, labels, centroids, entry):
           f"{expected['davies_bouldin']:.4f}, silhouette {expected['silhouette']:.4f} agree with sklearn")
 
 
-def main():
-    if len(sys.argv) != 3:
-        print(__doc__)
-        return 2
-    mkbench, variant = sys.argv[1], sys.argv[2]
-    rng = np.random.default_rng(20261126)
+def shapes(rng):
+    """The data sets and their cases: (name, float32 points, [(case, K range, max_iter, tol, init,
+    empty policy, check the metrics)]). Two shapes, so that every variant runs some case: N=5 with a
+    K range (the multi-K variants; warp-centric needs N >= 16, tf32-window one K >= 64), and
+    N=16 with K=64 (every variant)."""
     m, n = 3000, 5
     X = blobs(rng, m, n, centers=5, spread=1.5)
-    X64 = X.astype(np.float64)
     kmax = 6
     # Distinct data points: each starting centroid has at least its own point, so no cluster
     # starts empty.
@@ -131,47 +129,69 @@ def main():
     # farthest point moves to it (sklearn's relocation) for every K of the range.
     far_init = init.copy()
     far_init[1] = 1000.0
-
-    cases = [  # name, K range, max_iter, tol, init, empty policy, check the metrics
+    narrow = [
         ("five-steps", "3..6", 5, 0.0, init, "keep", False),
         ("to-convergence", "3..6", 300, 0.0, init, "keep", True),
         ("tol-1e-4", "3..6", 300, 1e-4, init, "keep", False),
         ("one-k", "4", 300, 0.0, init, "keep", True),
         ("empty-farthest", "2..5", 20, 0.0, far_init, "farthest", False),
     ]
+    m, n, k = 6000, 16, 64
+    W = blobs(rng, m, n, centers=24, spread=3.0)
+    wide_init = W[rng.choice(m, size=k, replace=False)]
+    wide = [
+        ("five-steps", str(k), 5, 0.0, wide_init, "keep", False),
+        ("to-convergence", str(k), 300, 0.0, wide_init, "keep", True),
+        ("tol-1e-4", str(k), 300, 1e-4, wide_init, "keep", False),
+    ]
+    return [("n5", X, narrow), ("n16-k64", W, wide)]
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    mkbench, variant = sys.argv[1], sys.argv[2]
+    rng = np.random.default_rng(20261126)
     ran = 0
+    total = 0
     with tempfile.TemporaryDirectory(prefix="fit-vs-sklearn-") as folder:
-        data_path = save(os.path.join(folder, "x.npy"), X)
-        for name, k_range, max_iter, tol, start, empty, metrics in cases:
-            init_path = save(os.path.join(folder, name + "-init.npy"), start[:int(k_range.split("..")[-1])])
-            out = os.path.join(folder, name)
-            result = run_fit(mkbench, variant, data_path, init_path, k_range, max_iter, tol, empty, out)
-            if result.returncode == 3 and "needs a CUDA GPU" in result.stderr:
-                print(f"no CUDA GPU: {variant} skipped ({result.stderr.strip()})")
-                return SKIP
-            if result.returncode == 3:
-                print(f"  {name}: {variant} refused the shape: {result.stderr.strip()}")
-                continue
-            if not check(result.returncode == 0, f"{name}: mkbench fit exit {result.returncode}: {result.stderr}"):
-                continue
-            ran += 1
-            with open(os.path.join(out, "fit.json"), encoding="utf-8") as handle:
-                doc = json.load(handle)
-            check(doc["schema"] == "mkbench.fit/1", f"{name}: schema {doc.get('schema')}")
-            check(doc["variant"]["name"] == variant, f"{name}: ran {doc['variant']['name']}, not {variant}")
-            ks = [entry["k"] for entry in doc["per_k"]]
-            check(doc["best_k"] is None or doc["best_k"] in ks, f"{name}: best_k {doc['best_k']} not in {ks}")
-            check(bool(doc["best_k_rule"]), f"{name}: fit.json names no best_k rule")
-            for entry in doc["per_k"]:
-                k = entry["k"]
-                labels, centroids = compare_k(name, X64, start, k, max_iter, tol, out, entry)
-                if empty == "farthest":
-                    check(len(np.unique(labels)) == k, f"{name} k={k}: a cluster stayed empty")
-                if metrics:
-                    compare_metrics(name, X64, k, labels, centroids, entry)
+        for shape, X, cases in shapes(rng):
+            X64 = X.astype(np.float64)
+            data_path = save(os.path.join(folder, shape + ".npy"), X)
+            for name, k_range, max_iter, tol, start, empty, metrics in cases:
+                total += 1
+                name = f"{shape} {name}"
+                init_path = save(os.path.join(folder, name.replace(" ", "-") + "-init.npy"),
+                                 start[:int(k_range.split("..")[-1])])
+                out = os.path.join(folder, name.replace(" ", "-"))
+                result = run_fit(mkbench, variant, data_path, init_path, k_range, max_iter, tol, empty, out)
+                if result.returncode == 3 and "needs a CUDA GPU" in result.stderr:
+                    print(f"no CUDA GPU: {variant} skipped ({result.stderr.strip()})")
+                    return SKIP
+                if result.returncode == 3:
+                    print(f"  {name}: {variant} refused the shape: {result.stderr.strip()}")
+                    continue
+                if not check(result.returncode == 0, f"{name}: mkbench fit exit {result.returncode}: {result.stderr}"):
+                    continue
+                ran += 1
+                with open(os.path.join(out, "fit.json"), encoding="utf-8") as handle:
+                    doc = json.load(handle)
+                check(doc["schema"] == "mkbench.fit/1", f"{name}: schema {doc.get('schema')}")
+                check(doc["variant"]["name"] == variant, f"{name}: ran {doc['variant']['name']}, not {variant}")
+                ks = [entry["k"] for entry in doc["per_k"]]
+                check(doc["best_k"] is None or doc["best_k"] in ks, f"{name}: best_k {doc['best_k']} not in {ks}")
+                check(bool(doc["best_k_rule"]), f"{name}: fit.json names no best_k rule")
+                for entry in doc["per_k"]:
+                    k = entry["k"]
+                    labels, centroids = compare_k(name, X64, start, k, max_iter, tol, out, entry)
+                    if empty == "farthest":
+                        check(len(np.unique(labels)) == k, f"{name} k={k}: a cluster stayed empty")
+                    if metrics:
+                        compare_metrics(name, X64, k, labels, centroids, entry)
     if not check(ran > 0, f"{variant} ran none of the cases"):
         pass
-    print(f"fit_vs_sklearn {variant}: {ran} of {len(cases)} cases ran, {len(failures)} failure(s)")
+    print(f"fit_vs_sklearn {variant}: {ran} of {total} cases ran, {len(failures)} failure(s)")
     return 1 if failures else 0
 
 

@@ -128,6 +128,14 @@ TEST(Explore, SusyCarriesTheClassOnlyOnItsInformativeAttributes) {
   EXPECT_THROW(parse_susy_spec("susy:rho=2", 10, 4, 1), InputError);
 }
 
+// The default count of correlated attributes (5) shrinks to a narrow table's non-informative
+// ones whether or not the informative set is given; an explicit count that does not fit is an error.
+TEST(Explore, SusyDefaultCorrelatedFitsANarrowTable) {
+  EXPECT_EQ(parse_susy_spec("susy:informative=2", 3001, 5, 5).correlated, 4);
+  EXPECT_EQ(parse_susy_spec("susy", 3001, 5, 5).correlated, 5 - int(parse_susy_spec("susy", 3001, 5, 5).informative.size()));
+  EXPECT_THROW(parse_susy_spec("susy:informative=2:correlated=5", 3001, 5, 5), InputError);
+}
+
 explore::ExploreOptions planted_options(const std::string& engine) {
   explore::ExploreOptions options;
   options.dataset = "susy:informative=1,4,6:correlated=2:shift=1.5";

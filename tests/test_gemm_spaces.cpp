@@ -5,6 +5,8 @@
 // ties that must take the re-check path, and gemm-tf32x3's update=sorted on its edge cases.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -454,38 +456,58 @@ DeviceCase make_device_case(const DeviceShape& shape, uint64_t data_seed, uint64
   return c;
 }
 
-TEST(GemmVariantsOnDevice, EveryLegalParamPointMatchesTheReference) {
+// One (variant, shape) a test: ctest runs the eight in parallel (the single test that walked all
+// of them took 356 s of the GPU machine's full ctest at 3751d68).
+struct LegalPointsCase {
+  const char* variant;
+  DeviceShape shape;
+};
+
+const LegalPointsCase kLegalPointsCases[] = {
+    {"gemm-cublas", {5003, 32, KRange{1024, 1024}, false}}, {"gemm-cublas", {20011, 3, KRange{3, 7}, false}},
+    {"gemm-cublas", {10007, 70, KRange{16, 40}, false}},   {"gemm-cublas", {10007, 8, KRange{3, 40}, true}},
+    {"gemm-tf32x3", {5003, 32, KRange{1024, 1024}, false}}, {"gemm-tf32x3", {20011, 3, KRange{3, 7}, false}},
+    {"gemm-tf32x3", {10007, 70, KRange{16, 40}, false}},   {"gemm-tf32x3", {10007, 8, KRange{3, 40}, true}},
+};
+
+class GemmLegalPoints : public ::testing::TestWithParam<LegalPointsCase> {};
+
+TEST_P(GemmLegalPoints, EveryLegalParamPointMatchesTheReference) {
   if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
   const DeviceInfo device = query_device(0);
-  const std::vector<DeviceShape> shapes = {{5003, 32, KRange{1024, 1024}, false},
-                                           {20011, 3, KRange{3, 7}, false},
-                                           {10007, 70, KRange{16, 40}, false},
-                                           {10007, 8, KRange{3, 40}, true}};
+  const Variant& v = std::string(GetParam().variant) == "gemm-cublas" ? cublas_variant() : tf32_variant();
+  ASSERT_EQ(v.name(), GetParam().variant);
+  const DeviceShape& shape = GetParam().shape;
+  const DeviceCase c = make_device_case(shape, 2024 + shape.n, 11);
+  SCOPED_TRACE(v.name() + " " + c.problem.str());
+  if (auto reason = v.can_implement(c.problem, device)) {
+    // Each of these shapes is one the variant serves (K <= 1024, N <= 70): a refusal is a failure.
+    FAIL() << v.name() << " refused " << c.problem.str() << ": " << *reason;
+  }
   int runs = 0;
-  for (const Variant* variant : {&cublas_variant(), &tf32_variant()})
-    for (const DeviceShape& shape : shapes) {
-      const DeviceCase c = make_device_case(shape, 2024 + shape.n, 11);
-      const Dataset& data = c.data;
-      const Problem& problem = c.problem;
-      const std::vector<float>& centroids = c.centroids;
-      SCOPED_TRACE(variant->name() + " " + problem.str());
-      if (auto reason = variant->can_implement(problem, device)) {
-        std::cout << "[   INFO   ] " << variant->name() << " refused " << problem.str() << ": " << *reason << "\n";
-        continue;
-      }
-      for (const Params& params : variant->param_space(problem, device).enumerate()) {
-        SCOPED_TRACE(params_label(params));
-        auto run = variant->prepare(problem, data, params, device);
-        run->set_centroids(centroids);
-        run->iterate(true);
-        run->synchronize();
-        const VerifyReport report = compare_with_reference(data, shape.k, centroids, run->read_back());
-        EXPECT_TRUE(report.passed) << report.summary();
-        ++runs;
-      }
-    }
+  for (const Params& params : v.param_space(c.problem, device).enumerate()) {
+    SCOPED_TRACE(params_label(params));
+    auto run = v.prepare(c.problem, c.data, params, device);
+    run->set_centroids(c.centroids);
+    run->iterate(true);
+    run->synchronize();
+    const VerifyReport report = compare_with_reference(c.data, shape.k, c.centroids, run->read_back());
+    EXPECT_TRUE(report.passed) << report.summary();
+    ++runs;
+  }
   EXPECT_GT(runs, 0);
 }
+
+std::string legal_points_name(const ::testing::TestParamInfo<LegalPointsCase>& info) {
+  std::string name = std::string(info.param.variant) + "_N" + std::to_string(info.param.shape.n) + "_K" +
+                     std::to_string(info.param.shape.k.kmin) + "_" + std::to_string(info.param.shape.k.kmax);
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(GemmVariantsOnDevice, GemmLegalPoints, ::testing::ValuesIn(kLegalPointsCases),
+                         legal_points_name);
 
 // update=sorted explicitly, whatever the defaults pick: K=300 (9-bit sort, runs that cross
 // piece boundaries), a K range with K=1 (one-bit sort, one run spanning every piece), N=70

@@ -326,6 +326,7 @@ std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) 
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
   if (p.n < 64 && p.k.kmin == p.k.kmax && p.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
+  if (p.n >= 32 && p.k.kmin == p.k.kmax && p.k.kmax >= 64 && p.k.kmax < 128) chain.insert(chain.begin(), "gemm-window");
   for (const auto& name : chain) {
     const Variant* v = Registry::instance().find(name);
     if (v && !v->can_implement(p, device)) return name;
@@ -361,6 +362,10 @@ TEST(AutoSpace, MainstreamRowsWithNSixtyFourAndKSixtyFourOrMoreGoToGemmWindow) {
                            make_problem(1 << 20, 128, 100, 100), make_problem(1 << 20, 64, 64, 64)})
     EXPECT_EQ(choose_auto_delegate(p, device, 0.7).first, "gemm-window") << p.str();
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 63, 63), device, 0.7).first, "warp-centric");
+  // One K of 64..127 at N = 32..63 (measured at N=32 K=64 M=16M); K=63 and N=31 keep the chain.
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 24, 32, 64, 64), device, 0.7).first, "gemm-window");
+  EXPECT_NE(choose_auto_delegate(make_problem(1 << 24, 32, 63, 63), device, 0.7).first, "gemm-window");
+  EXPECT_NE(choose_auto_delegate(make_problem(1 << 24, 31, 64, 64), device, 0.7).first, "gemm-window");
   const Problem narrow = make_problem(1 << 21, 63, 1024, 1024);
   EXPECT_EQ(choose_auto_delegate(narrow, device, 0.7).first, expected_dense_delegate(narrow, device));
   EXPECT_NE(choose_auto_delegate(narrow, device, 0.7).first, "gemm-window");

@@ -64,6 +64,11 @@ std::vector<std::string> dense_preference(const Problem& problem) {
   else
     chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
   if (single_k && problem.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
+  // One K in 64..127 at N = 32..63: gemm-window ran N=32 K=64 M=16M in 6.88 ms against the
+  // chain's 13.06 (H100, 89f67ae, reports/results/nvidia-h100-80gb-hbm3/mainstream.txt); the
+  // other N and K of this band are not measured and follow that row.
+  if (single_k && problem.n >= 32 && problem.k.kmax >= 64 && problem.k.kmax < 128)
+    chain.insert(chain.begin(), "gemm-window");
   return chain;
 }
 
@@ -114,7 +119,7 @@ class AutoSelect : public Variant {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
            "that measured fastest for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 64; for K < 256 tensor-multik, "
            "except one K <= 4 or > 16 at N <= 4: registers-multik; gemm-tf32x3 above; tf32-window first for one "
-           "K >= 128), with the delegate's tuned-config entry where one applies, else its defaults";
+           "K >= 128, gemm-window first for one K of 64..127 at N >= 32), with the delegate's tuned-config entry where one applies, else its defaults";
   }
   bool runs_on_gpu() const override { return true; }
 

@@ -2,6 +2,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace mk {
 
 namespace {
@@ -47,9 +50,20 @@ DataMoments data_moments(const Dataset& data) {
     return deviation * deviation;
   });
   for (double& value : moments.variance) value /= m;
+  double max_abs = 0;
+  const int64_t values = data.m * int64_t(data.n);
+  const float* points = data.row(0);
+#pragma omp parallel for reduction(max : max_abs) schedule(static)
+  for (int64_t i = 0; i < values; ++i) max_abs = std::max(max_abs, double(std::fabs(points[i])));
+  moments.max_abs = max_abs;
   return moments;
 }
 
 double shift_threshold(const DataMoments& moments, double tol) { return tol * moments.mean_variance(); }
+
+double summation_order_floor(const DataMoments& moments) {
+  const double four_ulps = std::ldexp(moments.max_abs, -21);  // 4 × 2^-23: four FP32 ULPs at max_abs
+  return four_ulps * four_ulps;
+}
 
 }  // namespace mk

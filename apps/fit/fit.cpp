@@ -52,7 +52,13 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
     seeding.method = settings.init;
     seeding.seed = restart_seed(settings.seed, restart);
     const auto seeding_start = std::chrono::steady_clock::now();
-    const SeedingResult seeds = seed_or_explain(data, k, seeding, seeding_device);
+    SeedingResult seeds;
+    if (settings.initial_centroids.empty()) {
+      seeds = seed_or_explain(data, k, seeding, seeding_device);
+    } else {
+      seeds.packed = settings.initial_centroids;
+      seeds.method = settings.init;
+    }
     result.seconds.seeding += seconds_since(seeding_start);
     result.seeding_method = seeds.method;
     if (seeds.packed.size() != size_t(k.sum()) * size_t(data.n))
@@ -62,6 +68,7 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
     LoopSettings loop;
     loop.max_iter = settings.max_iter;
     loop.shift_threshold = result.tol_threshold;
+    loop.rounding_floor = summation_order_floor(moments);
     loop.empty = settings.empty;
     loop.seed = seeding.seed;
     if (settings.on_step)

@@ -20,6 +20,9 @@ namespace mk {
 struct FitSettings {
   KRange k;
   std::string init = "k-means++";
+  // Given centroids (packed per KRange::slot_offset) instead of a seeding: the Python
+  // estimator's init=ndarray. Non-empty: one restart from them; `init` only names them.
+  std::vector<float> initial_centroids;
   int max_iter = 300;
   double tol = 1e-4;
   int n_init = 1;

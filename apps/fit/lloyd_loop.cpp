@@ -80,7 +80,8 @@ LoopOutcome run_to_convergence(PreparedRun& run, const KRange& k, int n, const s
       // scikit-learn: converged when the squared norm of the centre shift is <= tol's
       // threshold (with tol 0, when the centres stop moving: the step after the labels stop
       // changing, which is where its "strict convergence" stops too).
-      if (ks.shift <= settings.shift_threshold) {
+      // The rounding floor: with unchanged labels, atomics still move a centroid by an ULP or so.
+      if (ks.shift <= std::max(settings.shift_threshold, settings.rounding_floor * double(ks.k) * double(n))) {
         fit.converged = true;
         update.active[index] = 0;
         --moving;

@@ -17,6 +17,7 @@ namespace mk {
 struct LoopSettings {
   int max_iter = 300;
   double shift_threshold = 0;  // a K has converged once its step's shift is <= this
+  double rounding_floor = 0;   // ... or <= K·N times this (data_moments.hpp: summation_order_floor)
   EmptyPolicy empty = EmptyPolicy::Farthest;
   uint64_t seed = 0;  // the random empty policy's draws
   // Called after every step (the progress line); may be empty.

@@ -1,0 +1,7 @@
+"""mkbench from Python: a scikit-learn KMeans over mkbench's C++ fit, and `mkbench run` as a
+function (docs/python.md)."""
+from mkbench._core import gpu_count, variants
+from mkbench.bench import run
+from mkbench.kmeans import KMeans
+
+__all__ = ["KMeans", "gpu_count", "run", "variants"]

@@ -1,0 +1,131 @@
+"""mkbench.KMeans: scikit-learn's estimator interface over `mkbench fit`'s Lloyd loop.
+
+The iterations run in C++ (mkbench._core.fit, which runs apps/fit's loop on the GPU's
+variant when there is a GPU and on cpu-openmp without); this layer only checks and converts
+the input, as scikit-learn's KMeans does, and keeps the fitted attributes. predict, transform
+and score are one distance pass over the fitted centres, done here with NumPy.
+"""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from mkbench import _core
+
+_SEEDINGS = ("k-means++", "random", "first")
+
+
+class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
+    """Lloyd's k-means with scikit-learn's parameters and convergence rule.
+
+    n_clusters: K. init: "k-means++" (scikit-learn's greedy seeding), "random" (K distinct
+    points), "first" (the first K points) or an (n_clusters, n_features) array. n_init
+    seedings (the lowest inertia wins; one for an array). max_iter, tol: as scikit-learn
+    (tol is relative to the data's mean per-feature variance). random_state: None, an int or
+    a RandomState, drawing the seed of the seeding. variant: "auto" or a variant name
+    (`mkbench list`); device: the CUDA ordinal.
+
+    The data run in float32 (float64 input is converted); cluster_centers_ come back in the
+    input's float dtype.
+    """
+
+    def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4,
+                 random_state=None, variant="auto", device=0):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.variant = variant
+        self.device = device
+
+    def _check_params(self, n_features):
+        for name in ("n_clusters", "n_init", "max_iter"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer of at least 1, got {value!r}")
+        if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
+            raise ValueError(f"tol must be a number of at least 0, got {self.tol!r}")
+        if not isinstance(self.variant, str):
+            raise TypeError(f"variant must be a string (auto or a variant name), got {type(self.variant).__name__}")
+        if isinstance(self.init, str):
+            if self.init not in _SEEDINGS:
+                raise ValueError(f"init must be one of {', '.join(_SEEDINGS)} or an array, got {self.init!r}")
+            return None
+        if callable(self.init):
+            raise TypeError("init as a callable is not supported: give k-means++, random, first or an array")
+        initial = np.asarray(self.init)
+        if initial.dtype.kind not in "fiu":
+            raise TypeError(f"init array must be numeric, got dtype {initial.dtype}")
+        if initial.shape != (self.n_clusters, n_features):
+            raise ValueError(f"init array has shape {initial.shape}, expected (n_clusters, n_features) = "
+                             f"({self.n_clusters}, {n_features})")
+        if not np.all(np.isfinite(initial)):
+            raise ValueError("init array contains NaN or infinity")
+        return np.ascontiguousarray(initial, dtype=np.float32)
+
+    def _seed(self):
+        if isinstance(self.random_state, numbers.Integral) and not isinstance(self.random_state, bool):
+            if self.random_state < 0:
+                raise ValueError(f"random_state must be non-negative, got {self.random_state}")
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    # No sample_weight: mkbench's Lloyd weighs every point the same (scikit-learn's checks then
+    # leave the weight checks out).
+    def fit(self, X, y=None):
+        """Cluster X (n_samples, n_features); y is ignored."""
+        # Non-finite values reach the C++ core, which names the first offending row and column.
+        X = self._validate_data(X, dtype=[np.float64, np.float32], order="C", force_all_finite=False)
+        initial = self._check_params(X.shape[1])
+        points = np.ascontiguousarray(X, dtype=np.float32)
+        result = _core.fit(points, int(self.n_clusters), self.init if initial is None else "array", initial,
+                           int(self.max_iter), float(self.tol), int(self.n_init), self._seed(), self.variant,
+                           int(self.device))
+        self.cluster_centers_ = result["cluster_centers"].astype(X.dtype, copy=False)
+        self.labels_ = result["labels"]
+        self.inertia_ = float(result["inertia"])
+        self.n_iter_ = int(result["n_iter"])
+        self.variant_ = result["variant"]
+        self.device_ = result["device"]
+        return self
+
+    def _distances_squared(self, X):
+        check_is_fitted(self)
+        X = self._validate_data(X, dtype=[np.float64, np.float32], order="C", reset=False)
+        # FP64 differences: exact enough that the nearest centre is the nearest (ties go to the
+        # lowest index, as numpy.argmin and scikit-learn choose).
+        centers = self.cluster_centers_.astype(np.float64)
+        distances = np.empty((X.shape[0], centers.shape[0]))
+        rows = max(1, (1 << 22) // max(1, centers.size))  # about 32 MiB of differences at a time
+        for start in range(0, X.shape[0], rows):
+            block = X[start:start + rows].astype(np.float64)
+            distances[start:start + rows] = ((block[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+        return distances, X.dtype
+
+    def predict(self, X):
+        """The index of the nearest fitted centre for each row of X."""
+        distances, _ = self._distances_squared(X)
+        return distances.argmin(axis=1).astype(np.int32)
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def transform(self, X):
+        """Euclidean distances from each row of X to every fitted centre."""
+        distances, dtype = self._distances_squared(X)
+        return np.sqrt(distances).astype(dtype, copy=False)
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)
+
+    def score(self, X, y=None):
+        """Minus the sum of squared distances from each row of X to its nearest centre."""
+        distances, _ = self._distances_squared(X)
+        return -float(distances.min(axis=1).sum())
+
+    def _more_tags(self):
+        return {"preserves_dtype": [np.float64, np.float32]}
