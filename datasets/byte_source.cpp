@@ -73,11 +73,11 @@ size_t FileSource::read(void* destination, size_t bytes) {
   return got;
 }
 
-std::string FileSource::sha256_of_whole_file() {
+std::string FileSource::digest_of_whole_file() {
   std::vector<char> rest(size_t(1) << 20);
   while (read(rest.data(), rest.size()) != 0) {
   }
-  return hash_.hex_digest();
+  return hash_.finish();
 }
 
 // ---------------------------------------------------------------- GzipSource

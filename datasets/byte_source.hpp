@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "datasets/sha256.hpp"
+#include "datasets/digest.hpp"
 
 namespace mk {
 
@@ -53,14 +53,14 @@ class FileSource final : public ByteSource {
   uintmax_t most_remaining() const override { return size_ - position_; }
   const std::string& origin() const override { return path_; }
   uintmax_t size() const { return size_; }
-  // SHA-256 of the whole file; reads (and hashes) whatever the parser left unread.
-  std::string sha256_of_whole_file();
+  // The file's identity (datasets/digest.hpp); reads (and hashes) whatever the parser left unread.
+  std::string digest_of_whole_file();
 
  private:
   std::string path_;
   std::ifstream in_;
   uintmax_t size_ = 0, position_ = 0;
-  Sha256 hash_;
+  StreamDigest hash_;
 };
 
 // Inflates a gzip stream (RFC 1952; several members one after another, as gzip itself

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "datasets/dataset.hpp"
+#include "datasets/digest.hpp"
 #include "core/errors.hpp"
 
 namespace mk {
@@ -225,7 +226,7 @@ nlohmann::json identity_of(std::string_view text, const CsvOptions& options) {
   return {{"kind", "file"},
           {"format", "csv"},
           {"bytes", text.size()},
-          {"sha256", sha256_hex(text.data(), text.size())},
+          {kIdentityDigestKey, data_digest(text.data(), text.size())},
           {"options",
            {{"header", options.header},
             {"label_column", options.label_column},

@@ -2,6 +2,7 @@
 // Host-side point sets and their identity. Points are always held row-major (AoS) on the
 // host; variants that want SoA transpose on upload, so layout is a variant parameter.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,17 +13,30 @@
 
 namespace mk {
 
+class MappedFile;
+
 struct Dataset {
   int64_t m = 0;
   int n = 0;
   std::vector<float> values;  // m*n, row-major
   // Enough to regenerate or re-find the data: {"kind":"generator","generator":...,
-  // "params":{...},"seed":...} or {"kind":"file","path":...,"bytes":...,"sha256":...}.
+  // "params":{...},"seed":...} or {"kind":"file","path":...,"bytes":...,"xxh3_128":...}
+  // (datasets/digest.hpp; "sha256" in results written before schema 2).
   nlohmann::json identity;
   double sparsity = 0.0;  // fraction of exact zeros, measured at load/generation time
+  // Set by a loader that has checked every value for NaN/Inf (check_finite then returns at once).
+  bool finite_checked = false;
+  // Points left in a memory-mapped file (load_npy_mapped): `values` is empty, the rows are
+  // read where they lie, and `mapping` keeps the file mapped while any copy of this lives.
+  // Only out-of-core runs take such a Dataset (they stream chunks from it); in-core runs
+  // need `values`.
+  const float* mapped_rows = nullptr;
+  std::shared_ptr<const MappedFile> mapping;
 
-  float at(int64_t i, int d) const { return values[static_cast<size_t>(i) * n + d]; }
-  const float* row(int64_t i) const { return values.data() + static_cast<size_t>(i) * n; }
+  bool is_mapped() const { return mapped_rows != nullptr; }
+  const float* points() const { return mapped_rows ? mapped_rows : values.data(); }
+  float at(int64_t i, int d) const { return points()[static_cast<size_t>(i) * n + d]; }
+  const float* row(int64_t i) const { return points() + static_cast<size_t>(i) * n; }
 };
 
 // One class label per point, for commands that score a clustering against known classes.
@@ -80,7 +94,13 @@ Labels load_csv_labels(const std::string& path, const CsvOptions& options);
 Labels parse_csv_labels(std::string_view text, const std::string& origin, const CsvOptions& options);
 
 // float32 little-endian .npy, 2-D, C or Fortran order (Fortran is converted to row-major).
+// The file is memory-mapped and read once, on all cores: hashed (its identity), checked for
+// NaN/Inf, counted for zeros and copied, block by block (datasets/digest.hpp).
 Dataset load_npy(const std::string& path);
+// The same checks, with the points left in the mapped file (Dataset::mapped_rows): no copy,
+// so a file larger than the host's memory can be streamed by an out-of-core run. InputError
+// for a Fortran-order file (its rows are not contiguous) or one whose data is not 4-byte aligned.
+Dataset load_npy_mapped(const std::string& path);
 Dataset parse_npy(std::string_view bytes, const std::string& origin);
 void save_npy(const std::string& path, const Dataset& data);
 // A label vector: 1-D (or one column) of little-endian integers or whole-valued floats.
@@ -125,6 +145,5 @@ Labels load_labels_spec(const std::string& spec);
 // count differs from the number of points.
 LabelledDataset load_labelled_dataset(const std::string& data_spec, const std::string& labels_spec, int64_t m, int n,
                                       uint64_t seed);
-std::string sha256_hex(const void* data, size_t bytes);
 
 }  // namespace mk

@@ -239,7 +239,7 @@ Result parse_file(const std::string& path, Parse parse) {
   result.identity["path"] = path;
   result.identity["bytes"] = opened.file.size();
   result.identity["gzip"] = opened.inflated != nullptr;
-  result.identity["sha256"] = opened.file.sha256_of_whole_file();
+  result.identity[kIdentityDigestKey] = opened.file.digest_of_whole_file();
   return result;
 }
 

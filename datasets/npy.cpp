@@ -11,6 +11,8 @@
 #include <fstream>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -18,6 +20,8 @@
 
 #include "datasets/byte_source.hpp"
 #include "datasets/dataset.hpp"
+#include "datasets/digest.hpp"
+#include "datasets/mapped_file.hpp"
 #include "core/errors.hpp"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -221,31 +225,128 @@ DataShape points_shape(const ByteSource& source, const NpyHeader& header) {
   return {m, static_cast<int>(n)};
 }
 
-Dataset read_points(ByteSource& source) {
+// What the one pass over a point file found.
+struct PointScan {
+  std::string digest;                                        // the whole file's identity
+  int64_t first_bad = std::numeric_limits<int64_t>::max();  // first NaN/Inf, in file order
+  int64_t zeros = 0;
+};
+
+// Bytes hashed, checked and copied at a time: small enough that the check and the copy read
+// them from cache after the hash has brought them in, so the file is read from memory once.
+constexpr size_t kScanPiece = size_t(64) << 10;
+
+// One pass over a whole .npy file's bytes on all cores: every digest block (datasets/digest.hpp)
+// is hashed piece by piece, and the float32 elements starting in each piece are checked for
+// NaN/Inf, counted when zero and, when `destination` is given, copied into it row-major (a
+// Fortran-order file is transposed on the way). `offset` is where the m × n elements start.
+PointScan scan_points(std::string_view bytes, size_t offset, int64_t m, int n, bool fortran_order,
+                      float* destination) {
+  const size_t size = bytes.size();
+  const size_t elements = size_t(m) * size_t(n);
+  const auto* base = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t blocks = (size + kDigestBlockBytes - 1) / kDigestBlockBytes;
+  std::vector<Digest128> digests(blocks);
+  int64_t first_bad = std::numeric_limits<int64_t>::max();
+  int64_t zeros = 0;
+#pragma omp parallel reduction(min : first_bad) reduction(+ : zeros)
+  {
+    BlockHasher hasher;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < int64_t(blocks); ++b) {
+      hasher.reset();
+      const size_t block_end = std::min(size, (size_t(b) + 1) * kDigestBlockBytes);
+      for (size_t piece = size_t(b) * kDigestBlockBytes; piece < block_end; piece += kScanPiece) {
+        const size_t piece_end = std::min(block_end, piece + kScanPiece);
+        hasher.update(base + piece, piece_end - piece);
+        if (piece_end <= offset) continue;
+        // The elements that start in this piece (one may end in the next: it is mapped too).
+        const size_t first = piece <= offset ? 0 : (piece - offset + 3) / 4;
+        const size_t last = std::min(elements, (piece_end - offset + 3) / 4);
+        if (first >= last) continue;
+        const unsigned char* source = base + offset + 4 * first;
+        const size_t count = last - first;
+        int64_t piece_zeros = 0;
+        bool any_bad = false;
+        for (size_t i = 0; i < count; ++i) {
+          uint32_t bits;
+          std::memcpy(&bits, source + 4 * i, 4);
+          piece_zeros += (bits << 1) == 0;                        // +0 and -0
+          any_bad |= (bits & 0x7f800000u) == 0x7f800000u;         // exponent all ones: Inf or NaN
+        }
+        zeros += piece_zeros;
+        if (any_bad)
+          for (size_t i = 0; i < count; ++i) {
+            uint32_t bits;
+            std::memcpy(&bits, source + 4 * i, 4);
+            if ((bits & 0x7f800000u) == 0x7f800000u) {
+              first_bad = std::min(first_bad, int64_t(first + i));
+              break;
+            }
+          }
+        if (!destination) continue;
+        if (!fortran_order) {
+          std::memcpy(destination + first, source, 4 * count);
+        } else {
+          // Element e of a Fortran-order file is column e / m, row e % m.
+          size_t column = first / size_t(m), row = first % size_t(m);
+          for (size_t i = 0; i < count; ++i) {
+            std::memcpy(destination + row * size_t(n) + column, source + 4 * i, 4);
+            if (++row == size_t(m)) row = 0, ++column;
+          }
+        }
+      }
+      digests[size_t(b)] = hasher.digest();
+    }
+  }
+  return {combine_block_digests(digests), first_bad, zeros};
+}
+
+// A whole .npy point file in memory (a mapping or a buffer), checked in one pass. Copied into
+// `values` unless `keep_in_place`: then the points stay where they are (row-major in place,
+// which needs C order and 4-byte alignment) and the caller keeps the bytes alive.
+Dataset points_from_bytes(std::string_view bytes, const std::string& origin, bool keep_in_place) {
+  MemorySource source(bytes, origin);
   const NpyHeader header = read_header(source);
   const DataShape shape = points_shape(source, header);
-  const int64_t m = shape.m, n = shape.n;
   const uintmax_t data_bytes = checked_data_bytes(source, header, sizeof(float));
+  const size_t offset = bytes.size() - size_t(source.most_remaining());
+  MemorySource tail(bytes.substr(offset + size_t(data_bytes)), origin);
+  tail.expect_end("the " + shape_text(header.shape) + " array");
+  if (keep_in_place && header.fortran_order)
+    throw InputError(origin + ": the array is in Fortran order; streaming it from the file needs C order "
+                              "(rewrite it with np.save(path, np.ascontiguousarray(arr)))");
+  if (keep_in_place && (offset % alignof(float) != 0 || reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0))
+    throw InputError(origin + ": its data starts at byte " + std::to_string(offset) +
+                     ", not a multiple of 4, so it cannot be read in place (np.save writes aligned files)");
 
   Dataset data;
-  data.m = m;
-  data.n = static_cast<int>(n);
-  data.values.resize(static_cast<size_t>(m) * n);
-  const std::string what = "the " + shape_text(header.shape) + " float32 array";
-  if (!header.fortran_order) {
-    source.read_exact(data.values.data(), data_bytes, what);
-  } else {
-    std::vector<float> column_major(data.values.size());
-    source.read_exact(column_major.data(), data_bytes, what);
-    float* values = data.values.data();
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t d = 0; d < n; ++d) values[i * n + d] = column_major[d * m + i];
+  data.m = shape.m;
+  data.n = shape.n;
+  if (!keep_in_place) {
+    try {
+      data.values.resize(size_t(shape.m) * size_t(shape.n));
+    } catch (const std::bad_alloc&) {
+      throw InputError(origin + ": cannot allocate " + std::to_string(double(data_bytes) / double(1 << 30)) +
+                       " GiB of host memory for its " + shape_text(header.shape) + " array");
+    }
   }
-  source.expect_end("the " + shape_text(header.shape) + " array");
-  check_finite(data);
-  data.sparsity = measure_sparsity(data.values);
-  data.identity = {{"kind", "file"}, {"format", "npy"}};
+  const PointScan scan = scan_points(bytes, offset, shape.m, shape.n, header.fortran_order,
+                                     keep_in_place ? nullptr : data.values.data());
+  if (keep_in_place) data.mapped_rows = reinterpret_cast<const float*>(bytes.data() + offset);
+  if (scan.first_bad != std::numeric_limits<int64_t>::max()) {
+    const int64_t e = scan.first_bad;
+    const int64_t row = header.fortran_order ? e % shape.m : e / shape.n;
+    const int64_t column = header.fortran_order ? e / shape.m : e % shape.n;
+    float bad;
+    std::memcpy(&bad, bytes.data() + offset + 4 * size_t(e), 4);
+    const char* what = std::isnan(bad) ? "NaN" : (bad > 0 ? "Inf" : "-Inf");
+    throw InputError(origin + ": dataset contains " + what + " at row " + std::to_string(row) + ", column " +
+                     std::to_string(column));
+  }
+  data.finite_checked = true;
+  data.sparsity = double(scan.zeros) / double(size_t(shape.m) * size_t(shape.n));
+  data.identity = {{"kind", "file"}, {"format", "npy"}, {"bytes", bytes.size()}, {kIdentityDigestKey, scan.digest}};
   return data;
 }
 
@@ -335,18 +436,28 @@ Result read_file(const std::string& path, Read read) {
   Result result = read(file);
   result.identity["path"] = path;
   result.identity["bytes"] = file.size();
-  result.identity["sha256"] = file.sha256_of_whole_file();
+  result.identity[kIdentityDigestKey] = file.digest_of_whole_file();
   return result;
+}
+
+// Points from the mapped file: copied (in_place false) or left there.
+Dataset load_npy_points(const std::string& path, bool in_place) {
+  auto file = std::make_shared<const MappedFile>(path);
+  const std::string_view bytes(reinterpret_cast<const char*>(file->data()), file->size());
+  Dataset data = points_from_bytes(bytes, path, in_place);
+  data.identity["path"] = path;
+  if (in_place) data.mapping = file;
+  return data;
 }
 
 }  // namespace
 
-Dataset load_npy(const std::string& path) { return read_file<Dataset>(path, read_points); }
+Dataset load_npy(const std::string& path) { return load_npy_points(path, /*in_place=*/false); }
+Dataset load_npy_mapped(const std::string& path) { return load_npy_points(path, /*in_place=*/true); }
 Labels load_npy_labels(const std::string& path) { return read_file<Labels>(path, read_label_vector); }
 
 Dataset parse_npy(std::string_view bytes, const std::string& origin) {
-  MemorySource source(bytes, origin);
-  return read_points(source);
+  return points_from_bytes(bytes, origin, /*in_place=*/false);
 }
 
 Labels parse_npy_labels(std::string_view bytes, const std::string& origin) {

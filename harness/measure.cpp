@@ -346,6 +346,9 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
         row.out_of_core["h2d_gb_per_s"] = pinned_h2d_gb_per_s(size_t(plan.chunk_points) * problem.n * sizeof(float));
       run = std::move(chunked);
     } else {
+      if (spec.dataset->is_mapped())  // the plan counts an in-core copy for such data: not expected
+        throw UnsupportedError("the points were left in their memory-mapped file, which only out-of-core runs "
+                               "read; this row's plan is in core (" + plan.summary() + ")");
       run = variant.prepare(problem, *spec.dataset, row.params, device);
     }
     if (!run) throw DeviceError("variant " + row.variant + " returned no prepared run");

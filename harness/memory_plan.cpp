@@ -101,6 +101,7 @@ DataSource describe_data_source(const std::string& spec, int64_t m, int n) {
       source.n = shape->n;
       const double array = double(shape->m) * shape->n * 4.0;
       source.host_bytes = int64_t(shape->fortran_order ? 2.0 * array : array);
+      source.mappable = !shape->fortran_order;
       source.description = "npy " + rest + " (" + format_count(shape->m) + " × " + std::to_string(shape->n) +
                            " float32" + (shape->fortran_order ? ", Fortran order converted in a second copy" : "") +
                            ")";
@@ -132,8 +133,12 @@ DataSource describe_loaded_data(const Dataset& data) {
   DataSource source;
   source.m = data.m;
   source.n = data.n;
-  source.host_bytes = int64_t(data.values.size() * sizeof(float));
-  source.description = format_count(data.m) + " × " + std::to_string(data.n) + " float32 (loaded)";
+  // In a mapped file: what an in-core run would have to copy (out of core counts nothing).
+  source.host_bytes = data.is_mapped() ? int64_t(double(data.m) * data.n * sizeof(float))
+                                       : int64_t(data.values.size() * sizeof(float));
+  source.mappable = data.is_mapped();
+  source.description = format_count(data.m) + " × " + std::to_string(data.n) + " float32 " +
+                       (data.is_mapped() ? "(in its memory-mapped file)" : "(loaded)");
   return source;
 }
 
@@ -233,8 +238,13 @@ MemoryPlan out_of_core_plan(const DataSource& data, const RowWork& work, const D
   plan.chunk_points = std::min(chunk, problem.m);
   plan.chunks = (problem.m + plan.chunk_points - 1) / plan.chunk_points;
   const double m = double(problem.m), kcount = problem.k.count();
-  // The points stay whole in host memory: the chunks are streamed from there.
-  plan.host.add("points: " + data.description + " (streamed from host memory)", double(data.host_bytes));
+  // The points stay whole in host memory, and the chunks are streamed from there; a C-order
+  // .npy's chunks come from the memory-mapped file instead, whose pages are the kernel's to
+  // read in and drop (clean and file-backed), so a file larger than the host can be clustered.
+  if (data.mappable)
+    plan.host.add("points: " + data.description + " (streamed from the memory-mapped file, not held)", 0.0);
+  else
+    plan.host.add("points: " + data.description + " (streamed from host memory)", double(data.host_bytes));
   if (work.verify) {
     plan.host.add("FP64 reference", kcount * m * 20.0);
     plan.host.add("labels read back", kcount * m * 4.0);

@@ -25,13 +25,18 @@ struct DataSource {
   int n = 0;
   int64_t host_bytes = 0;  // peak host bytes while the points are made or loaded, and then held
   std::string description;  // "uniform 1G × 64 float32", "npy /data/x.npy (1.0 GiB file)"
+  // A C-order .npy: out of core, its chunks come straight from the memory-mapped file
+  // (load_npy_mapped), so an out-of-core plan counts nothing for the points on the host; in
+  // core still needs them copied (host_bytes).
+  bool mappable = false;
 };
 
 // Generators: M·N floats. .npy: the array (read from the header; twice for Fortran order,
 // which is converted to row-major). CSV: the text, read whole, plus at most one float per two
 // bytes of it. A file that cannot be found counts nothing here: its loader reports it.
 DataSource describe_data_source(const std::string& spec, int64_t m, int n);
-// Points already in memory (a measurement's plan: the data is loaded, the variant is not).
+// Points already loaded (a measurement's plan: the data is loaded, the variant is not). Points
+// left in a mapped file are mappable, and count their full size for an in-core plan.
 DataSource describe_loaded_data(const Dataset& data);
 
 struct MemoryLimits {
@@ -108,7 +113,8 @@ struct MemoryPlan {
 // the variant can take streamed chunks (Problem::streamed) and two chunk runs fit the GPU
 // (one on a CPU variant, whose "device" is the host), with the largest chunks that do, up to
 // kMaxChunkBytes; else refused, with the sizes and the way out. The points themselves stay
-// whole in host memory either way (they are streamed from there).
+// whole in host memory either way (they are streamed from there), except a mappable file's,
+// which out of core are streamed from the mapped file and not counted.
 MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const DeviceInfo& device,
                        const MemoryLimits& limits);
 

@@ -259,6 +259,10 @@ ResultRow row_from_json(const json& j, const std::string& where) {
   return row;
 }
 
+bool is_readable_results_schema(const std::string& schema) {
+  return schema == kResultsSchema || schema == kResultsSchemaV1;
+}
+
 json results_to_json(const ResultFile& file) {
   json rows = json::array();
   for (const auto& row : file.rows) rows.push_back(row_to_json(row));
@@ -275,8 +279,9 @@ ResultFile results_from_json(const json& j, const std::string& source) {
   if (!j.is_object()) throw InputError(source + ": expected a JSON object at the top level");
   ResultFile file;
   file.schema = string_at(j, "schema", source);
-  if (file.schema != kResultsSchema)
-    throw InputError(source + ": unsupported schema '" + file.schema + "' (expected " + kResultsSchema + ")");
+  if (!is_readable_results_schema(file.schema))
+    throw InputError(source + ": unsupported schema '" + file.schema + "' (expected " + kResultsSchema + " or " +
+                     kResultsSchemaV1 + ")");
   if (j.contains("created") && j.at("created").is_string()) file.created = j.at("created").get<std::string>();
   if (j.contains("command") && j.at("command").is_string()) file.command = j.at("command").get<std::string>();
   if (j.contains("suite") && j.at("suite").is_string()) file.suite = j.at("suite").get<std::string>();

@@ -1,5 +1,5 @@
 #pragma once
-// The results file (reports/SCHEMA.md, "mkbench.results/1") as C++ structs, its JSON
+// The results file (reports/SCHEMA.md, "mkbench.results/2") as C++ structs, its JSON
 // mapping in both directions, and atomic writing. Every measuring command goes through
 // here so report/compare/baseline read exactly what run/suite wrote.
 #include <optional>
@@ -16,7 +16,13 @@
 
 namespace mk {
 
-inline constexpr const char* kResultsSchema = "mkbench.results/1";
+// Version 2 names file data by XXH3-128 (datasets/digest.hpp) where version 1 used SHA-256;
+// nothing else differs, so the readers take both (a file's rows keep the identity they were
+// measured with, and `compare` says when two files name the same data differently).
+inline constexpr const char* kResultsSchema = "mkbench.results/2";
+inline constexpr const char* kResultsSchemaV1 = "mkbench.results/1";
+// The schemas this mkbench reads: kResultsSchema and kResultsSchemaV1.
+bool is_readable_results_schema(const std::string& schema);
 
 struct Timing {
   std::string clock = "cuda-event";  // cuda-event | steady-clock

@@ -43,6 +43,9 @@ ResultFile load_rows_to_resume(const std::string& out, const SuiteDefinition& su
   }
   ResultFile file = load_results(out);
   const std::string where = "cannot resume from " + out + ": ";
+  if (file.schema != kResultsSchema)
+    throw InputError(where + "it is a " + file.schema + " file; this mkbench writes " + kResultsSchema +
+                     " (rows of two schemas would share one header)");
   if (file.suite.value_or("") != suite.name)
     throw InputError(where + "it holds suite '" + file.suite.value_or("(none)") + "', not '" + suite.name + "'");
   const std::string device_name = device.to_json().value("name", std::string());

@@ -117,6 +117,47 @@ std::vector<int> match_rows(const json& base_rows, const json& cand_rows, bool c
   return partner;
 }
 
+const char* digest_name(const std::string& key) {
+  return key == "sha256" ? "SHA-256 (results schema mkbench.results/1)" : "XXH3-128 (results schema mkbench.results/2)";
+}
+
+// Rows left unpaired because the two files name their file data with different digests (a
+// baseline measured before the results schema 2 named files by XXH3-128): the same file has
+// another identity under each, so pairing by identity would call every such row missing.
+// Without --force that is refused with what happened; with it, rows of the same variant and
+// shape whose files have the same format, size and name are paired, with a warning.
+void pair_across_digests(const json& base_rows, const json& cand_rows, std::vector<int>& partner,
+                         const CompareOptions& options, ComparisonReport& report) {
+  std::vector<bool> used(cand_rows.size(), false);
+  for (int p : partner)
+    if (p >= 0) used[size_t(p)] = true;
+  size_t paired = 0;
+  for (size_t i = 0; i < base_rows.size(); ++i) {
+    if (partner[i] >= 0) continue;
+    const json base_data = object_or_empty(base_rows[i], "dataset");
+    const std::string base_key = dataset_digest_key(base_data);
+    if (base_key.empty()) continue;
+    for (size_t j = 0; j < cand_rows.size(); ++j) {
+      if (used[j] || !same_row(base_rows[i], cand_rows[j], /*compare_dataset=*/false)) continue;
+      const json cand_data = object_or_empty(cand_rows[j], "dataset");
+      const std::string cand_key = dataset_digest_key(cand_data);
+      if (cand_key.empty() || cand_key == base_key) continue;
+      const std::string what = "the two files name their data differently: the baseline names " +
+                               describe_dataset(base_data) + " by " + digest_name(base_key) + ", the candidate names " +
+                               describe_dataset(cand_data) + " by " + digest_name(cand_key) +
+                               "; the same file has a different identity under each";
+      if (!options.force)
+        throw InputError(what + ". Measure the baseline again with this mkbench (mkbench baseline update), or "
+                                "--force pairs such rows by variant, shape and the file's format, size and name");
+      if (!same_file_across_digests(base_data, cand_data)) continue;
+      if (paired++ == 0) report.warnings.push_back(what + " (rows paired by the file's format, size and name because of --force)");
+      partner[i] = int(j);
+      used[j] = true;
+      break;
+    }
+  }
+}
+
 std::string device_key(const json& results) {
   const std::string slug = device_slug(results);
   return slug.empty() ? device_label(results) : slug;
@@ -345,6 +386,7 @@ ComparisonReport compare_results(const json& baseline, const json& candidate,
   report.baseline_rows = base_rows.size();
   report.allow_missing = options.allow_missing;
   std::vector<int> partner = match_rows(base_rows, cand_rows, /*compare_dataset=*/true);
+  pair_across_digests(base_rows, cand_rows, partner, options, report);
   const bool any_exact_match =
       std::any_of(partner.begin(), partner.end(), [](int p) { return p >= 0; });
   if (!any_exact_match) {

@@ -39,8 +39,8 @@ CASES_PER_FIGURE = 12
 def load(path):
     with open(path, encoding="utf-8") as handle:
         doc = json.load(handle)
-    if doc.get("schema") != "mkbench.results/1" or not isinstance(doc.get("rows"), list):
-        raise ValueError(f"{path}: not an mkbench.results/1 file")
+    if doc.get("schema") not in ("mkbench.results/2", "mkbench.results/1") or not isinstance(doc.get("rows"), list):
+        raise ValueError(f"{path}: not an mkbench.results/2 (or /1) file")
     doc["_path"] = path
     return doc
 

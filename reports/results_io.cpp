@@ -26,9 +26,9 @@ json parse_results_text(const std::string& text, const std::string& origin) {
   if (schema == doc.end() || !schema->is_string())
     throw InputError(origin + ": no \"schema\" field; expected \"" + mk::kResultsSchema +
                      "\" (is this an mkbench result file?)");
-  if (schema->get<std::string>() != mk::kResultsSchema)
-    throw InputError(origin + ": schema is \"" + schema->get<std::string>() +
-                     "\", this mkbench reads \"" + mk::kResultsSchema + "\"");
+  if (!mk::is_readable_results_schema(schema->get<std::string>()))
+    throw InputError(origin + ": schema is \"" + schema->get<std::string>() + "\", this mkbench reads \"" +
+                     mk::kResultsSchema + "\" and \"" + mk::kResultsSchemaV1 + "\"");
   const auto device = doc.find("device");
   if (device == doc.end() || !device->is_object())
     throw InputError(origin + ": missing \"device\" object");
@@ -68,10 +68,27 @@ json load_results_file(const std::string& path) {
   return parse_results_text(text.str(), path);
 }
 
+std::string dataset_digest_key(const json& dataset) {
+  for (const char* key : {"xxh3_128", "sha256"})
+    if (dataset.is_object() && dataset.contains(key) && dataset[key].is_string() &&
+        !dataset[key].get<std::string>().empty())
+      return key;
+  return "";
+}
+
+bool same_file_across_digests(const json& a, const json& b) {
+  const std::string key_a = dataset_digest_key(a), key_b = dataset_digest_key(b);
+  if (key_a.empty() || key_b.empty() || key_a == key_b) return false;
+  const auto file_name = [](const json& d) {
+    return std::filesystem::path(string_or(d, "path", "")).filename().string();
+  };
+  return string_or(a, "format", "") == string_or(b, "format", "") && a.value("bytes", json()) == b.value("bytes", json()) &&
+         file_name(a) == file_name(b);
+}
+
 std::string dataset_identity(const json& dataset) {
   if (!dataset.is_object()) return dataset.dump();
-  if (dataset.contains("sha256") && dataset["sha256"].is_string() &&
-      !dataset["sha256"].get<std::string>().empty()) {
+  if (!dataset_digest_key(dataset).empty()) {
     json identity = dataset;
     identity.erase("path");  // same bytes under another path are the same data
     return identity.dump();
@@ -91,8 +108,8 @@ std::string describe_dataset(const json& dataset) {
   if (kind == "file") {
     const std::string path = string_or(dataset, "path", "?");
     text << "file " << std::filesystem::path(path).filename().string();
-    const std::string sha = string_or(dataset, "sha256", "");
-    if (!sha.empty()) text << " sha256=" << sha.substr(0, 12);
+    const std::string key = dataset_digest_key(dataset);
+    if (!key.empty()) text << " " << key << "=" << string_or(dataset, key.c_str(), "").substr(0, 12);
     return text.str();
   }
   text << string_or(dataset, "generator", kind.empty() ? "dataset" : kind);

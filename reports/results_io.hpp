@@ -18,9 +18,16 @@ nlohmann::json parse_results_text(const std::string& text, const std::string& or
 // Writing goes through harness/results.hpp (mk::write_text_atomically: temp + fsync + rename).
 
 // What makes two datasets "the same data": the whole identity object, except that a file
-// known by its SHA-256 is identified by that hash (its path may differ between machines).
+// known by its digest is identified by that digest (its path may differ between machines).
+// A generator's identity is its spec, the same in every schema version.
 std::string dataset_identity(const nlohmann::json& dataset);
-// Short human text: "uniform seed=42 m=33554432 n=8", "file points.npy sha256=0123abcd…".
+// How a file's identity names its bytes: "xxh3_128" (results schema 2), "sha256" (schema 1),
+// or "" (a generator, or a file without a digest).
+std::string dataset_digest_key(const nlohmann::json& dataset);
+// Whether two file identities under different digests (one "sha256", one "xxh3_128") could
+// be the same file: the same format, size and file name. Only --force pairs rows by this.
+bool same_file_across_digests(const nlohmann::json& a, const nlohmann::json& b);
+// Short human text: "uniform seed=42 m=33554432 n=8", "file points.npy xxh3_128=0123abcd…".
 std::string describe_dataset(const nlohmann::json& dataset);
 
 // Row helpers tolerant of missing optional fields.

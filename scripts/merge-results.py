@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""Merge mkbench.results/1 files into one: OUT.json IN.json [IN.json ...].
+"""Merge mkbench.results files into one: OUT.json IN.json [IN.json ...].
 
 For a suite measured in parts (a call's time limit stopped it, the rest ran in the next call) or a
 stage that writes one file per run (tests/device.sh acceptance2). Rows are concatenated in input
 order; a row measured in several inputs (same name and dataset) keeps the last input's measurement.
 The merged file takes the last input's header (device, build, command) and lists every input in
 "merged_from" (command, git_sha, created, rows). OUT may be one of the inputs. Written atomically.
-Exit 2 on unusable input: unreadable, wrong schema, or inputs from different devices.
+Exit 2 on unusable input: unreadable, wrong schema, inputs of two schema versions, or inputs
+from different devices.
 """
 import json
 import os
 import sys
 import tempfile
+
+SCHEMAS = ("mkbench.results/2", "mkbench.results/1")
 
 
 def fail(message):
@@ -30,9 +33,13 @@ def main(argv):
                 doc = json.load(f)
         except (OSError, ValueError) as e:
             fail(f"{path}: {e}")
-        if not isinstance(doc, dict) or doc.get("schema") != "mkbench.results/1":
-            fail(f"{path}: not a mkbench.results/1 file")
+        if not isinstance(doc, dict) or doc.get("schema") not in SCHEMAS:
+            fail(f"{path}: not a mkbench.results/2 (or /1) file")
         docs.append((path, doc))
+    schemas = {doc["schema"] for _, doc in docs}
+    if len(schemas) != 1:
+        # /1 names file data by SHA-256, /2 by XXH3-128: one file's rows would not merge.
+        fail("inputs mix schemas (" + ", ".join(sorted(schemas)) + "): they name file data differently")
     slugs = {doc.get("device", {}).get("slug") for _, doc in docs}
     if len(slugs) != 1:
         fail("inputs come from different devices: " + ", ".join(sorted(str(s) for s in slugs)))

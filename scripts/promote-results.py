@@ -40,7 +40,7 @@ def results_header(path):
             doc = json.load(f)
     except (OSError, ValueError):
         return None
-    return doc if isinstance(doc, dict) and doc.get("schema") == "mkbench.results/1" else None
+    return doc if isinstance(doc, dict) and doc.get("schema") in ("mkbench.results/2", "mkbench.results/1") else None
 
 
 def cell(text):

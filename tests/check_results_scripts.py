@@ -23,8 +23,8 @@ def check(condition, message):
         failures.append(message)
 
 
-def results(path, sha, rows, slug="gpu-x"):
-    doc = {"schema": "mkbench.results/1", "created": "2026-01-01T00:00:00Z", "command": f"mkbench {sha}",
+def results(path, sha, rows, slug="gpu-x", schema="mkbench.results/2"):
+    doc = {"schema": schema, "created": "2026-01-01T00:00:00Z", "command": f"mkbench {sha}",
            "suite": "kernels", "device": {"slug": slug, "name": "GPU X", "is_gpu": True},
            "build": {"git_sha": sha}, "rows": rows}
     with open(path, "w") as f:
@@ -56,6 +56,13 @@ with tempfile.TemporaryDirectory() as tmp:
     results(b, "bbbbbbb", [row("v/9", 9.0)], slug="gpu-y")
     r = run([MERGE, out, a, b])
     check(r.returncode == 2, "merge: two devices are exit 2")
+    results(b, "bbbbbbb", [row("v/9", 9.0)], schema="mkbench.results/1")
+    r = run([MERGE, out, a, b])
+    check(r.returncode == 2 and "mix schemas" in r.stderr, f"merge: schemas 1 and 2 mixed are exit 2 ({r.stderr})")
+    results(b, "bbbbbbb", [row("v/9", 9.0)], schema="mkbench.results/1")
+    r = run([MERGE, out, b])
+    check(r.returncode == 0 and json.load(open(out))["schema"] == "mkbench.results/1",
+          f"merge: a schema-1 file alone still merges ({r.stderr})")
 
     root = os.path.join(tmp, "results")
     gpu = os.path.join(root, "gpu-x")

@@ -306,7 +306,7 @@ TEST_F(BinaryTest, JsonFormatPrintsAResultsDocument) {
   const Outcome o = run_mkbench("run --variant cpu-openmp --points 500 --dims 2 --k 3 --iters 10 --format json 2>/dev/null");
   ASSERT_EQ(o.code, kExitOk) << o.output;
   const auto doc = nlohmann::json::parse(o.output);
-  EXPECT_EQ(doc.at("schema"), "mkbench.results/1");
+  EXPECT_EQ(doc.at("schema"), "mkbench.results/2");
   EXPECT_EQ(doc.at("rows").size(), 1u);
 }
 

@@ -309,6 +309,67 @@ TEST(Compare, FileDatasetsMatchByHashNotPath) {
   EXPECT_EQ(compare_results(base, cand, CompareOptions{}).rows.size(), 4u);
 }
 
+// A baseline of results schema 1 names a file by SHA-256, a candidate of schema 2 by XXH3-128:
+// the same file, two identities.
+static json with_file_rows(json doc, const char* schema, const char* digest_key, const char* digest, size_t first_file_row) {
+  doc["schema"] = schema;
+  for (size_t i = first_file_row; i < doc["rows"].size(); ++i)
+    doc["rows"][i]["dataset"] = {{"kind", "file"}, {"format", "npy"}, {"path", "/data/a/points.npy"},
+                                 {"bytes", 100}, {digest_key, digest}};
+  return doc;
+}
+
+TEST(Compare, OldAndNewFileDigestsAreRefusedWithWhatHappened) {
+  const json fixture = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  const json base = with_file_rows(fixture, "mkbench.results/1", "sha256", "ab12", 0);
+  const json cand = with_file_rows(fixture, "mkbench.results/2", "xxh3_128", "cd34", 0);
+  try {
+    compare_results(base, cand, CompareOptions{});
+    ADD_FAILURE() << "rows named by different digests were compared";
+  } catch (const mk::InputError& error) {
+    const std::string text = error.what();
+    EXPECT_NE(text.find("name their data differently"), std::string::npos) << text;
+    EXPECT_NE(text.find("SHA-256"), std::string::npos) << text;
+    EXPECT_NE(text.find("XXH3-128"), std::string::npos) << text;
+  }
+  CompareOptions forced;
+  forced.force = true;
+  const ComparisonReport report = compare_results(base, cand, forced);
+  EXPECT_EQ(report.rows.size(), 4u);
+  EXPECT_TRUE(report.missing.empty());
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_NE(report.warnings[0].find("--force"), std::string::npos) << report.warnings[0];
+}
+
+TEST(Compare, ADigestMismatchIsRefusedEvenWhenOtherRowsPair) {
+  // Rows 0 and 1 on generated data pair as before; rows 2 and 3 on a file would otherwise be
+  // reported as merely missing.
+  const json fixture = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  const json base = with_file_rows(fixture, "mkbench.results/1", "sha256", "ab12", 2);
+  const json cand = with_file_rows(fixture, "mkbench.results/2", "xxh3_128", "cd34", 2);
+  EXPECT_THROW(compare_results(base, cand, CompareOptions{}), mk::InputError);
+  // --force pairs only a file of the same format, size and name.
+  json other_file = cand;
+  other_file["rows"][3]["dataset"]["bytes"] = 200;
+  CompareOptions forced;
+  forced.force = true;
+  const ComparisonReport report = compare_results(base, other_file, forced);
+  EXPECT_EQ(report.rows.size(), 3u);
+  EXPECT_EQ(report.missing.size(), 1u);
+}
+
+TEST(Compare, GeneratedDataPairsAcrossSchemaVersions) {
+  // A generator is named by its spec in both versions: an old baseline gates a new run.
+  json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  base["schema"] = "mkbench.results/1";
+  json cand = base;
+  cand["schema"] = "mkbench.results/2";
+  for (const json& row : base["rows"]) ASSERT_EQ(row["dataset"].value("kind", ""), "generator");
+  const ComparisonReport report = compare_results(base, cand, CompareOptions{});
+  EXPECT_EQ(report.rows.size(), 4u);
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
 TEST(Compare, ThrottledClockIsFlaggedNotFailed) {
   const json base = load_results_file(data_file("results_gate_baseline_fixture.json"));
   const json cand = load_results_file(data_file("results_gate_throttled_fixture.json"));
@@ -471,8 +532,13 @@ TEST(Compare, NoRowsOrNoCommonRowsIsUnusable) {
 
 TEST(Compare, SchemaIsChecked) {
   EXPECT_THROW(parse_results_text("{\"rows\": []}", "x.json"), mk::InputError);
-  EXPECT_THROW(parse_results_text("{\"schema\": \"mkbench.results/2\", \"device\": {}, \"rows\": []}", "x.json"),
+  EXPECT_THROW(parse_results_text("{\"schema\": \"mkbench.results/3\", \"device\": {}, \"rows\": []}", "x.json"),
                mk::InputError);
+  // Both versions this mkbench has written are read (2 differs only in how files are named).
+  for (const char* schema : {"mkbench.results/1", "mkbench.results/2"})
+    EXPECT_NO_THROW(parse_results_text(std::string("{\"schema\": \"") + schema + "\", \"device\": {}, \"rows\": []}",
+                                       "x.json"))
+        << schema;
   EXPECT_THROW(parse_results_text("not json", "x.json"), mk::InputError);
   EXPECT_THROW(parse_results_text(
                    "{\"schema\":\"mkbench.results/1\",\"device\":{},\"rows\":[{\"variant\":\"v\","
@@ -483,6 +549,17 @@ TEST(Compare, SchemaIsChecked) {
 
 // ---------------------------------------------------------------------------------------
 // The mkbench binary: exit codes are the perf gate's interface.
+
+TEST(CompareCommand, FilesNamedByDifferentDigestsExitTwoWithTheReason) {
+  TempDir dir;
+  const json fixture = load_results_file(data_file("results_gate_baseline_fixture.json"));
+  write_json(dir.path / "old.json", with_file_rows(fixture, "mkbench.results/1", "sha256", "ab12", 0));
+  write_json(dir.path / "new.json", with_file_rows(fixture, "mkbench.results/2", "xxh3_128", "cd34", 0));
+  const auto result = run_mkbench("compare " + shell_quote((dir.path / "old.json").string()) + " " +
+                                  shell_quote((dir.path / "new.json").string()));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("name their data differently"), std::string::npos) << result.output;
+}
 
 TEST(CompareCommand, PlantedSlowdownExitsOne) {
   const auto result = run_mkbench("compare " + shell_quote(data_file("results_gate_baseline_fixture.json")) + " " +

@@ -1,4 +1,4 @@
-// Dataset generators, loaders, hashing and centroid seeding (datasets/).
+// Dataset generators, loaders and centroid seeding (datasets/; the identity digest: test_digest.cpp).
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -16,7 +16,7 @@
 #include <algorithm>
 
 #include "datasets/dataset.hpp"
-#include "datasets/sha256.hpp"
+#include "datasets/digest.hpp"
 #include "core/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -112,29 +112,6 @@ double exact_zero_fraction(const std::vector<float>& values) {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------- SHA-256 (FIPS 180-2 vectors)
-
-TEST(Sha256, StandardVectors) {
-  EXPECT_EQ(mk::sha256_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(mk::sha256_hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-  EXPECT_EQ(mk::sha256_hex(two_blocks.data(), two_blocks.size()),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-}
-
-TEST(Sha256, IncrementalMatchesMillionAVector) {
-  // Uneven slices cross block boundaries in every possible way.
-  const std::string million(1000000, 'a');
-  mk::Sha256 hash;
-  size_t done = 0;
-  for (size_t slice = 1; done < million.size(); slice = slice % 131 + 7) {
-    size_t take = std::min(slice, million.size() - done);
-    hash.update(million.data() + done, take);
-    done += take;
-  }
-  EXPECT_EQ(hash.hex_digest(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
 
 // ---------------------------------------------------------------- generators
 
@@ -281,7 +258,7 @@ TEST_F(CsvLoad, PlainNumbers) {
   EXPECT_EQ(data.identity["format"], "csv");
   EXPECT_EQ(data.identity["path"], file);
   EXPECT_EQ(data.identity["bytes"], text.size());
-  EXPECT_EQ(data.identity["sha256"], mk::sha256_hex(text.data(), text.size()));
+  EXPECT_EQ(data.identity["xxh3_128"], mk::data_digest(text.data(), text.size()));
 }
 
 TEST_F(CsvLoad, HeaderAndLabelColumnWithCrlf) {
@@ -377,7 +354,7 @@ TEST_F(NpyLoad, RoundTripCOrder) {
   EXPECT_EQ(raw_bytes(loaded.values), raw_bytes(original.values));
   EXPECT_EQ(loaded.identity["format"], "npy");
   EXPECT_EQ(loaded.identity["bytes"], bytes.size());
-  EXPECT_EQ(loaded.identity["sha256"], mk::sha256_hex(bytes.data(), bytes.size()));
+  EXPECT_EQ(loaded.identity["xxh3_128"], mk::data_digest(bytes.data(), bytes.size()));
 }
 
 TEST_F(NpyLoad, FortranOrderIsConvertedToRowMajor) {
@@ -440,6 +417,87 @@ TEST_F(NpyLoad, NanIsRejected) {
   const std::vector<float> values = {1, 2, std::numeric_limits<float>::quiet_NaN(), 4};
   std::string file = write("nan.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", raw_bytes(values)));
   expect_input_error([&] { mk::load_npy(file); }, {"NaN at row 1, column 0"});
+}
+
+// The loader's one pass (hash, NaN/Inf, zeros, copy) over a file of several digest blocks,
+// each result against a reference computed here another way.
+TEST_F(NpyLoad, OnePassOverManyBlocksMatchesSeparateChecks) {
+  GeneratorSpec spec = spec_of("blobs", 300007, 8, 11);  // 9.6 MB: three 4 MiB digest blocks
+  spec.zero_fraction = 0.3;
+  const Dataset original = mk::generate(spec);
+  const std::string file = path("blocks.npy");
+  mk::save_npy(file, original);
+  const std::string bytes = read_bytes(file);
+  ASSERT_GT(bytes.size(), 2 * mk::kDigestBlockBytes);
+  const Dataset loaded = mk::load_npy(file);
+  EXPECT_EQ(raw_bytes(loaded.values), raw_bytes(original.values));
+  EXPECT_DOUBLE_EQ(loaded.sparsity, exact_zero_fraction(original.values));
+  EXPECT_EQ(loaded.identity["xxh3_128"], mk::data_digest(bytes.data(), bytes.size()));
+  EXPECT_TRUE(loaded.finite_checked);
+
+  // An Inf in the last block and a NaN in the first: the first in file order is named.
+  std::vector<float> bad = original.values;
+  bad[bad.size() - 3] = std::numeric_limits<float>::infinity();
+  bad[70001 * 8 + 5] = std::numeric_limits<float>::quiet_NaN();
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (300007, 8), }";
+  const std::string bad_file = write("bad.npy", npy_bytes(dict, raw_bytes(bad)));
+  expect_input_error([&] { mk::load_npy(bad_file); }, {"NaN at row 70001, column 5"});
+  bad[70001 * 8 + 5] = 1.0f;
+  const std::string inf_file = write("inf.npy", npy_bytes(dict, raw_bytes(bad)));
+  expect_input_error([&] { mk::load_npy(inf_file); }, {"Inf at row 300006, column 5"});
+}
+
+TEST_F(NpyLoad, FortranOrderOverManyBlocksIsTransposedOnTheWay) {
+  const int64_t m = 200003;
+  const int n = 7;
+  std::vector<float> column_major(size_t(m) * n);
+  for (int d = 0; d < n; ++d)
+    for (int64_t i = 0; i < m; ++i) column_major[size_t(d) * m + i] = float(i * 10 + d);
+  const std::string file = write("fortran-big.npy", npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (200003, 7), }",
+                                                              raw_bytes(column_major)));
+  const Dataset data = mk::load_npy(file);
+  ASSERT_EQ(data.values.size(), column_major.size());
+  size_t wrong = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int d = 0; d < n; ++d) wrong += data.values[size_t(i) * n + d] != float(i * 10 + d);
+  EXPECT_EQ(wrong, 0u);
+  expect_input_error([&] { mk::load_npy_mapped(file); }, {file, "Fortran order"});
+}
+
+TEST_F(NpyLoad, MappedLoadLeavesThePointsInTheFile) {
+  const Dataset original = mk::generate(spec_of("uniform", 5003, 6, 2));
+  const std::string file = path("mapped.npy");
+  mk::save_npy(file, original);
+  const Dataset mapped = mk::load_npy_mapped(file);
+  const Dataset copied = mk::load_npy(file);
+  EXPECT_TRUE(mapped.is_mapped());
+  EXPECT_TRUE(mapped.values.empty());
+  ASSERT_EQ(mapped.m, 5003);
+  ASSERT_EQ(mapped.n, 6);
+  EXPECT_EQ(std::memcmp(mapped.points(), original.values.data(), original.values.size() * sizeof(float)), 0);
+  EXPECT_EQ(mapped.at(5002, 5), original.at(5002, 5));
+  EXPECT_EQ(mapped.identity, copied.identity);
+  EXPECT_EQ(mapped.sparsity, copied.sparsity);
+  // The mapping lives as long as a copy of the Dataset does.
+  const float last = original.values.back();
+  const Dataset survivor = [&] { Dataset temporary = mk::load_npy_mapped(file); return temporary; }();
+  EXPECT_EQ(survivor.at(5002, 5), last);
+}
+
+TEST_F(NpyLoad, UnalignedDataIsCopiedButNotMapped) {
+  // A header padded (unlike NumPy's) so that the data starts 2 bytes past a multiple of 4.
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }";
+  while ((10 + header.size() + 1) % 4 != 2) header += ' ';
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\0';
+  bytes += char(header.size() & 0xff);
+  bytes += char(header.size() >> 8);
+  const std::string file = write("odd.npy", bytes + header + raw_bytes(values));
+  EXPECT_EQ(mk::load_npy(file).values, values);
+  expect_input_error([&] { mk::load_npy_mapped(file); }, {"not a multiple of 4"});
 }
 
 // ---------------------------------------------------------------- initial centroids

@@ -16,6 +16,7 @@
 
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
+#include "datasets/digest.hpp"
 
 namespace fs = std::filesystem;
 
@@ -116,7 +117,7 @@ TEST_F(IdxFiles, ImagesFlattenRowMajorIntoPoints) {
   EXPECT_EQ(data.identity["shape"], (std::vector<uint32_t>{3, 2, 2}));
   EXPECT_EQ(data.identity["gzip"], false);
   EXPECT_EQ(data.identity["bytes"], bytes.size());
-  EXPECT_EQ(data.identity["sha256"], mk::sha256_hex(bytes.data(), bytes.size()));
+  EXPECT_EQ(data.identity["xxh3_128"], mk::data_digest(bytes.data(), bytes.size()));
   EXPECT_NEAR(data.sparsity, 1.0 / 12.0, 1e-12);  // only pixel (0,0,0) is 0
 }
 
@@ -127,7 +128,7 @@ TEST_F(IdxFiles, GzippedFileIsDetectedByItsMagicAndReadsTheSame) {
   const mk::Dataset data = mk::load_idx(file);
   EXPECT_EQ(data.values, mk::load_idx(write("plain", three_images())).values);
   EXPECT_EQ(data.identity["gzip"], true);
-  EXPECT_EQ(data.identity["sha256"], mk::sha256_hex(compressed.data(), compressed.size()));  // of the file as stored
+  EXPECT_EQ(data.identity["xxh3_128"], mk::data_digest(compressed.data(), compressed.size()));  // of the file as stored
   // Two gzip members one after the other (what `cat a.gz b.gz` makes) are one stream.
   const std::string whole = three_images();
   const std::string two = gzip(whole.substr(0, 9)) + gzip(whole.substr(9));

@@ -75,7 +75,7 @@ TEST_F(LabelFiles, CsvLabelColumnComesBackWithThePoints) {
   EXPECT_EQ(both.data.n, 2);
   EXPECT_EQ(both.data.values, (std::vector<float>{1.5f, 3, 4, 5, 6, 7}));
   EXPECT_EQ(both.labels.values, (std::vector<int32_t>{2, 0, 1}));
-  EXPECT_EQ(both.labels.identity["sha256"], both.data.identity["sha256"]);
+  EXPECT_EQ(both.labels.identity["xxh3_128"], both.data.identity["xxh3_128"]);
 }
 
 TEST_F(LabelFiles, CsvLabelsThatAreNotWholeNumbersAreRejected) {

@@ -111,6 +111,34 @@ TEST(OutOfCoreCpu, ChunksThatDoNotDivideMGiveTheInCoreStepsAndTheReference) {
   check_variant_out_of_core(cpu, query_host_cpu(), 5, {3, 5}, {200000, 30001, 4099});
 }
 
+TEST(OutOfCoreCpu, ChunksStraightFromAMappedNpyGiveTheInCoreSteps) {
+  // The in-core run reads the loader's copy; the chunked run reads the file where it lies.
+  const Variant& cpu = Registry::instance().get("cpu-openmp");
+  const DeviceInfo device = query_host_cpu();
+  TempFolder folder("ooc_mapped");
+  const std::string file = folder.file("points.npy");
+  save_npy(file, blobs(100003, 6, 5));
+  const Dataset copied = load_npy(file);
+  const Dataset mapped = load_npy_mapped(file);
+  ASSERT_TRUE(mapped.is_mapped());
+  const KRange k{3, 4};
+  const Problem problem = problem_of(copied, k);
+  std::unique_ptr<PreparedRun> in_core =
+      cpu.prepare(problem, copied, resolve_params(cpu, problem, device, Params::object()), device);
+  const ChunkSource source = chunk_source_of(mapped);
+  EXPECT_TRUE(source.mapped_file);
+  EXPECT_EQ(source.rows, mapped.mapped_rows);
+  std::unique_ptr<ChunkedRun> chunked = prepare_chunked(
+      cpu, problem, source, 30001, resolve_params(cpu, chunk_problem(problem, 30001), device, Params::object()), device);
+  EXPECT_EQ(chunked->info().source, "memory-mapped file");
+  std::vector<float> centroids = initial_centroids(mapped, k, InitMethod::FirstK, 0);
+  EXPECT_EQ(centroids, initial_centroids(copied, k, InitMethod::FirstK, 0));
+  for (int step = 1; step <= 3; ++step) {
+    expect_same_step(*chunked, *in_core, mapped, k, centroids, step);
+    centroids = packed(chunked->read_back());
+  }
+}
+
 TEST(OutOfCoreCpu, TheSplitStepLeavesHostTotalsOverEveryChunkAndUpdateFreezesKs) {
   const Variant& cpu = Registry::instance().get("cpu-openmp");
   const DeviceInfo device = query_host_cpu();
@@ -218,6 +246,48 @@ TEST(OutOfCoreCommand, ThePlannerStreamsOnItsOwnWhenTheCopyWouldNotFit) {
   EXPECT_GE(row.at("out_of_core").at("chunks").get<int>(), 2);
 }
 
+TEST(OutOfCoreCommand, AnNpyLargerThanTheHostLimitIsStreamedFromItsMappedFile) {
+  // 100003 × 32 float32 is a 12.8 MB file; --host-memory 10M plans 9 MB. In core (the file
+  // copied, cpu-openmp's copy, the reference) cannot fit; out of core the file's chunks are
+  // read from its mapping, which the plan does not count, and --verify checks the run
+  // against the FP64 reference of the whole file.
+  TempFolder folder("ooc_npy");
+  const std::string file = folder.file("big.npy");
+  save_npy(file, blobs(100003, 32, 9));
+  const std::string out = folder.file("npy.json");
+  const std::vector<std::string> run = {"run", "--variant", "cpu-openmp", "--dataset", "npy:" + file, "--k", "3",
+                                        "--iters", "2", "--warmup", "0", "--verify", "--host-memory", "10M"};
+  std::vector<std::string> chunked = run;
+  for (const char* arg : {"--chunk-points", "30001", "--out"}) chunked.push_back(arg);
+  chunked.push_back(out);
+  const auto result = run_mkbench_args(chunked, {}, 120);
+  ASSERT_EQ(result.exit_code, kExitOk) << result.output;
+  EXPECT_NE(result.output.find(": PASS"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("in its memory-mapped file"), std::string::npos) << result.output;
+  const auto row = nlohmann::json::parse(read_text(out)).at("rows").at(0);
+  ASSERT_TRUE(row.contains("out_of_core")) << row.dump(1);
+  EXPECT_EQ(row.at("out_of_core").at("source"), "memory-mapped file");
+  EXPECT_EQ(row.at("out_of_core").at("chunks"), 4);
+  EXPECT_EQ(row.at("dataset").at("format"), "npy");
+  // Without --chunk-points the planner picks out of core itself, from the mapped file too.
+  const std::string auto_out = folder.file("auto.json");
+  std::vector<std::string> automatic = run;
+  automatic.push_back("--out");
+  automatic.push_back(auto_out);
+  const auto planned = run_mkbench_args(automatic, {}, 120);
+  ASSERT_EQ(planned.exit_code, kExitOk) << planned.output;
+  EXPECT_NE(planned.output.find(": PASS"), std::string::npos) << planned.output;
+  EXPECT_EQ(nlohmann::json::parse(read_text(auto_out)).at("rows").at(0).at("out_of_core").at("source"),
+            "memory-mapped file");
+  // The same limit with the data from a generator (held in memory) is refused: the file is
+  // what made it fit.
+  const auto generated = run_mkbench_args({"run", "--variant", "cpu-openmp", "--dataset", "blobs", "--points", "100003",
+                                           "--dims", "32", "--k", "3", "--iters", "2", "--verify", "--host-memory",
+                                           "10M"},
+                                          {}, 120);
+  EXPECT_EQ(generated.exit_code, kExitBadInput) << generated.output;
+}
+
 TEST(OutOfCoreCommand, AnEmptyOrUnreadableChunkSizeIsBadInput) {
   const auto zero = run_mkbench_args({"run", "--variant", "cpu-openmp", "--points", "1K", "--chunk-points", "0"});
   EXPECT_EQ(zero.exit_code, kExitBadInput) << zero.output;
@@ -237,6 +307,30 @@ TEST(OutOfCoreGpu, EveryStreamingVariantGivesTheInCoreStepsAndTheReference) {
   for (const char* name : {"naive-atomics", "shared-atomics", "registers-multik", "gemm-cublas"})
     check_variant_out_of_core(Registry::instance().get(name), device, 8, {3, 5}, {30001, 4099});
   check_variant_out_of_core(Registry::instance().get("warp-centric"), device, 16, {4, 4}, {30001});
+}
+
+TEST(OutOfCoreGpu, AMappedNpyIsStagedNotPageLockedAndGivesTheInCoreSteps) {
+  if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  const DeviceInfo device = query_device(0);
+  const Variant& variant = Registry::instance().get("naive-atomics");
+  TempFolder folder("ooc_mapped_gpu");
+  const std::string file = folder.file("points.npy");
+  save_npy(file, blobs(100003, 8, 4));
+  const Dataset copied = load_npy(file);
+  const Dataset mapped = load_npy_mapped(file);
+  const KRange k{3, 5};
+  const Problem problem = problem_of(copied, k);
+  std::unique_ptr<PreparedRun> in_core =
+      variant.prepare(problem, copied, resolve_params(variant, problem, device, Params::object()), device);
+  std::unique_ptr<ChunkedRun> chunked =
+      prepare_chunked(variant, problem, chunk_source_of(mapped), 30001,
+                      resolve_params(variant, chunk_problem(problem, 30001), device, Params::object()), device);
+  EXPECT_EQ(chunked->info().transfer, "staged");
+  std::vector<float> centroids = initial_centroids(mapped, k, InitMethod::FirstK, 0);
+  for (int step = 1; step <= 3; ++step) {
+    expect_same_step(*chunked, *in_core, mapped, k, centroids, step);
+    centroids = packed(chunked->read_back());
+  }
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST_F(ResultsFileTest, RoundTripKeepsEveryField) {
   write_results_atomically(path, original);
   const ResultFile loaded = load_results(path);
 
-  EXPECT_EQ(loaded.schema, "mkbench.results/1");
+  EXPECT_EQ(loaded.schema, "mkbench.results/2");
   ASSERT_TRUE(loaded.suite.has_value());
   EXPECT_EQ(*loaded.suite, "table1");
   EXPECT_EQ(loaded.created, original.created);
@@ -158,6 +158,18 @@ TEST_F(ResultsFileTest, WrongSchemaTagIsAnInputError) {
   const std::string path = dir_ + "/schema.json";
   std::ofstream(path) << doc.dump();
   EXPECT_THROW(load_results(path), InputError);
+}
+
+TEST_F(ResultsFileTest, PreviousSchemaVersionIsStillRead) {
+  // Version 1 differs only in naming file data by SHA-256; its rows load unchanged.
+  nlohmann::json doc = results_to_json(sample_file());
+  doc["schema"] = "mkbench.results/1";
+  doc["rows"][0]["dataset"] = {{"kind", "file"}, {"format", "npy"}, {"path", "p.npy"}, {"bytes", 100}, {"sha256", "ab12"}};
+  const std::string path = dir_ + "/v1.json";
+  std::ofstream(path) << doc.dump();
+  const ResultFile loaded = load_results(path);
+  EXPECT_EQ(loaded.schema, "mkbench.results/1");
+  EXPECT_EQ(loaded.rows.at(0).dataset.at("sha256"), "ab12");
 }
 
 TEST_F(ResultsFileTest, MissingRowKeyNamesTheRow) {

@@ -14,6 +14,7 @@
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
+#include "datasets/digest.hpp"
 #include "harness/build_info.hpp"
 #include "harness/command.hpp"
 #include "harness/measure.hpp"
@@ -134,7 +135,7 @@ int seed_command(const SeedCommandOptions& options) {
       document["candidates"] = candidates;
       document["schedule"] = options.schedule;
       // Two runs (CPU and GPU, or two schedules) chose the same centres iff these agree.
-      document["chosen_sha256"] = sha256_hex(chosen.data(), chosen.size() * sizeof(int64_t));
+      document["chosen_xxh3_128"] = to_hex(xxh3_128(chosen.data(), chosen.size() * sizeof(int64_t)));
       document["chosen_first"] = std::vector<int64_t>(chosen.begin(), chosen.begin() + std::min<size_t>(8, chosen.size()));
     }
     write_results_atomically(options.out, document);

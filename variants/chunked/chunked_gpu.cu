@@ -68,9 +68,11 @@ class GpuChunkedRun : public ChunkedRunBase {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreateWithFlags(&start_, cudaEventDisableTiming), "cudaEventCreate");
     // Page-locking the rows once lets every chunk go by one DMA straight from them. Where the
-    // host refuses (a locked-memory limit), each chunk is staged through two pinned buffers.
+    // host refuses (a locked-memory limit), each chunk is staged through two pinned buffers, as
+    // are the chunks of a memory-mapped file (locking it would hold the whole file in RAM).
     const size_t bytes = size_t(problem.m) * problem.n * sizeof(float);
-    if (cudaHostRegister(const_cast<float*>(source.rows), bytes, cudaHostRegisterPortable) == cudaSuccess) {
+    if (!source.mapped_file &&
+        cudaHostRegister(const_cast<float*>(source.rows), bytes, cudaHostRegisterPortable) == cudaSuccess) {
       registered_ = true;
     } else {
       cudaGetLastError();

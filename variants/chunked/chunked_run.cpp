@@ -11,6 +11,15 @@
 namespace mk {
 
 ChunkSource chunk_source_of(const Dataset& data) {
+  if (data.is_mapped()) {
+    ChunkSource source;
+    source.m = data.m;
+    source.n = data.n;
+    source.rows = data.mapped_rows;
+    source.description = "memory-mapped file";
+    source.mapped_file = true;
+    return source;
+  }
   if (data.values.size() != size_t(data.m) * size_t(data.n))
     throw InputError("the data set holds " + std::to_string(data.values.size()) + " values, not " +
                      std::to_string(data.m) + " × " + std::to_string(data.n));

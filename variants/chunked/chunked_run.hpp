@@ -27,13 +27,17 @@ namespace mk {
 // A GPU out-of-core run keeps two chunks in flight (one copies while the other computes).
 inline constexpr int kGpuChunkSlots = 2;
 
-// Where an out-of-core run's points come from: m × n row-major float32 in host memory that
-// outlives the run (a generated or loaded Dataset's values).
+// Where an out-of-core run's points come from: m × n row-major float32 that outlives the run,
+// in host memory (a generated or loaded Dataset's values) or in a memory-mapped .npy file
+// (load_npy_mapped), whose pages the kernel reads in as the chunks are copied.
 struct ChunkSource {
   int64_t m = 0;
   int n = 0;
   const float* rows = nullptr;
-  std::string description;  // "host array"
+  std::string description;  // "host array" | "memory-mapped file"
+  // A mapped file is not page-locked for direct DMA (that would pin the whole file in RAM):
+  // its chunks are staged through the pinned buffers.
+  bool mapped_file = false;
 };
 ChunkSource chunk_source_of(const Dataset& data);
 
