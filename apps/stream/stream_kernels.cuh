@@ -206,7 +206,10 @@ __global__ void __launch_bounds__(kThreads) reduce_chunks(ChunkBatch batch) {
   const int64_t per = (rows + kThreads - 1) / kThreads;
   const int64_t begin = min(rows, int64_t(threadIdx.x) * per);
   const int64_t end = min(rows, begin + per);
-  for (int64_t i = begin; i < end; ++i) atomicAdd(counts + s.label[i], 1u);  // integers: any order
+  // Integers: any order gives the same counts. A label stays -1 only where w·D² overflowed
+  // (s.failed is 2 and the host refuses the data).
+  for (int64_t i = begin; i < end; ++i)
+    if (s.label[i] >= 0) atomicAdd(counts + s.label[i], 1u);
   __syncthreads();
   for (int64_t e = threadIdx.x; e < slots * n; e += kThreads) {
     const int64_t slot = e / n;
