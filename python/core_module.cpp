@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <optional>
@@ -26,6 +28,7 @@
 #include "datasets/dataset.hpp"
 #include "harness/cli_run.hpp"
 #include "harness/measure.hpp"
+#include "harness/suite.hpp"
 #include "variants/tuned_params.hpp"
 #include "variants/variant.hpp"
 
@@ -72,7 +75,15 @@ struct FitAnswer {
   std::string device_name;
   std::string params;
   double tol_threshold = 0;
+  // Where the C++ side's time went (fit.json's "seconds", plus what the module adds): the
+  // benchmark (python/bench/bench_vs_sklearn.py) takes the Python overhead of KMeans.fit as
+  // its wall time minus "total".
+  std::map<std::string, double> seconds;
 };
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // The choices of fit_command (apps/fit/cli_fit.cpp) for data already in memory.
 FitAnswer run_fit(const Dataset& data, const FitRequest& request) {
@@ -126,8 +137,17 @@ FitAnswer run_fit(const Dataset& data, const FitRequest& request) {
   if (params.is_null() || params.empty()) params = resolve_params(variant, problem, device, Params::object());
 
   settings.metrics_on_gpu = device.is_gpu;
-  FitResult result = fit_k_range(variant.prepare(problem, data, params, device), data, settings, device);
+  const auto prepare_start = std::chrono::steady_clock::now();
+  std::unique_ptr<PreparedRun> run = variant.prepare(problem, data, params, device);  // the H2D upload
+  const double upload_seconds = seconds_since(prepare_start);
+  FitResult result = fit_k_range(std::move(run), data, settings, device);
   FitAnswer answer;
+  answer.seconds = {{"upload", upload_seconds},
+                    {"seeding", result.seconds.seeding},
+                    {"prepare_split", result.seconds.prepare},
+                    {"iterations", result.seconds.iterations},
+                    {"labels", result.seconds.labels},
+                    {"moments", result.seconds.metrics}};
   answer.fit = std::move(result.per_k.at(0));
   answer.variant = variant.name();
   answer.variant_reason = choice.reason;
@@ -152,7 +172,9 @@ py::dict fit(const FloatArray& points, int k, const std::string& init, std::opti
   request.seed = seed;
   request.variant = variant;
   request.device = device;
+  const auto start = std::chrono::steady_clock::now();
   const Dataset data = dataset_from(points);
+  const double staging_seconds = seconds_since(start);
   FitAnswer answer;
   {
     py::gil_scoped_release release;  // the fit can run for minutes; other Python threads go on
@@ -174,31 +196,63 @@ py::dict fit(const FloatArray& points, int k, const std::string& init, std::opti
   out["device"] = answer.device_name;
   out["params"] = answer.params;
   out["tol_threshold"] = answer.tol_threshold;
+  answer.seconds["staging"] = staging_seconds;  // the host copy the variant uploads from, its sparsity scan
+  answer.seconds["total"] = seconds_since(start);  // entry to here: the C++ fit, the copies, the answer's arrays
+  out["seconds"] = answer.seconds;
   return out;
+}
+
+// A temporary results file for one command, removed when the answer has been read.
+std::filesystem::path temporary_results_path(const std::string& command) {
+  static std::atomic<int> counter{0};
+  return std::filesystem::temp_directory_path() / ("mkbench-python-" + command + "-" + std::to_string(::getpid()) +
+                                                   "-" + std::to_string(counter++) + ".json");
+}
+
+struct RemoveOnExit {
+  std::filesystem::path path;
+  ~RemoveOnExit() { std::filesystem::remove(path); }
+};
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
 }
 
 // `mkbench run` itself (harness/cli_run.cpp: variant choice, memory plan, tuned configs,
 // timing, --verify) for one variant; its results file, read back as text, is the answer.
 std::string run_benchmark(const RunOptions& given) {
-  static std::atomic<int> counter{0};
   RunOptions options = given;
   options.dims_given = options.points_given = true;
   options.format = "table";
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("mkbench-python-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json");
+  const auto path = temporary_results_path("run");
   options.out = path.string();
-  struct Remove {
-    std::filesystem::path path;
-    ~Remove() { std::filesystem::remove(path); }
-  } remove{path};
+  const RemoveOnExit remove{path};
   {
     py::gil_scoped_release release;
     run_command(options);  // refusals and device failures throw; a failed --verify is in the row
   }
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return read_text(path);
+}
+
+// `mkbench suite NAME --out FILE` itself (harness/suite.cpp: the plan, the CPU fallback without a
+// GPU, tuned configs, --verify); the answer is its exit status and the results document as text
+// (empty when the suite stopped before writing a row). The suite rewrites FILE after every row,
+// so a row that failed on the device leaves the rows before it in the document.
+std::pair<int, std::string> run_suite_document(const SuiteOptions& given) {
+  SuiteOptions options = given;
+  options.format = "table";
+  const auto path = temporary_results_path("suite");
+  options.out = path.string();
+  const RemoveOnExit remove{path};
+  int code = 0;
+  {
+    py::gil_scoped_release release;
+    code = run_suite(options);  // bad input throws; 4 (a row failed) and 5 (verification) return
+  }
+  return {code, std::filesystem::exists(path) ? read_text(path) : std::string()};
 }
 
 }  // namespace
@@ -247,6 +301,22 @@ PYBIND11_MODULE(_core, m) {
       py::arg("variant"), py::arg("dims"), py::arg("k"), py::arg("points"), py::arg("iters"), py::arg("warmup"),
       py::arg("verify"), py::arg("dataset"), py::arg("seed"), py::arg("init"), py::arg("params"), py::arg("device"),
       py::arg("use_tuned"), "`mkbench run` for one variant; the results document (mkbench.results JSON) as text");
+  m.def(
+      "suite",
+      [](const std::string& name, const std::vector<std::string>& variants, bool quick, const std::string& device,
+         bool verify, bool use_tuned) {
+        mk::SuiteOptions options;
+        options.name = name;
+        options.variants = variants;
+        options.quick = quick;
+        options.device = device;
+        options.verify_all = verify;
+        options.use_tuned = use_tuned;
+        return mk::run_suite_document(options);
+      },
+      py::arg("name"), py::arg("variants"), py::arg("quick"), py::arg("device"), py::arg("verify"),
+      py::arg("use_tuned"),
+      "`mkbench suite NAME`; (exit status, results document as mkbench.results JSON text)");
   m.def("gpu_count", &mk::gpu_count, "CUDA GPUs visible (0 without a driver or device)");
   m.def("variants", [] {
     std::vector<std::string> names;

@@ -611,6 +611,7 @@ PY
       (cd $BUILD && timeout $(cap 400) ctest -R FitVsSklearn --output-on-failure >$OUT/raw/fit-sklearn.log 2>&1); rc2=$?
       grep -E "fit_vs_sklearn|tests passed|tests failed|FAIL" $OUT/raw/fit-sklearn.log | tee -a $OUT/fit-tests.txt | head -20
       note "fit-tests gtest rc=$rc, FitVsSklearn rc=$rc2: $(grep -E 'tests passed|tests failed' $OUT/raw/fit-sklearn.log | tail -1)" ;;
+    python-bench) source tests/device/python-bench.sh ;;
     python)
       # The Python package on the GPU (ctest Python.KMeans: python/tests against scikit-learn, where
       # variant auto must pick a GPU variant). Built only where pybind11-dev and python3-dev are.

@@ -91,6 +91,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.n_iter_ = int(result["n_iter"])
         self.variant_ = result["variant"]
         self.device_ = result["device"]
+        self.fit_seconds_ = dict(result["seconds"])
         return self
 
     def _distances_squared(self, X):
