@@ -51,15 +51,16 @@ Dataset blobs(int64_t m, int n, uint64_t seed) {
   return generate(spec);
 }
 
-// Two tight groups near the origin and near (10, 10, ...), one planted far point at 3.5 in
-// every coordinate, and three centroids: one per group and one at 100, which no point is
-// nearest to. The far point is nearest to the origin group's centroid and farthest from it.
+// `groups` tight groups at 0, 10, 20, ... in every coordinate, one planted far point at 3.5 in
+// every coordinate, and groups + 1 centroids: one per group and one at 50·groups, which no point
+// is nearest to. The far point is nearest to the origin group's centroid and farthest from it.
+// Two groups (K=3) for most variants; 63 (K=64) for tf32-window, which needs one K >= 64.
 // `n` dimensions: 3, or 16 for a variant whose lanes split the features (warp-centric).
-Dataset two_groups_and_an_outlier(int n) {
+Dataset groups_and_an_outlier(int n, int groups) {
   Dataset d;
   d.n = n;
   const int per_group = 200;
-  for (int g = 0; g < 2; ++g)
+  for (int g = 0; g < groups; ++g)
     for (int i = 0; i < per_group; ++i)
       for (int dim = 0; dim < d.n; ++dim) d.values.push_back(float(10 * g) + 0.001f * float((i * 7 + dim) % 13));
   for (int dim = 0; dim < d.n; ++dim) d.values.push_back(3.5f);
@@ -68,10 +69,11 @@ Dataset two_groups_and_an_outlier(int n) {
   return d;
 }
 
-// The three centroids of two_groups_and_an_outlier: 0, 10 and 100 in every coordinate.
-std::vector<float> group_centroids(int n) {
+// The groups + 1 centroids of groups_and_an_outlier: 0, 10, ... and 50·groups in every coordinate.
+std::vector<float> group_centroids(int n, int groups) {
   std::vector<float> c;
-  for (float v : {0.0f, 10.0f, 100.0f}) c.insert(c.end(), size_t(n), v);
+  for (int g = 0; g < groups; ++g) c.insert(c.end(), size_t(n), float(10 * g));
+  c.insert(c.end(), size_t(n), float(50 * groups));
   return c;
 }
 
@@ -124,13 +126,21 @@ Shape shape_for(const Variant& v) {
   return {4, {3, 5}};  // refused: bind_or_fail then reports the variant's reason
 }
 
-// Dimensions for two_groups_and_an_outlier: 3, or 16 where the variant refuses N=3.
-int outlier_dims_for(const Variant& v) {
-  Problem p;
-  p.m = 401;
-  p.n = 3;
-  p.k = {3, 3};
-  return v.can_implement(p, device_for(v)) ? 16 : 3;
+// The outlier tests' shape: the first of (N, K) = (3, 3), (16, 3), (3, 64), (16, 64) that the
+// variant accepts for groups_and_an_outlier (K - 1 groups).
+struct OutlierShape {
+  int n;
+  int k;
+};
+OutlierShape outlier_shape_for(const Variant& v) {
+  for (const OutlierShape shape : {OutlierShape{3, 3}, OutlierShape{16, 3}, OutlierShape{3, 64}, OutlierShape{16, 64}}) {
+    Problem p;
+    p.m = int64_t(200) * (shape.k - 1) + 1;
+    p.n = shape.n;
+    p.k = {shape.k, shape.k};
+    if (!v.can_implement(p, device_for(v))) return shape;
+  }
+  return {3, 3};  // refused: bind_or_fail then reports the variant's reason
 }
 
 TEST_P(StepPhases, SplitStepEqualsTheFusedStep) {
@@ -178,7 +188,6 @@ TEST_P(StepPhases, FrozenKKeepsItsCentroids) {
   const Shape shape = shape_for(*variant_);
   const Dataset data = blobs(5000, shape.n, 12);
   const KRange k = shape.k;
-  if (k.count() < 2) GTEST_SKIP() << variant_->name() << " runs one K here; freezing needs two";
   const auto start = initial_centroids(data, k, InitMethod::RandomSample, 5);
   auto run = bind_or_fail(data, k);
   ASSERT_TRUE(run);
@@ -188,26 +197,29 @@ TEST_P(StepPhases, FrozenKKeepsItsCentroids) {
   run->accumulate({});
   UpdateOptions options;
   options.active.assign(size_t(k.count()), 1);
-  options.active[1] = 0;  // K = kmin + 1 is frozen
+  // K = kmin + 1 is frozen; a variant that runs one K (tf32-window) freezes that one.
+  const int frozen = k.count() > 1 ? 1 : 0;
+  options.active[size_t(frozen)] = 0;
   const StepSummary summary = run->update(options);
   const IterationResult got = run->read_back();
-  const int frozen_k = k.kmin + 1;
+  const int frozen_k = k.kmin + frozen;
   const int base = k.slot_offset(frozen_k);
   const std::vector<float> expected(start.begin() + size_t(base) * data.n,
                                     start.begin() + size_t(base + frozen_k) * data.n);
-  EXPECT_EQ(got.per_k[1].centroids, expected);
-  EXPECT_FALSE(summary.per_k[1].active);
-  EXPECT_EQ(summary.per_k[1].shift, 0.0);
-  EXPECT_GT(summary.per_k[0].shift, 0.0);  // the others moved
+  EXPECT_EQ(got.per_k[size_t(frozen)].centroids, expected);
+  EXPECT_FALSE(summary.per_k[size_t(frozen)].active);
+  EXPECT_EQ(summary.per_k[size_t(frozen)].shift, 0.0);
+  if (k.count() > 1) EXPECT_GT(summary.per_k[0].shift, 0.0);  // the others moved
 }
 
 TEST_P(StepPhases, FarthestPolicyMovesTheFarthestPointIntoTheEmptyCluster) {
-  const Dataset data = two_groups_and_an_outlier(outlier_dims_for(*variant_));
+  const OutlierShape shape = outlier_shape_for(*variant_);
+  const int k = shape.k, empty_slot = shape.k - 1;
+  const Dataset data = groups_and_an_outlier(shape.n, k - 1);
   const int n = data.n;
-  const std::vector<float> start = group_centroids(n);
-  std::string why;
-  auto run = bind(*variant_, data, {3, 3}, &why);
-  if (!run) GTEST_SKIP() << variant_->name() << " cannot run K=3 here: " << why;
+  const std::vector<float> start = group_centroids(n, k - 1);
+  auto run = bind_or_fail(data, {k, k});
+  ASSERT_TRUE(run);
   run->set_centroids(start);
   ASSERT_TRUE(splits_its_step(*run)) << variant_->name() << " does not split its step";
   run->set_centroids(start);
@@ -227,21 +239,22 @@ TEST_P(StepPhases, FarthestPolicyMovesTheFarthestPointIntoTheEmptyCluster) {
     }
   for (int d = 0; d < n; ++d) {
     EXPECT_NEAR(got.per_k[0].centroids[size_t(d)], mean0[size_t(d)] / double(count0), 1e-6);
-    EXPECT_EQ(got.per_k[0].centroids[size_t(2 * n + d)], data.at(outlier, d));
+    EXPECT_EQ(got.per_k[0].centroids[size_t(empty_slot * n + d)], data.at(outlier, d));
   }
   EXPECT_EQ(got.per_k[0].counts[0], count0);
-  EXPECT_EQ(got.per_k[0].counts[2], 1);
+  EXPECT_EQ(got.per_k[0].counts[size_t(empty_slot)], 1);
   EXPECT_EQ(summary.per_k[0].empty, 1);
   EXPECT_EQ(summary.per_k[0].relocated, 1);
 }
 
 TEST_P(StepPhases, RandomPolicyMovesTheEmptyClusterOntoADataPoint) {
-  const Dataset data = two_groups_and_an_outlier(outlier_dims_for(*variant_));
+  const OutlierShape shape = outlier_shape_for(*variant_);
+  const int k = shape.k, empty_slot = shape.k - 1;
+  const Dataset data = groups_and_an_outlier(shape.n, k - 1);
   const int n = data.n;
-  const std::vector<float> start = group_centroids(n);
-  std::string why;
-  auto run = bind(*variant_, data, {3, 3}, &why);
-  if (!run) GTEST_SKIP() << variant_->name() << " cannot run K=3 here: " << why;
+  const std::vector<float> start = group_centroids(n, k - 1);
+  auto run = bind_or_fail(data, {k, k});
+  ASSERT_TRUE(run);
   run->set_centroids(start);
   ASSERT_TRUE(splits_its_step(*run)) << variant_->name() << " does not split its step";
   run->set_centroids(start);
@@ -254,11 +267,11 @@ TEST_P(StepPhases, RandomPolicyMovesTheEmptyClusterOntoADataPoint) {
   bool on_a_point = false;
   for (int64_t i = 0; i < data.m && !on_a_point; ++i) {
     bool same = true;
-    for (int d = 0; d < n; ++d) same = same && got.per_k[0].centroids[size_t(2 * n + d)] == data.at(i, d);
+    for (int d = 0; d < n; ++d) same = same && got.per_k[0].centroids[size_t(empty_slot * n + d)] == data.at(i, d);
     on_a_point = same;
   }
   EXPECT_TRUE(on_a_point);
-  EXPECT_EQ(got.per_k[0].counts[2], 1);
+  EXPECT_EQ(got.per_k[0].counts[size_t(empty_slot)], 1);
   EXPECT_EQ(summary.per_k[0].relocated, 1);
 }
 
