@@ -8,6 +8,7 @@
 
 #include "datasets/counter_rng.hpp"
 #include "datasets/dataset.hpp"
+#include "datasets/point_indices.hpp"
 #include "core/errors.hpp"
 
 namespace mk {
@@ -50,6 +51,15 @@ std::vector<int64_t> distinct_sample(int64_t population, int count, uint64_t see
 }
 
 }  // namespace
+
+std::vector<int64_t> initial_point_indices(int64_t m, int kmax, InitMethod method, uint64_t seed) {
+  if (kmax < 1 || kmax > m)
+    throw InputError("K=" + std::to_string(kmax) + " exceeds the number of points M=" + std::to_string(m));
+  if (method == InitMethod::RandomSample) return distinct_sample(m, kmax, seed);
+  std::vector<int64_t> first(size_t(kmax), 0);
+  for (int c = 0; c < kmax; ++c) first[size_t(c)] = c;
+  return first;
+}
 
 std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitMethod method,
                                      uint64_t seed) {

@@ -1,17 +1,21 @@
-// mkbench._core: the C++ side of the Python package (docs/python.md). One function, fit(),
-// runs apps/fit's Lloyd loop (fit_k_range: seeding, iterations to scikit-learn's tol, the
-// final labelled pass) on a float32 C-contiguous array, choosing the variant as `mkbench fit
-// --variant auto` does: the GPU's when there is one, cpu-openmp without. The scikit-learn
-// estimator around it is mkbench/kmeans.py, which converts and checks the input first.
+// mkbench._core: the C++ side of the Python package (docs/python.md). fit() runs apps/fit's
+// Lloyd loop (fit_k_range: seeding, iterations to scikit-learn's tol, the final labelled pass)
+// on a float32 C-contiguous array, choosing the variant as `mkbench fit --variant auto` does:
+// the GPU's when there is one, cpu-openmp without; fit_device() the same on a device array,
+// consumed on the device (python/fit_runner.hpp). The scikit-learn estimator around them is
+// mkbench/kmeans.py, which converts and checks the input first. run() and suite() are the CLI's
+// `run` and `suite` commands, their results documents as text.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <optional>
@@ -19,14 +23,13 @@
 #include <utility>
 #include <vector>
 
-#include "apps/fit/fit.hpp"
-#include "apps/fit/fit_variant.hpp"
+#include "apps/fit/device_points.hpp"
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
 #include "harness/cli_run.hpp"
-#include "harness/measure.hpp"
-#include "variants/tuned_params.hpp"
+#include "harness/suite.hpp"
+#include "python/fit_runner.hpp"
 #include "variants/variant.hpp"
 
 namespace py = pybind11;
@@ -53,92 +56,12 @@ Dataset dataset_from(const FloatArray& points) {
   return data;
 }
 
-struct FitRequest {
-  int k = 8;
-  std::string init = "k-means++";
-  std::vector<float> initial;  // k x n when init is an array
-  int max_iter = 300;
-  double tol = 1e-4;
-  int n_init = 1;
-  uint64_t seed = 42;
-  std::string variant = "auto";
-  int device = 0;
-};
-
-struct FitAnswer {
-  KFit fit;
-  std::string variant;
-  std::string variant_reason;
-  std::string device_name;
-  std::string params;
-  double tol_threshold = 0;
-};
-
-// The choices of fit_command (apps/fit/cli_fit.cpp) for data already in memory.
-FitAnswer run_fit(const Dataset& data, const FitRequest& request) {
-  if (request.n_init < 1) throw InputError("n_init must be at least 1, got " + std::to_string(request.n_init));
-  if (request.max_iter < 1) throw InputError("max_iter must be at least 1, got " + std::to_string(request.max_iter));
-  if (!(request.tol >= 0)) throw InputError("tol cannot be negative, got " + std::to_string(request.tol));
-  check_finite(data);
-  FitSettings settings;
-  settings.k = KRange{request.k, request.k};
-  settings.init = request.initial.empty() ? request.init : "array";
-  settings.initial_centroids = request.initial;
-  settings.max_iter = request.max_iter;
-  settings.tol = request.tol;
-  settings.n_init = request.initial.empty() ? request.n_init : 1;
-  settings.seed = request.seed;
-  settings.silhouette_sample = 0;  // the estimator reports no K-choice scores
-
-  Problem problem;
-  problem.m = data.m;
-  problem.n = data.n;
-  problem.k = settings.k;
-  problem.sparsity = data.sparsity;
-  if (request.k < 1) throw InputError("n_clusters must be at least 1, got " + std::to_string(request.k));
-  validate(problem);  // K > M and the like
-  if (!request.initial.empty() && request.initial.size() != size_t(request.k) * size_t(data.n))
-    throw InputError("init array has " + std::to_string(request.initial.size()) + " values, expected n_clusters x " +
-                     "n_features = " + std::to_string(size_t(request.k) * size_t(data.n)));
-
-  const int gpus = gpu_count();
-  if (gpus > 0 && (request.device < 0 || request.device >= gpus))
-    throw InputError("device " + std::to_string(request.device) + " does not exist (" + std::to_string(gpus) +
-                     " CUDA GPU(s))");
-  const DeviceInfo gpu_device = gpus > 0 ? query_device(request.device) : query_host_cpu();
-  if (request.variant != "auto" && !gpu_device.is_gpu && Registry::instance().get(request.variant).runs_on_gpu())
-    throw UnsupportedError("variant " + request.variant + " needs a CUDA GPU, and there is none: " + no_gpu_reason());
-  const FitVariantChoice choice = choose_fit_variant(request.variant, problem, gpu_device);
-  if (choice.name.empty()) throw UnsupportedError("fit: no variant can run " + problem.str() + ": " + choice.reason);
-  const Variant& variant = Registry::instance().get(choice.name);
-  const DeviceInfo device = variant.runs_on_gpu() ? gpu_device : query_host_cpu();
-  if (device.is_gpu) select_device(device.ordinal);
-  if (auto refusal = variant.can_implement(problem, device))
-    throw UnsupportedError(variant.name() + " cannot run " + problem.str() + ": " + *refusal);
-  Params params;
-  if (auto tuned = tuned_params_for(variant, problem, device, nullptr)) {
-    try {
-      params = resolve_params(variant, problem, device, *tuned);
-    } catch (const Error&) {
-      params = Params();  // an unusable tuned config falls back to the defaults, as in `mkbench fit`
-    }
-  }
-  if (params.is_null() || params.empty()) params = resolve_params(variant, problem, device, Params::object());
-
-  settings.metrics_on_gpu = device.is_gpu;
-  FitResult result = fit_k_range(variant.prepare(problem, data, params, device), data, settings, device);
-  FitAnswer answer;
-  answer.fit = std::move(result.per_k.at(0));
-  answer.variant = variant.name();
-  answer.variant_reason = choice.reason;
-  answer.device_name = device.name;
-  answer.params = params_label(params);
-  answer.tol_threshold = result.tol_threshold;
-  return answer;
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-py::dict fit(const FloatArray& points, int k, const std::string& init, std::optional<FloatArray> initial,
-             int max_iter, double tol, int n_init, uint64_t seed, const std::string& variant, int device) {
+FitRequest request_of(int k, const std::string& init, const std::optional<FloatArray>& initial, int max_iter,
+                      double tol, int n_init, uint64_t seed, const std::string& variant, int device) {
   FitRequest request;
   request.k = k;
   request.init = init;
@@ -152,14 +75,12 @@ py::dict fit(const FloatArray& points, int k, const std::string& init, std::opti
   request.seed = seed;
   request.variant = variant;
   request.device = device;
-  const Dataset data = dataset_from(points);
-  FitAnswer answer;
-  {
-    py::gil_scoped_release release;  // the fit can run for minutes; other Python threads go on
-    answer = run_fit(data, request);
-  }
+  return request;
+}
+
+py::dict answer_dict(FitAnswer& answer, int n, std::chrono::steady_clock::time_point start) {
   const KFit& fit = answer.fit;
-  py::array_t<float> centroids({py::ssize_t(fit.k), py::ssize_t(data.n)});
+  py::array_t<float> centroids({py::ssize_t(fit.k), py::ssize_t(n)});
   std::memcpy(centroids.mutable_data(), fit.centroids.data(), fit.centroids.size() * sizeof(float));
   py::array_t<int32_t> labels(py::ssize_t(fit.labels.size()));
   std::memcpy(labels.mutable_data(), fit.labels.data(), fit.labels.size() * sizeof(int32_t));
@@ -174,31 +95,100 @@ py::dict fit(const FloatArray& points, int k, const std::string& init, std::opti
   out["device"] = answer.device_name;
   out["params"] = answer.params;
   out["tol_threshold"] = answer.tol_threshold;
+  answer.seconds["total"] = seconds_since(start);  // entry to here: the C++ fit, the copies, the answer's arrays
+  out["seconds"] = answer.seconds;
   return out;
+}
+
+py::dict fit(const FloatArray& points, int k, const std::string& init, std::optional<FloatArray> initial,
+             int max_iter, double tol, int n_init, uint64_t seed, const std::string& variant, int device) {
+  const auto start = std::chrono::steady_clock::now();
+  const FitRequest request = request_of(k, init, initial, max_iter, tol, n_init, seed, variant, device);
+  const Dataset data = dataset_from(points);
+  const double staging_seconds = seconds_since(start);
+  FitAnswer answer;
+  {
+    py::gil_scoped_release release;  // the fit can run for minutes; other Python threads go on
+    answer = run_fit(data, request);
+  }
+  answer.seconds["staging"] = staging_seconds;  // the host copy the variant uploads from, its sparsity scan
+  return answer_dict(answer, data.n, start);
+}
+
+// A __cuda_array_interface__ (CuPy, torch.cuda), as mkbench/kmeans.py reads it: the pointer,
+// the shape, strides in elements, the element type and the producer's stream.
+py::dict fit_device(uintptr_t pointer, int64_t m, int n, int64_t row_stride, int64_t col_stride, bool float64,
+                    uintptr_t stream, int k, const std::string& init, std::optional<FloatArray> initial,
+                    int max_iter, double tol, int n_init, uint64_t seed, const std::string& variant, int device) {
+  const auto start = std::chrono::steady_clock::now();
+  const FitRequest request = request_of(k, init, initial, max_iter, tol, n_init, seed, variant, device);
+  DevicePoints points;
+  points.data = reinterpret_cast<const void*>(pointer);
+  points.m = m;
+  points.n = n;
+  points.row_stride = row_stride;
+  points.col_stride = col_stride;
+  points.float64 = float64;
+  points.stream = stream;
+  FitAnswer answer;
+  {
+    py::gil_scoped_release release;
+    answer = run_fit_on_device(points, request);
+  }
+  return answer_dict(answer, n, start);
+}
+
+// A temporary results file for one command, removed when the answer has been read.
+std::filesystem::path temporary_results_path(const std::string& command) {
+  static std::atomic<int> counter{0};
+  return std::filesystem::temp_directory_path() / ("mkbench-python-" + command + "-" + std::to_string(::getpid()) +
+                                                   "-" + std::to_string(counter++) + ".json");
+}
+
+struct RemoveOnExit {
+  std::filesystem::path path;
+  ~RemoveOnExit() { std::filesystem::remove(path); }
+};
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
 }
 
 // `mkbench run` itself (harness/cli_run.cpp: variant choice, memory plan, tuned configs,
 // timing, --verify) for one variant; its results file, read back as text, is the answer.
 std::string run_benchmark(const RunOptions& given) {
-  static std::atomic<int> counter{0};
   RunOptions options = given;
   options.dims_given = options.points_given = true;
   options.format = "table";
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("mkbench-python-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json");
+  const auto path = temporary_results_path("run");
   options.out = path.string();
-  struct Remove {
-    std::filesystem::path path;
-    ~Remove() { std::filesystem::remove(path); }
-  } remove{path};
+  const RemoveOnExit remove{path};
   {
     py::gil_scoped_release release;
     run_command(options);  // refusals and device failures throw; a failed --verify is in the row
   }
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return read_text(path);
+}
+
+// `mkbench suite NAME --out FILE` itself (harness/suite.cpp: the plan, the CPU fallback without a
+// GPU, tuned configs, --verify); the answer is its exit status and the results document as text
+// (empty when the suite stopped before writing a row). The suite rewrites FILE after every row,
+// so a row that failed on the device leaves the rows before it in the document.
+std::pair<int, std::string> run_suite_document(const SuiteOptions& given) {
+  SuiteOptions options = given;
+  options.format = "table";
+  const auto path = temporary_results_path("suite");
+  options.out = path.string();
+  const RemoveOnExit remove{path};
+  int code = 0;
+  {
+    py::gil_scoped_release release;
+    code = run_suite(options);  // bad input throws; 4 (a row failed) and 5 (verification) return
+  }
+  return {code, std::filesystem::exists(path) ? read_text(path) : std::string()};
 }
 
 }  // namespace
@@ -247,6 +237,34 @@ PYBIND11_MODULE(_core, m) {
       py::arg("variant"), py::arg("dims"), py::arg("k"), py::arg("points"), py::arg("iters"), py::arg("warmup"),
       py::arg("verify"), py::arg("dataset"), py::arg("seed"), py::arg("init"), py::arg("params"), py::arg("device"),
       py::arg("use_tuned"), "`mkbench run` for one variant; the results document (mkbench.results JSON) as text");
+  m.def(
+      "suite",
+      [](const std::string& name, const std::vector<std::string>& variants, bool quick, const std::string& device,
+         bool verify, bool use_tuned) {
+        mk::SuiteOptions options;
+        options.name = name;
+        options.variants = variants;
+        options.quick = quick;
+        options.device = device;
+        options.verify_all = verify;
+        options.use_tuned = use_tuned;
+        return mk::run_suite_document(options);
+      },
+      py::arg("name"), py::arg("variants"), py::arg("quick"), py::arg("device"), py::arg("verify"),
+      py::arg("use_tuned"),
+      "`mkbench suite NAME`; (exit status, results document as mkbench.results JSON text)");
+  m.def("fit_device", &mk::fit_device, py::arg("pointer"), py::arg("m"), py::arg("n"), py::arg("row_stride"),
+        py::arg("col_stride"), py::arg("float64"), py::arg("stream"), py::arg("k"), py::arg("init") = "k-means++",
+        py::arg("initial") = py::none(), py::arg("max_iter") = 300, py::arg("tol") = 1e-4, py::arg("n_init") = 1,
+        py::arg("seed") = 42, py::arg("variant") = "auto", py::arg("device") = 0,
+        "fit() on an M x N float32/float64 array in device memory (strides in elements), consumed on the device");
+  m.def("point_copies", [] {
+    const mk::PointCopyCounters& counters = mk::point_copy_counters();
+    py::dict out;
+    out["host_to_device"] = counters.host_to_device;
+    out["device_to_device"] = counters.device_to_device;
+    return out;
+  }, "bytes of points this process's fits copied host->device and device->device (cumulative)");
   m.def("gpu_count", &mk::gpu_count, "CUDA GPUs visible (0 without a driver or device)");
   m.def("variants", [] {
     std::vector<std::string> names;

@@ -44,5 +44,9 @@ GpuSchedule parse_gpu_schedule(const std::string& text);  // "auto" | "persisten
 
 KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device,
                          GpuSchedule schedule = GpuSchedule::Auto);
+// The same on m × n row-major points already on device.ordinal (the Python package's CuPy or
+// torch arrays): nothing is uploaded, and the same points draw the same centres.
+KmeansppRun kmeanspp_gpu_on_device(const float* points, int64_t m, int n, int kmax, int candidates, uint64_t seed,
+                                   const DeviceInfo& device, GpuSchedule schedule = GpuSchedule::Auto);
 
 }  // namespace mk::seeding

@@ -86,11 +86,11 @@ int blocks_per_sm(const void* kernel, size_t shared_bytes) {
 
 }  // namespace
 
-KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device,
-                         GpuSchedule schedule) {
+// `upload`: the host points to copy to the device first (then `resident` is null); else
+// `resident` holds the m × n row-major points on the device already.
+static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int64_t m, int n, int kmax, int candidates,
+                        uint64_t seed, const DeviceInfo& device, GpuSchedule schedule) {
   check(cudaSetDevice(device.ordinal), "k-means++: cudaSetDevice");
-  const int64_t m = data.m;
-  const int n = data.n;
   const int tiles = int((m + gpu::kTile - 1) / gpu::kTile);
   const Kernels kernels = pick_kernels(candidates, n % 4 == 0);
 
@@ -124,9 +124,14 @@ KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t
   run.path = persistent ? "gpu-persistent" : "gpu-stepwise";
   Stream stream;
   const auto upload_start = std::chrono::steady_clock::now();
-  DeviceBuffer<float> points(size_t(m) * size_t(n), "k-means++ points");
-  check(cudaMemcpyAsync(points.get(), data.values.data(), points.bytes(), cudaMemcpyHostToDevice, stream.get()),
-        "k-means++: upload");
+  DeviceBuffer<float> uploaded;
+  if (upload) {
+    uploaded.allocate(size_t(m) * size_t(n), "k-means++ points");
+    check(cudaMemcpyAsync(uploaded.get(), upload->values.data(), uploaded.bytes(), cudaMemcpyHostToDevice,
+                          stream.get()),
+          "k-means++: upload");
+  }
+  const float* points = upload ? uploaded.get() : resident;
   DeviceBuffer<float> d2(size_t(m), "k-means++ D²");
   DeviceBuffer<int64_t> drawn(size_t(kmax) * size_t(candidates), "k-means++ candidates");
   DeviceBuffer<int64_t> chosen(size_t(kmax), "k-means++ centres");
@@ -148,7 +153,7 @@ KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t
   check(cudaMemcpyAsync(drawn.get(), &first, sizeof(first), cudaMemcpyHostToDevice, stream.get()),
         "k-means++: first centre");
   const int first_blocks = int(std::min<int64_t>((m + gpu::kBlock - 1) / gpu::kBlock, int64_t(sm_count) * 8));
-  gpu::first_distances<<<first_blocks, gpu::kBlock, 0, stream.get()>>>(points.get(), m, n, first, d2.get(),
+  gpu::first_distances<<<first_blocks, gpu::kBlock, 0, stream.get()>>>(points, m, n, first, d2.get(),
                                                                        largest_bits.get());
   check_launch("k-means++ first_distances");
   unsigned bits = 0;
@@ -162,7 +167,7 @@ KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t
     throw InputError("k-means++: a squared distance overflows float32 (the data's coordinates are too large; "
                      "scale the data)");
 
-  gpu::State state{points.get(), m,       n,       d2.get(), kmax, candidates, tiles, pass_blocks,
+  gpu::State state{points, m,       n,       d2.get(), kmax, candidates, tiles, pass_blocks,
                    make_quantizer(largest, m), draws, drawn.get(), chosen.get(), tile_sums.get(),
                    block_sums.get(), failed.get()};
   if (persistent) {
@@ -194,6 +199,19 @@ KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t
   for (int64_t index : run.chosen)
     if (index < 0 || index >= m) throw std::logic_error("k-means++ on the GPU returned point " + std::to_string(index));
   return run;
+}
+
+KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device,
+                         GpuSchedule schedule) {
+  return kmeanspp_on(&data, nullptr, data.m, data.n, kmax, candidates, seed, device, schedule);
+}
+
+KmeansppRun kmeanspp_gpu_on_device(const float* points, int64_t m, int n, int kmax, int candidates, uint64_t seed,
+                                   const DeviceInfo& device, GpuSchedule schedule) {
+  if (!points || m < kmax || kmax < 1 || n < 1)
+    throw InputError("k-means++ on device points: " + std::to_string(m) + " x " + std::to_string(n) +
+                     " points cannot seed K=" + std::to_string(kmax));
+  return kmeanspp_on(nullptr, points, m, n, kmax, candidates, seed, device, schedule);
 }
 
 }  // namespace mk::seeding

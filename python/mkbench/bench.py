@@ -40,3 +40,36 @@ def run(variant="auto", dims=8, k="3..7", points="1M", *, iters=20, warmup=3, ve
     text = _core.run(variant, int(dims), _k_text(k), _count_text(points, "points"), int(iters), int(warmup),
                      bool(verify), dataset, int(seed), init, assignments, str(device), bool(tuned))
     return json.loads(text)["rows"][0]
+
+
+def suite(name, *, variants=None, quick=False, device=0, verify=False, tuned=True):
+    """Run a benchmark suite, as `mkbench suite NAME ...`, and return its results document.
+
+    name: an embedded suite (`mkbench list`) or a suite file's path; variants: only these
+    (a list, or one comma-separated string); quick: --quick's reduced sizes; device: an ordinal
+    or --device's text ("0,1", "all", "cpu"); verify: check every row against the FP64
+    reference (--verify); tuned=False: --no-tuned. Without a GPU the GPU cases run the suite's
+    CPU fallback, as the CLI does. Returns the mkbench.results document (its "rows" are
+    run's rows). A failed verification is in the rows' "verify" (the CLI's exit 5); bad input
+    raises ValueError; a row that failed on the device raises RuntimeError, whose `document`
+    attribute holds the rows measured (the CLI's exit 4).
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a suite name or a suite file's path, got {name!r}")
+    if variants is None:
+        names = []
+    elif isinstance(variants, str):
+        names = [part for part in variants.split(",") if part]
+    else:
+        names = [str(part) for part in variants]
+    code, text = _core.suite(name, names, bool(quick), str(device), bool(verify), bool(tuned))
+    document = json.loads(text) if text else None
+    if code in (0, 5):
+        return document
+    if code == 2:
+        raise ValueError(f"suite {name}: bad input (exit 2); see the message above")
+    failed = [f"{row['name']}: {row.get('reason', '')}" for row in (document or {}).get("rows", [])
+              if row.get("status") == "failed"]
+    error = RuntimeError(f"suite {name}: exit {code}" + (": " + "; ".join(failed) if failed else ""))
+    error.document = document
+    raise error

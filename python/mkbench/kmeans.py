@@ -15,6 +15,44 @@ from sklearn.utils.validation import check_is_fitted
 from mkbench import _core
 
 _SEEDINGS = ("k-means++", "random", "first")
+_CUDA_DLPACK_DEVICES = (2, 3, 13)  # DLPack's kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+
+
+def _device_array(X):
+    """X's __cuda_array_interface__ (CuPy, torch.cuda, Numba) as _core.fit_device's leading
+    arguments, or None for an array in host memory."""
+    try:
+        interface = getattr(X, "__cuda_array_interface__", None)
+    except RuntimeError as error:  # torch: a tensor that requires grad
+        raise ValueError(f"cannot read the device array: {error}") from error
+    if interface is None:
+        if not isinstance(X, np.ndarray) and hasattr(X, "__dlpack_device__"):
+            device_type = X.__dlpack_device__()[0]
+            if device_type in _CUDA_DLPACK_DEVICES:
+                raise TypeError("a CUDA array reached only through DLPack is not read: pass one with "
+                                "__cuda_array_interface__ (CuPy, torch.cuda; cupy.from_dlpack(X) gives one) or a "
+                                "NumPy array")
+        return None
+    shape = tuple(interface["shape"])
+    if len(shape) != 2:
+        raise ValueError(f"expected a 2-D array of points (M x N), got shape {shape}")
+    typestr = interface["typestr"]
+    if typestr not in ("<f4", "<f8"):
+        raise ValueError(f"device arrays must be float32 or float64, got typestr {typestr!r}")
+    if interface.get("mask") is not None:
+        raise ValueError("masked device arrays are not supported")
+    itemsize = int(typestr[2:])
+    m, n = int(shape[0]), int(shape[1])
+    strides = interface.get("strides")
+    if strides is None:
+        row_stride, col_stride = n, 1
+    else:
+        if any(stride < 0 or stride % itemsize for stride in strides):
+            raise ValueError(f"device array strides {tuple(strides)} are negative or not whole elements")
+        row_stride, col_stride = strides[0] // itemsize, strides[1] // itemsize
+    stream = interface.get("stream")
+    return dict(pointer=int(interface["data"][0]), m=m, n=n, row_stride=int(row_stride), col_stride=int(col_stride),
+                float64=typestr == "<f8", stream=int(stream or 0))
 
 
 class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
@@ -77,7 +115,14 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     # No sample_weight: mkbench's Lloyd weighs every point the same (scikit-learn's checks then
     # leave the weight checks out).
     def fit(self, X, y=None):
-        """Cluster X (n_samples, n_features); y is ignored."""
+        """Cluster X (n_samples, n_features); y is ignored.
+
+        X in device memory (__cuda_array_interface__: CuPy, torch.cuda) is consumed there: one
+        device-to-device copy into the GPU variant's buffer, the moments and the seeding on the
+        device (docs/python.md, "Device arrays")."""
+        device_array = _device_array(X)
+        if device_array is not None:
+            return self._fit_device(device_array)
         # Non-finite values reach the C++ core, which names the first offending row and column.
         X = self._validate_data(X, dtype=[np.float64, np.float32], order="C", force_all_finite=False)
         initial = self._check_params(X.shape[1])
@@ -85,16 +130,36 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         result = _core.fit(points, int(self.n_clusters), self.init if initial is None else "array", initial,
                            int(self.max_iter), float(self.tol), int(self.n_init), self._seed(), self.variant,
                            int(self.device))
-        self.cluster_centers_ = result["cluster_centers"].astype(X.dtype, copy=False)
+        self._keep(result, X.dtype)
+        return self
+
+    def _fit_device(self, array):
+        n = array["n"]
+        initial = self._check_params(n)
+        result = _core.fit_device(**array, k=int(self.n_clusters), init=self.init if initial is None else "array",
+                                  initial=initial, max_iter=int(self.max_iter), tol=float(self.tol),
+                                  n_init=int(self.n_init), seed=self._seed(), variant=self.variant,
+                                  device=int(self.device))
+        self.n_features_in_ = n
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self._keep(result, np.float64 if array["float64"] else np.float32)
+        return self
+
+    def _keep(self, result, dtype):
+        self.cluster_centers_ = result["cluster_centers"].astype(dtype, copy=False)
         self.labels_ = result["labels"]
         self.inertia_ = float(result["inertia"])
         self.n_iter_ = int(result["n_iter"])
         self.variant_ = result["variant"]
         self.device_ = result["device"]
-        return self
+        self.fit_seconds_ = dict(result["seconds"])
 
     def _distances_squared(self, X):
         check_is_fitted(self)
+        if _device_array(X) is not None:
+            raise TypeError("predict, transform and score take host arrays (labels_ holds the fitted points' "
+                            "labels): copy with cupy.asnumpy(X) or X.cpu().numpy()")
         X = self._validate_data(X, dtype=[np.float64, np.float32], order="C", reset=False)
         # FP64 differences: exact enough that the nearest centre is the nearest (ties go to the
         # lowest index, as numpy.argmin and scikit-learn choose).

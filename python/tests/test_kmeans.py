@@ -4,10 +4,14 @@ PYTHONPATH at <build>/python: cpu-openmp without a GPU, the GPU's automatic vari
 """
 import contextlib
 import io
+import json
+import os
 import pathlib
 import pickle
 import re
+import subprocess
 import sys
+import tempfile
 import unittest
 import warnings
 
@@ -211,6 +215,37 @@ class Benchmark(unittest.TestCase):
         self.assertRaises(ValueError, lambda: mkbench.run("cpu-openmp", dims=0, k=3, points=1000, iters=1))
         self.assertRaises(ValueError, lambda: mkbench.run("no-such", dims=2, k=3, points=1000, iters=1))
         self.assertRaises(ValueError, lambda: mkbench.run("cpu-openmp", dims=2, k=range(5, 3), points=1000))
+
+
+class Suite(unittest.TestCase):
+    def test_suite_returns_the_document_the_cli_writes(self):
+        # The smoke suite, --quick: on this machine without a GPU its CPU fallback (cpu-openmp,
+        # 64K points), every row verified against the FP64 reference; with a GPU its own rows.
+        document = mkbench.suite("smoke", quick=True)
+        self.assertEqual(document["suite"], "smoke")
+        rows = document["rows"]
+        self.assertGreater(len(rows), 0)
+        for row in rows:
+            self.assertEqual(row["status"], "ok", row.get("reason"))
+            self.assertEqual(row["problem"]["n"], 4)
+            self.assertTrue(row["verify"]["passed"], row["verify"])
+        binary = os.environ.get("MKBENCH_BINARY")
+        if not binary:
+            self.skipTest("MKBENCH_BINARY is not set (ctest sets it): the rows are not compared with the CLI's")
+        with tempfile.TemporaryDirectory() as folder:
+            out = pathlib.Path(folder) / "smoke.json"
+            subprocess.run([binary, "suite", "smoke", "--quick", "--out", str(out)], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cli = json.loads(out.read_text())
+        self.assertEqual([row["name"] for row in rows], [row["name"] for row in cli["rows"]])
+        self.assertEqual([row["problem"] for row in rows], [row["problem"] for row in cli["rows"]])
+
+    def test_suite_variant_filter_and_bad_input(self):
+        document = mkbench.suite("smoke", quick=True, variants=["cpu-openmp"], verify=False)
+        self.assertEqual({row["variant"] for row in document["rows"]}, {"cpu-openmp"})
+        self.assertRaises(ValueError, lambda: mkbench.suite("no-such-suite"))
+        self.assertRaises(ValueError, lambda: mkbench.suite("smoke", variants=["no-such-variant"]))
+        self.assertRaises(ValueError, lambda: mkbench.suite(""))
 
 
 class DocExamples(unittest.TestCase):

@@ -1,0 +1,217 @@
+"""mkbench.KMeans on device arrays (CuPy, torch.cuda): the same fit as from the NumPy copy of the
+same points, with no host copy of the points. Needs a CUDA GPU and CuPy or torch; without them
+every test skips, saying which is missing (ctest Python.KMeans runs this file with the others).
+
+The NumPy side runs the variant the device fit ran (variant_), so both sides run the same
+kernels; the NumPy path itself is checked against scikit-learn in test_kmeans.py. "No host copy"
+is checked twice: by the module's counters of point bytes copied (_core.point_copies), and, in
+a fresh process, by the peak resident memory, which a host copy of a 512 MiB array would raise
+by at least that much.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+import unittest
+
+import numpy as np
+from sklearn.datasets import make_blobs
+
+import mkbench
+from mkbench import _core
+
+try:
+    import cupy
+except Exception as error:  # ImportError, or CUDA libraries missing
+    cupy = None
+    CUPY_MISSING = f"CuPy is not importable ({error.__class__.__name__}: {error})"
+try:
+    import torch
+    TORCH_CUDA = torch.cuda.is_available()
+except Exception as error:
+    torch = None
+    TORCH_CUDA = False
+    TORCH_MISSING = f"torch is not importable ({error.__class__.__name__}: {error})"
+
+NO_GPU = "no CUDA GPU: device arrays (CuPy, torch.cuda) need one" if mkbench.gpu_count() == 0 else None
+
+
+def points(m=200_000, n=16, seed=7):
+    return np.random.default_rng(seed).random((m, n), dtype=np.float32)
+
+
+class DeviceArrays(unittest.TestCase):
+    X = points()
+
+    def setUp(self):
+        if NO_GPU:
+            self.skipTest(NO_GPU)
+
+    def need_cupy(self):
+        if cupy is None:
+            self.skipTest(CUPY_MISSING)
+
+    def need_torch(self):
+        if torch is None:
+            self.skipTest(TORCH_MISSING)
+        if not TORCH_CUDA:
+            self.skipTest("torch has no CUDA device")
+
+    def assert_same_fit(self, ours, reference, X):
+        """Centres to 1e-4 of the data's scale, labels equal but for near-ties, inertia to 1e-5."""
+        self.assertEqual(ours.variant_, reference.variant_)
+        np.testing.assert_allclose(ours.cluster_centers_, reference.cluster_centers_, rtol=0,
+                                   atol=1e-4 * float(np.abs(X).max()))
+        differ = np.flatnonzero(ours.labels_ != reference.labels_)
+        self.assertLessEqual(len(differ), max(1, len(X) // 10000), "labels differ beyond near-ties")
+        if len(differ):
+            centres = reference.cluster_centers_.astype(np.float64)
+            d = ((X[differ, None, :].astype(np.float64) - centres[None]) ** 2).sum(axis=2)
+            rows = np.arange(len(differ))
+            gap = np.abs(d[rows, ours.labels_[differ]] - d[rows, reference.labels_[differ]])
+            self.assertTrue(np.all(gap <= 1e-4 * (1 + d.min(axis=1))), f"not near-ties: {gap}")
+        self.assertAlmostEqual(ours.inertia_ / reference.inertia_, 1.0, delta=1e-5)
+        self.assertLessEqual(abs(ours.n_iter_ - reference.n_iter_), 1)
+
+    def fit_both(self, device_X, host_X, **params):
+        before = _core.point_copies()
+        ours = mkbench.KMeans(**params).fit(device_X)
+        after = _core.point_copies()
+        self.assertEqual(after["host_to_device"], before["host_to_device"], "the device fit copied points from the host")
+        self.assertEqual(after["device_to_device"] - before["device_to_device"], host_X.size * host_X.itemsize)
+        reference = mkbench.KMeans(**dict(params, variant=ours.variant_)).fit(host_X)
+        self.assertGreaterEqual(_core.point_copies()["host_to_device"] - after["host_to_device"],
+                                host_X.shape[0] * host_X.shape[1] * 4, "the NumPy fit's upload was not counted")
+        return ours, reference
+
+    def test_cupy_matches_numpy_for_every_init(self):
+        self.need_cupy()
+        device_X = cupy.asarray(self.X)
+        for init in ("first", "random", "k-means++", self.X[100:108]):
+            with self.subTest(init=init if isinstance(init, str) else "array"):
+                ours, reference = self.fit_both(device_X, self.X, n_clusters=8, init=init, max_iter=20, tol=0,
+                                                random_state=3)
+                self.assert_same_fit(ours, reference, self.X)
+                self.assertEqual(ours.cluster_centers_.dtype, np.float32)
+
+    def test_cupy_converged_fit_and_n_init(self):
+        self.need_cupy()
+        # Separated blobs: the fit converges in a few steps to the same partition from any
+        # seeding, so three seedings on either side end at the same answer.
+        blobs, _ = make_blobs(n_samples=100_000, n_features=8, centers=5, cluster_std=0.5, random_state=2)
+        blobs = blobs.astype(np.float32)
+        ours, reference = self.fit_both(cupy.asarray(blobs), blobs, n_clusters=5, n_init=3, random_state=11)
+        self.assert_same_fit(ours, reference, blobs)
+
+    def test_torch_matches_numpy(self):
+        self.need_torch()
+        device_X = torch.from_numpy(self.X).cuda()
+        ours, reference = self.fit_both(device_X, self.X, n_clusters=8, init="k-means++", max_iter=20, tol=0,
+                                        random_state=5)
+        self.assert_same_fit(ours, reference, self.X)
+
+    def test_strided_fortran_and_float64_device_arrays(self):
+        self.need_torch()
+        base = torch.from_numpy(self.X).cuda()
+        host64 = self.X.astype(np.float64)
+        cases = {
+            "rows of a wider array": (torch.cat([base, base], dim=1)[:, :16], self.X),
+            "Fortran order": (base.t().contiguous().t(), self.X),
+            "float64": (base.double(), host64),
+        }
+        for name, (device_X, host_X) in cases.items():
+            with self.subTest(name):
+                ours = mkbench.KMeans(6, init="first", max_iter=10, tol=0).fit(device_X)
+                reference = mkbench.KMeans(6, init="first", max_iter=10, tol=0, variant=ours.variant_).fit(host_X)
+                self.assert_same_fit(ours, reference, self.X)
+                self.assertEqual(ours.cluster_centers_.dtype, host_X.dtype)
+
+    def test_no_host_copy_in_resident_memory(self):
+        self.need_cupy()
+        # A fresh process: its peak resident memory before the fit is about its size then, so a
+        # host copy of the 512 MiB array would raise the peak by at least 512 MiB.
+        script = textwrap.dedent("""
+            import resource, cupy, mkbench
+            X = cupy.random.default_rng(1).random((4 << 20, 32), dtype=cupy.float32)
+            mkbench.KMeans(8, init="random", max_iter=3, tol=0, random_state=0).fit(X[:1000])  # context, kernels
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            model = mkbench.KMeans(8, init="random", max_iter=3, tol=0, random_state=0).fit(X)
+            after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            print((after - before) // 1024, model.variant_)
+        """)
+        answer = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ))
+        self.assertEqual(answer.returncode, 0, answer.stderr)
+        grown_mib, variant = answer.stdout.split()[-2:]
+        # The labels (16 MiB of int32) and the answer's arrays come back; the points do not.
+        self.assertLess(int(grown_mib), 128, f"peak resident memory grew by {grown_mib} MiB ({variant})")
+
+    def test_bad_device_input(self):
+        self.need_cupy()
+        bad = cupy.asarray(self.X[:1000])
+        bad[123, 4] = cupy.nan
+        with self.assertRaisesRegex(ValueError, "NaN at row 123, column 4"):
+            mkbench.KMeans(4).fit(bad)
+        good = cupy.asarray(self.X[:1000])
+        with self.assertRaisesRegex(ValueError, "host"):
+            mkbench.KMeans(4, variant="cpu-openmp").fit(good)
+        with self.assertRaises(ValueError):
+            mkbench.KMeans(4, init=self.X[:3]).fit(good)
+        with self.assertRaises(ValueError):
+            mkbench.KMeans(4).fit(cupy.asarray(self.X[:1000]).astype(cupy.int32))
+        with self.assertRaises(ValueError):
+            mkbench.KMeans(4).fit(cupy.zeros((10, 4, 2), dtype=cupy.float32))
+        fitted = mkbench.KMeans(4, init="first", max_iter=5).fit(good)
+        self.assertEqual(len(fitted.labels_), 1000)
+        with self.assertRaises(TypeError):
+            fitted.predict(good)
+
+
+class FakeDeviceArray:
+    """A __cuda_array_interface__ over a NumPy array's host memory: what the estimator reads from
+    the interface, and that the C++ side refuses host memory (or, without a GPU, any device array)."""
+
+    def __init__(self, array, **changes):
+        self.array = array
+        self.__cuda_array_interface__ = dict(dict(shape=array.shape, typestr=array.dtype.str,
+                                                  data=(array.ctypes.data, False), strides=None, version=3,
+                                                  stream=None), **changes)
+
+
+class FakeDLPackOnly:
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, device 0
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("the estimator must not import it")
+
+
+class InterfaceReading(unittest.TestCase):
+    """Runs everywhere: the interface's checks happen before any CUDA work."""
+    X = points(m=500, n=4)
+
+    def test_host_memory_or_no_gpu_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "needs a CUDA GPU|host memory"):
+            mkbench.KMeans(3, init="first").fit(FakeDeviceArray(self.X))
+
+    def test_bad_interfaces(self):
+        cases = {
+            "3-D": FakeDeviceArray(self.X.reshape(500, 2, 2)),
+            "int32": FakeDeviceArray(self.X.astype(np.int32)),
+            "masked": FakeDeviceArray(self.X, mask=(0, False)),
+            "negative stride": FakeDeviceArray(self.X, strides=(-16, 4)),
+            "partial element stride": FakeDeviceArray(self.X, strides=(16, 2)),
+        }
+        for name, array in cases.items():
+            with self.subTest(name), self.assertRaises(ValueError):
+                mkbench.KMeans(3).fit(array)
+
+    def test_dlpack_only_cuda_object_and_device_predict(self):
+        with self.assertRaisesRegex(TypeError, "DLPack"):
+            mkbench.KMeans(3).fit(FakeDLPackOnly())
+        fitted = mkbench.KMeans(3, init="first", max_iter=5).fit(self.X)
+        with self.assertRaisesRegex(TypeError, "host arrays"):
+            fitted.predict(FakeDeviceArray(self.X))
+
+
+if __name__ == "__main__":
+    unittest.main()
