@@ -12,10 +12,28 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+try:  # scikit-learn >= 1.6: a function (BaseEstimator._validate_data is gone from 1.7 on)
+    from sklearn.utils.validation import validate_data as _sklearn_validate_data
+except ImportError:  # Debian's 1.2
+    _sklearn_validate_data = None
+
 from mkbench import _core
 
 _SEEDINGS = ("k-means++", "random", "first")
 _CUDA_DLPACK_DEVICES = (2, 3, 13)  # DLPack's kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+
+
+def _validate(estimator, X, *, reset, allow_nonfinite=False):
+    """scikit-learn's input validation (float64/float32, C order, n_features_in_), in whichever
+    form the installed scikit-learn has: the GPU machine runs 1.9, Debian ships 1.2."""
+    options = {"dtype": [np.float64, np.float32], "order": "C", "reset": reset}
+    if _sklearn_validate_data is not None:
+        if allow_nonfinite:
+            options["ensure_all_finite"] = False
+        return _sklearn_validate_data(estimator, X, **options)
+    if allow_nonfinite:
+        options["force_all_finite"] = False
+    return estimator._validate_data(X, **options)
 
 
 def _device_array(X):
@@ -124,7 +142,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         if device_array is not None:
             return self._fit_device(device_array)
         # Non-finite values reach the C++ core, which names the first offending row and column.
-        X = self._validate_data(X, dtype=[np.float64, np.float32], order="C", force_all_finite=False)
+        X = _validate(self, X, reset=True, allow_nonfinite=True)
         initial = self._check_params(X.shape[1])
         points = np.ascontiguousarray(X, dtype=np.float32)
         result = _core.fit(points, int(self.n_clusters), self.init if initial is None else "array", initial,
@@ -160,7 +178,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         if _device_array(X) is not None:
             raise TypeError("predict, transform and score take host arrays (labels_ holds the fitted points' "
                             "labels): copy with cupy.asnumpy(X) or X.cpu().numpy()")
-        X = self._validate_data(X, dtype=[np.float64, np.float32], order="C", reset=False)
+        X = _validate(self, X, reset=False)
         # FP64 differences: exact enough that the nearest centre is the nearest (ties go to the
         # lowest index, as numpy.argmin and scikit-learn choose).
         centers = self.cluster_centers_.astype(np.float64)
@@ -192,5 +210,10 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         distances, _ = self._distances_squared(X)
         return -float(distances.min(axis=1).sum())
 
-    def _more_tags(self):
+    def _more_tags(self):  # scikit-learn < 1.6
         return {"preserves_dtype": [np.float64, np.float32]}
+
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
