@@ -41,28 +41,15 @@ Kernels pick_kernels(int candidates, bool vec4) {
   return vec4 ? kernels_for<32, true>() : kernels_for<32, false>();
 }
 
-class Stream {
+// The file's stream and events: variants/common's owners, with this file's name in their errors.
+class Stream : public mk::gpu::OwnedStream {
  public:
-  Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "k-means++: cudaStreamCreate"); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
+  Stream() : OwnedStream("k-means++: cudaStreamCreate") {}
 };
 
-class Event {
+class Event : public mk::gpu::OwnedEvent {
  public:
-  Event() { check(cudaEventCreate(&event_), "k-means++: cudaEventCreate"); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
+  Event() : OwnedEvent("k-means++: cudaEventCreate", cudaEventDefault) {}
 };
 
 void allow_shared_bytes(const Kernels& k, size_t bytes) {

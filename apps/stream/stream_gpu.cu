@@ -32,28 +32,15 @@ constexpr size_t kBatchBytes = size_t(512) << 20;
 constexpr size_t kPieceBytes = size_t(32) << 20;
 constexpr int kFinalBlocks = 1024;  // final_pass blocks a batch (block sums added in order)
 
-class Stream {
+// The file's stream and events: variants/common's owners, with this file's name in their errors.
+class Stream : public mk::gpu::OwnedStream {
  public:
-  Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream: cudaStreamCreate"); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
+  Stream() : OwnedStream("stream: cudaStreamCreate") {}
 };
 
-class Event {
+class Event : public mk::gpu::OwnedEvent {
  public:
-  Event() { check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "stream: cudaEventCreate"); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
+  Event() : OwnedEvent("stream: cudaEventCreate", cudaEventDisableTiming) {}
 };
 
 class PinnedBuffer {

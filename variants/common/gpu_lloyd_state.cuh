@@ -50,6 +50,32 @@ class DeviceBuffer {
 
 void allocate_bytes(void** ptr, size_t bytes, const char* what);
 
+// Owners of a non-blocking stream and of an event, for the applications' GPU paths (k-means++
+// seeding, streaming k-means); `what` names the owner in a creation error.
+class OwnedStream {
+ public:
+  explicit OwnedStream(const char* what) { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), what); }
+  ~OwnedStream() { cudaStreamDestroy(stream_); }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class OwnedEvent {
+ public:
+  OwnedEvent(const char* what, unsigned flags) { check(cudaEventCreateWithFlags(&event_, flags), what); }
+  ~OwnedEvent() { cudaEventDestroy(event_); }
+  OwnedEvent(const OwnedEvent&) = delete;
+  OwnedEvent& operator=(const OwnedEvent&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 template <typename T>
 void DeviceBuffer<T>::allocate(size_t count, const char* what) {
   release();
