@@ -7,7 +7,8 @@ For each case, `mkbench fit --init npy:C0 --weights npy:W --variant VARIANT --ou
 blobs this script draws, and scikit-learn's KMeans(algorithm="lloyd", init=C0[:k], n_init=1,
 max_iter=I, tol=T).fit(X, sample_weight=W) runs per K (float64: the reference). Checks:
   * centroids within --verify's centroid tolerance (1e-4 of the data's sd per dimension plus one
-    FP32 ULP), labels equal except near ties, the steps each K ran equal sklearn's n_iter_;
+    FP32 ULP), labels equal except near ties, the steps each K ran equal sklearn's n_iter_ (within one where
+    a cluster was relocated: scikit-learn versions count that differently);
   * the weighted inertia against sklearn's inertia_ and against the fit's own files;
   * --empty farthest against sklearn's weighted relocation of an empty cluster;
   * weights that are 0 for some points, float32 and float64 weight files;
@@ -76,7 +77,7 @@ def compare_labels(name, X64, centers, labels, expected_labels):
     return len(mismatched), ties
 
 
-def compare_k(name, X64, w, init, k, max_iter, tol, out, entry):
+def compare_k(name, X64, w, init, k, max_iter, tol, out, entry, relocating):
     ref = KMeans(n_clusters=k, init=init[:k].astype(np.float64), n_init=1, max_iter=max_iter, tol=tol,
                  algorithm="lloyd").fit(X64, sample_weight=w)
     centroids = np.load(os.path.join(out, entry["centroids_file"]))
@@ -84,7 +85,12 @@ def compare_k(name, X64, w, init, k, max_iter, tol, out, entry):
     error = float(np.max(np.abs(centroids.astype(np.float64) - ref.cluster_centers_) / allowed(X64, ref.cluster_centers_)))
     check(error <= 1.0, f"{name} k={k}: centroid error {error:.3g} x the allowed (1e-4 sd + 1 ULP)")
     differing, ties = compare_labels(f"{name} k={k}", X64, ref.cluster_centers_, labels, ref.labels_)
-    check(entry["iterations"] == ref.n_iter_, f"{name} k={k}: {entry['iterations']} steps, sklearn's n_iter_ is {ref.n_iter_}")
+    # Where a cluster was relocated, scikit-learn's step count depends on its version: on the
+    # empty-farthest case 1.2.1 counts 4 steps for k=3 and 1.9.1 counts 5, with the same centroids
+    # and labels (both checked above). Elsewhere the count must be sklearn's exactly.
+    slack = 1 if relocating else 0
+    check(abs(entry["iterations"] - ref.n_iter_) <= slack,
+          f"{name} k={k}: {entry['iterations']} steps, sklearn's n_iter_ is {ref.n_iter_}")
     check(abs(entry["inertia"] - ref.inertia_) <= 1e-5 * ref.inertia_,
           f"{name} k={k}: weighted inertia {entry['inertia']} against sklearn's {ref.inertia_}")
     own = float(np.sum(w * np.sum((X64 - centroids.astype(np.float64)[labels]) ** 2, axis=1)))
@@ -150,7 +156,7 @@ def main():
             w64 = np.asarray(w, dtype=np.float64)
             for entry in doc["per_k"]:
                 k = entry["k"]
-                centroids, labels = compare_k(name, X64, w64, start, k, max_iter, tol, out, entry)
+                centroids, labels = compare_k(name, X64, w64, start, k, max_iter, tol, out, entry, empty == "farthest")
                 if empty == "farthest":
                     check(len(np.unique(labels)) == k, f"{name} k={k}: a cluster stayed empty")
                 if cpu is not None and cpu.returncode == 0:
