@@ -57,8 +57,6 @@ struct CompiledKernel {
   cudaLibrary_t library = nullptr;
   cudaKernel_t iteration = nullptr;
   cudaKernel_t prepare = nullptr;
-  void* constant_centroids = nullptr;
-  size_t constant_bytes = 0;
 };
 
 // Index bits packed into the mantissa widen the tie bound: 2^(bits-23) relative.
@@ -101,8 +99,6 @@ const CompiledKernel& compiled_kernel(const KernelConfig& config) {
   kernel.library = gpu::compile_and_load(compile_request(config));
   gpu::check(cudaLibraryGetKernel(&kernel.iteration, kernel.library, "multik_iteration"), "multik_iteration");
   gpu::check(cudaLibraryGetKernel(&kernel.prepare, kernel.library, "multik_prepare_centroids"), "prepare");
-  gpu::check(cudaLibraryGetGlobal(&kernel.constant_centroids, &kernel.constant_bytes, kernel.library, "c_centroids"),
-             "c_centroids");
   return cache.emplace(config, kernel).first->second;
 }
 
@@ -160,6 +156,13 @@ class RegistersMultiKRun : public gpu::GpuRun {
     const KernelConfig config = config_for(problem, params, device);
     smem_slots_ = config.smem_slots;
     kernel_ = &compiled_kernel(config);
+    // The library is shared by every device, but its __constant__ table is one per device:
+    // cudaLibraryGetGlobal answers for the current one, so each run asks on its own device.
+    // (Cached per process, a shard on GPU 1 wrote its centroids into GPU 0's table: the
+    // two-GPU test ShardedGpu.TwoGpusGiveTheLabelsAndCentroidsOfOne caught it.)
+    size_t constant_bytes = 0;
+    gpu::check(cudaLibraryGetGlobal(&constant_centroids_, &constant_bytes, kernel_->library, "c_centroids"),
+               "c_centroids");
     keep_mask_ = packed_keep_mask(problem.k.kmax);
     dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
     if (dynamic_smem_ > 48 * 1024)
@@ -190,7 +193,7 @@ class RegistersMultiKRun : public gpu::GpuRun {
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->prepare), dim3(1), dim3(256), prepare_args, 0,
                                 stream),
                "multik_prepare_centroids");
-    gpu::check(cudaMemcpyAsync(kernel_->constant_centroids, packed, packed_.bytes(), cudaMemcpyDeviceToDevice, stream),
+    gpu::check(cudaMemcpyAsync(constant_centroids_, packed, packed_.bytes(), cudaMemcpyDeviceToDevice, stream),
                "centroids to constant memory");
     auto acc = state_.accumulators(store_labels);
     const float* points = state_.points().data;
@@ -210,6 +213,7 @@ class RegistersMultiKRun : public gpu::GpuRun {
   int smem_slots_ = 0;
   size_t dynamic_smem_ = 0;
   const CompiledKernel* kernel_ = nullptr;
+  void* constant_centroids_ = nullptr;  // this device's copy of the library's c_centroids
   gpu::DeviceBuffer<float> packed_;
 };
 
