@@ -81,12 +81,21 @@ FitRequest request_of(int k, const std::string& init, const std::optional<FloatA
   return request;
 }
 
+// A NumPy array that owns `values` (freed when Python drops the array).
+py::array_t<int32_t> owned_array(std::vector<int32_t>&& values) {
+  auto* owned = new std::vector<int32_t>(std::move(values));
+  py::capsule free_when_done(owned, [](void* pointer) { delete static_cast<std::vector<int32_t>*>(pointer); });
+  return py::array_t<int32_t>({py::ssize_t(owned->size())}, {py::ssize_t(sizeof(int32_t))}, owned->data(),
+                              free_when_done);
+}
+
 py::dict answer_dict(FitAnswer& answer, int n, std::chrono::steady_clock::time_point start) {
   const KFit& fit = answer.fit;
   py::array_t<float> centroids({py::ssize_t(fit.k), py::ssize_t(n)});
   std::memcpy(centroids.mutable_data(), fit.centroids.data(), fit.centroids.size() * sizeof(float));
-  py::array_t<int32_t> labels(py::ssize_t(fit.labels.size()));
-  std::memcpy(labels.mutable_data(), fit.labels.data(), fit.labels.size() * sizeof(int32_t));
+  // The labels are handed to NumPy, not copied: a copy of 10M labels and the free of the C++
+  // vector after "total" were most of the 2.5 ms Python overhead measured on an H100 (d67c0f1).
+  py::array_t<int32_t> labels = owned_array(std::move(answer.fit.labels));
   py::dict out;
   out["cluster_centers"] = centroids;
   out["labels"] = labels;
