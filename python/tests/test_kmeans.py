@@ -21,6 +21,11 @@ from sklearn.cluster import KMeans as SkKMeans
 from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import check_estimator
 
+try:  # scikit-learn 1.6+ lists its checks here; check_estimator(generate_only=True) is gone from 1.8
+    from sklearn.utils.estimator_checks import estimator_checks_generator
+except ImportError:
+    estimator_checks_generator = None
+
 import mkbench
 
 
@@ -87,8 +92,12 @@ class Interface(unittest.TestCase):
         for X in (self.X.astype(np.float32), np.asfortranarray(self.X), np.asfortranarray(self.X, np.float32)):
             other = mkbench.KMeans(3, init="first", max_iter=50).fit(X)
             np.testing.assert_array_equal(other.labels_, reference.labels_)
-            np.testing.assert_array_equal(other.cluster_centers_.astype(np.float32),
-                                          reference.cluster_centers_.astype(np.float32))
+            if other.variant_ == "cpu-openmp":  # a fixed summation order: the same bits
+                np.testing.assert_array_equal(other.cluster_centers_.astype(np.float32),
+                                              reference.cluster_centers_.astype(np.float32))
+            else:  # GPU atomics sum in a different order each run: 1 ulp apart on an H100 (b539420)
+                np.testing.assert_array_max_ulp(other.cluster_centers_.astype(np.float32),
+                                                reference.cluster_centers_.astype(np.float32), maxulp=4)
             self.assertEqual(other.cluster_centers_.dtype, X.dtype)
 
     def test_predict_transform_and_score_use_the_nearest_centre(self):
@@ -184,7 +193,11 @@ class ScikitLearnChecks(unittest.TestCase):
         # Every check of scikit-learn's estimator suite; the sample-weight ones are left out by
         # the suite itself (fit takes no sample_weight), and one needing pandas skips without it.
         failures, ran = [], 0
-        for estimator, check in check_estimator(mkbench.KMeans(), generate_only=True):
+        if estimator_checks_generator is not None:
+            checks = estimator_checks_generator(mkbench.KMeans(), legacy=True, mark=None)
+        else:
+            checks = check_estimator(mkbench.KMeans(), generate_only=True)
+        for estimator, check in checks:
             name = getattr(check, "func", check).__name__
             try:
                 with warnings.catch_warnings():
