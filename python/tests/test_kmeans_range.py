@@ -267,23 +267,29 @@ TWO_GPUS = None if mkbench.gpu_count() >= 2 else \
 
 @unittest.skipIf(TWO_GPUS, TWO_GPUS)
 class TwoGpus(unittest.TestCase):
-    """device=[0, 1] against device=0: the labels exactly, the centroids within one float32 ulp,
-    for kernels whose per-point arithmetic does not depend on the shard (tests/test_sharded_gpu.cpp
-    holds the same variants to the same bound)."""
+    """device=[0, 1] against device=0, for kernels whose per-point arithmetic does not depend on
+    the shard (tests/test_sharded_gpu.cpp holds the same variants to one ulp per step). A whole
+    fit to tol=0 ends at a fixed point, the means of the same labelled points on both sides: the
+    labels exactly, the centroids within 4 float32 ulps (a GPU's atomics sum in another order
+    each run: test_kmeans.py's bound for two runs on one H100, b539420)."""
 
-    X = np.random.default_rng(13).random((200_003, 8), dtype=np.float32)
+    X = make_blobs(n_samples=200_003, n_features=8, centers=6, random_state=21)[0].astype(np.float32)
 
     def test_two_gpus_give_one_gpus_fit(self):
         init = start_rows(self.X, 7, seed=8)
         for variant in ("registers-multik", "shared-atomics"):
             for n_clusters, start in ((5, init[:5]), (range(3, 8), init)):
-                one = mkbench.KMeans(n_clusters, init=start, max_iter=50, variant=variant, device=0).fit(self.X)
-                two = mkbench.KMeans(n_clusters, init=start, max_iter=50, variant=variant, device=[0, 1]).fit(self.X)
+                one = mkbench.KMeans(n_clusters, init=start, tol=0, variant=variant, device=0).fit(self.X)
+                two = mkbench.KMeans(n_clusters, init=start, tol=0, variant=variant, device=[0, 1]).fit(self.X)
                 with self.subTest(variant=variant, n_clusters=n_clusters):
                     self.assertEqual((one.variant_, two.variant_, one.shards_, two.shards_), (variant, variant, 1, 2))
-                    np.testing.assert_array_equal(two.labels_, one.labels_)
-                    np.testing.assert_array_max_ulp(two.cluster_centers_, one.cluster_centers_, maxulp=1)
-                    self.assertEqual(two.n_iter_, one.n_iter_)
+                    fits = zip(two.results_, one.results_) if isinstance(n_clusters, range) else \
+                        [({"labels_": two.labels_, "cluster_centers_": two.cluster_centers_, "n_iter_": two.n_iter_},
+                          {"labels_": one.labels_, "cluster_centers_": one.cluster_centers_, "n_iter_": one.n_iter_})]
+                    for got, want in fits:
+                        np.testing.assert_array_equal(got["labels_"], want["labels_"])
+                        np.testing.assert_array_max_ulp(got["cluster_centers_"], want["cluster_centers_"], maxulp=4)
+                        self.assertLessEqual(abs(got["n_iter_"] - want["n_iter_"]), 1)
                     if isinstance(n_clusters, range):
                         self.assertEqual(two.best_k_, one.best_k_)
 
