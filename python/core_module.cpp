@@ -88,13 +88,22 @@ py::object optional_value(const std::optional<double>& value) {
   return value ? py::object(py::float_(*value)) : py::object(py::none());
 }
 
+// A NumPy array that owns `values` (freed when Python drops the array).
+py::array_t<int32_t> owned_array(std::vector<int32_t>&& values) {
+  auto* owned = new std::vector<int32_t>(std::move(values));
+  py::capsule free_when_done(owned, [](void* pointer) { delete static_cast<std::vector<int32_t>*>(pointer); });
+  return py::array_t<int32_t>({py::ssize_t(owned->size())}, {py::ssize_t(sizeof(int32_t))}, owned->data(),
+                              free_when_done);
+}
+
 // One K's fit, with the names scikit-learn gives the estimator's attributes, and the K-choice
-// scores fit.json records for it (a range's; None for one K).
-py::dict k_dict(const KFit& fit, const KScores* scores, int restart, int n) {
+// scores fit.json records for it (a range's; None for one K). Its labels move into the array.
+py::dict k_dict(KFit& fit, const KScores* scores, int restart, int n) {
   py::array_t<float> centroids({py::ssize_t(fit.k), py::ssize_t(n)});
   std::memcpy(centroids.mutable_data(), fit.centroids.data(), fit.centroids.size() * sizeof(float));
-  py::array_t<int32_t> labels(py::ssize_t(fit.labels.size()));
-  std::memcpy(labels.mutable_data(), fit.labels.data(), fit.labels.size() * sizeof(int32_t));
+  // The labels are handed to NumPy, not copied: a copy of 10M labels and the free of the C++
+  // vector after "total" were most of the 2.5 ms Python overhead measured on an H100 (d67c0f1).
+  py::array_t<int32_t> labels = owned_array(std::move(fit.labels));
   py::dict out;
   out["k"] = fit.k;
   out["cluster_centers"] = centroids;

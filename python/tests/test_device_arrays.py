@@ -124,8 +124,11 @@ class DeviceArrays(unittest.TestCase):
         }
         for name, (device_X, host_X) in cases.items():
             with self.subTest(name):
-                ours = mkbench.KMeans(6, init="first", max_iter=10, tol=0).fit(device_X)
-                reference = mkbench.KMeans(6, init="first", max_iter=10, tol=0, variant=ours.variant_).fit(host_X)
+                # Three steps: on uniform data two GPU runs' trajectories part after about ten steps
+                # (atomics sum in a different order; the float64 case differed by 3e-4 at step 10 on
+                # an H100), and what is tested here is how the layouts are read, not the trajectory.
+                ours = mkbench.KMeans(6, init="first", max_iter=3, tol=0).fit(device_X)
+                reference = mkbench.KMeans(6, init="first", max_iter=3, tol=0, variant=ours.variant_).fit(host_X)
                 self.assert_same_fit(ours, reference, self.X)
                 self.assertEqual(ours.cluster_centers_.dtype, host_X.dtype)
 
