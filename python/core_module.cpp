@@ -63,10 +63,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-FitRequest request_of(int k, const std::string& init, const std::optional<FloatArray>& initial, int max_iter,
-                      double tol, int n_init, uint64_t seed, const std::string& variant, int device) {
+FitRequest request_of(int k, int k_max, const std::string& init, const std::optional<FloatArray>& initial,
+                      int max_iter, double tol, int n_init, uint64_t seed, const std::string& variant, int device,
+                      const std::optional<std::string>& placement) {
   FitRequest request;
   request.k = k;
+  request.k_max = k_max;
   request.init = init;
   if (initial) {
     if (initial->ndim() != 2) throw InputError("init array must be 2-D (n_clusters x n_features)");
@@ -78,7 +80,12 @@ FitRequest request_of(int k, const std::string& init, const std::optional<FloatA
   request.seed = seed;
   request.variant = variant;
   request.device = device;
+  request.placement = placement;
   return request;
+}
+
+py::object optional_value(const std::optional<double>& value) {
+  return value ? py::object(py::float_(*value)) : py::object(py::none());
 }
 
 // A NumPy array that owns `values` (freed when Python drops the array).
@@ -89,22 +96,50 @@ py::array_t<int32_t> owned_array(std::vector<int32_t>&& values) {
                               free_when_done);
 }
 
-py::dict answer_dict(FitAnswer& answer, int n, std::chrono::steady_clock::time_point start) {
-  const KFit& fit = answer.fit;
+// One K's fit, with the names scikit-learn gives the estimator's attributes, and the K-choice
+// scores fit.json records for it (a range's; None for one K). Its labels move into the array.
+py::dict k_dict(KFit& fit, const KScores* scores, int restart, int n) {
   py::array_t<float> centroids({py::ssize_t(fit.k), py::ssize_t(n)});
   std::memcpy(centroids.mutable_data(), fit.centroids.data(), fit.centroids.size() * sizeof(float));
   // The labels are handed to NumPy, not copied: a copy of 10M labels and the free of the C++
   // vector after "total" were most of the 2.5 ms Python overhead measured on an H100 (d67c0f1).
-  py::array_t<int32_t> labels = owned_array(std::move(answer.fit.labels));
+  py::array_t<int32_t> labels = owned_array(std::move(fit.labels));
   py::dict out;
+  out["k"] = fit.k;
   out["cluster_centers"] = centroids;
   out["labels"] = labels;
   out["inertia"] = fit.inertia;
   out["n_iter"] = fit.iterations;
   out["converged"] = fit.converged;
+  out["restart"] = restart;
+  out["nonempty_clusters"] = scores ? py::object(py::int_(scores->nonempty)) : py::object(py::none());
+  out["calinski_harabasz"] = scores ? optional_value(scores->calinski_harabasz) : py::object(py::none());
+  out["davies_bouldin"] = scores ? optional_value(scores->davies_bouldin) : py::object(py::none());
+  out["silhouette"] = scores ? optional_value(scores->silhouette) : py::object(py::none());
+  return out;
+}
+
+// The chosen K's fit at the top level (every K's under "per_k" for a range, with best_k).
+py::dict answer_dict(FitAnswer& answer, int n, std::chrono::steady_clock::time_point start) {
+  const bool range = answer.per_k.size() > 1;
+  py::list per_k;
+  for (size_t index = 0; index < answer.per_k.size(); ++index)
+    per_k.append(k_dict(answer.per_k[index], range ? &answer.scores.per_k.at(index) : nullptr,
+                        answer.best_restart.at(index), n));
+  // A shallow copy: the arrays are shared, and per_k holds no cycle back to the answer.
+  py::dict out = per_k[answer.best_index].attr("copy")().cast<py::dict>();
+  if (range) {
+    out["per_k"] = per_k;
+    out["best_k"] = *answer.best.k;
+    out["best_k_rule"] = answer.best.rule;
+    out["elbow_k"] = answer.scores.elbow_k ? py::object(py::int_(*answer.scores.elbow_k)) : py::object(py::none());
+    out["silhouette_points"] = answer.scores.silhouette_points;
+  }
   out["variant"] = answer.variant;
   out["variant_reason"] = answer.variant_reason;
   out["device"] = answer.device_name;
+  out["placement"] = answer.placement;
+  out["shards"] = answer.shards;
   out["params"] = answer.params;
   out["tol_threshold"] = answer.tol_threshold;
   answer.seconds["total"] = seconds_since(start);  // entry to here: the C++ fit, the copies, the answer's arrays
@@ -113,9 +148,11 @@ py::dict answer_dict(FitAnswer& answer, int n, std::chrono::steady_clock::time_p
 }
 
 py::dict fit(const FloatArray& points, int k, const std::string& init, std::optional<FloatArray> initial,
-             int max_iter, double tol, int n_init, uint64_t seed, const std::string& variant, int device) {
+             int max_iter, double tol, int n_init, uint64_t seed, const std::string& variant, int device, int k_max,
+             const std::optional<std::string>& placement) {
   const auto start = std::chrono::steady_clock::now();
-  const FitRequest request = request_of(k, init, initial, max_iter, tol, n_init, seed, variant, device);
+  const FitRequest request =
+      request_of(k, k_max, init, initial, max_iter, tol, n_init, seed, variant, device, placement);
   FitAnswer answer;
   double staging_seconds = 0;
   const int n = points.ndim() == 2 ? static_cast<int>(points.shape(1)) : 0;
@@ -135,9 +172,11 @@ py::dict fit(const FloatArray& points, int k, const std::string& init, std::opti
 // the shape, strides in elements, the element type and the producer's stream.
 py::dict fit_device(uintptr_t pointer, int64_t m, int n, int64_t row_stride, int64_t col_stride, bool float64,
                     uintptr_t stream, int k, const std::string& init, std::optional<FloatArray> initial,
-                    int max_iter, double tol, int n_init, uint64_t seed, const std::string& variant, int device) {
+                    int max_iter, double tol, int n_init, uint64_t seed, const std::string& variant, int device,
+                    int k_max, const std::optional<std::string>& placement) {
   const auto start = std::chrono::steady_clock::now();
-  const FitRequest request = request_of(k, init, initial, max_iter, tol, n_init, seed, variant, device);
+  const FitRequest request =
+      request_of(k, k_max, init, initial, max_iter, tol, n_init, seed, variant, device, placement);
   DevicePoints points;
   points.data = reinterpret_cast<const void*>(pointer);
   points.m = m;
@@ -227,8 +266,11 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("fit", &mk::fit, py::arg("points"), py::arg("k"), py::arg("init") = "k-means++",
         py::arg("initial") = py::none(), py::arg("max_iter") = 300, py::arg("tol") = 1e-4, py::arg("n_init") = 1,
-        py::arg("seed") = 42, py::arg("variant") = "auto", py::arg("device") = 0,
-        "Lloyd's k-means to convergence (apps/fit) on float32 C-contiguous points; returns a dict");
+        py::arg("seed") = 42, py::arg("variant") = "auto", py::arg("device") = 0, py::arg("k_max") = 0,
+        py::arg("placement") = py::none(),
+        "Lloyd's k-means to convergence (apps/fit) on float32 C-contiguous points, for K or the range k..k_max "
+        "(the best K's fit at the top level, every K's in per_k), on `device` or over --device's placement text; "
+        "returns a dict");
   m.def(
       "run",
       [](const std::string& variant, int dims, const std::string& k, const std::string& points, int iters,
@@ -272,7 +314,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("fit_device", &mk::fit_device, py::arg("pointer"), py::arg("m"), py::arg("n"), py::arg("row_stride"),
         py::arg("col_stride"), py::arg("float64"), py::arg("stream"), py::arg("k"), py::arg("init") = "k-means++",
         py::arg("initial") = py::none(), py::arg("max_iter") = 300, py::arg("tol") = 1e-4, py::arg("n_init") = 1,
-        py::arg("seed") = 42, py::arg("variant") = "auto", py::arg("device") = 0,
+        py::arg("seed") = 42, py::arg("variant") = "auto", py::arg("device") = 0, py::arg("k_max") = 0,
+        py::arg("placement") = py::none(),
         "fit() on an M x N float32/float64 array in device memory (strides in elements), consumed on the device");
   m.def("point_copies", [] {
     const mk::PointCopyCounters& counters = mk::point_copy_counters();

@@ -1,15 +1,20 @@
 // The fits behind mkbench._core.fit and fit_device (fit_runner.hpp).
 #include "python/fit_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
 
 #include "apps/fit/fit.hpp"
+#include "apps/fit/fit_options.hpp"
 #include "apps/fit/fit_variant.hpp"
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "harness/measure.hpp"
+#include "harness/parallel/mpi_communicator.hpp"
+#include "harness/parallel/placement.hpp"
+#include "harness/parallel/sharded_variant.hpp"
 #include "variants/tuned_params.hpp"
 #include "variants/variant.hpp"
 
@@ -20,33 +25,50 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The request's given centres packed per KRange::slot_offset: K's block is the first K rows of
+// the kmax x n array, as `fit --init npy:PATH` packs its file (apps/seeding/seeding.cpp).
+std::vector<float> packed_initial(const FitRequest& request, int n) {
+  const KRange k = request.range();
+  const size_t row = size_t(n);
+  if (request.initial.size() != size_t(k.kmax) * row)
+    throw InputError("init array has " + std::to_string(request.initial.size()) + " values, expected " +
+                     (k.count() > 1 ? "max(n_clusters)" : "n_clusters") + " x n_features = " +
+                     std::to_string(size_t(k.kmax) * row));
+  std::vector<float> packed(size_t(k.sum()) * row);
+  for (int kk = k.kmin; kk <= k.kmax; ++kk)
+    std::copy(request.initial.begin(), request.initial.begin() + ptrdiff_t(size_t(kk) * row),
+              packed.begin() + ptrdiff_t(size_t(k.slot_offset(kk)) * row));
+  return packed;
+}
+
 // The request as fit_k_range's settings, after the checks the CLI makes of its options.
-FitSettings settings_for(const FitRequest& request) {
+FitSettings settings_for(const FitRequest& request, int n) {
   if (request.n_init < 1) throw InputError("n_init must be at least 1, got " + std::to_string(request.n_init));
   if (request.max_iter < 1) throw InputError("max_iter must be at least 1, got " + std::to_string(request.max_iter));
   if (!(request.tol >= 0)) throw InputError("tol cannot be negative, got " + std::to_string(request.tol));
   FitSettings settings;
-  settings.k = KRange{request.k, request.k};
+  settings.k = request.range();
   settings.init = request.initial.empty() ? request.init : "array";
-  settings.initial_centroids = request.initial;
+  if (!request.initial.empty()) settings.initial_centroids = packed_initial(request, n);
   settings.max_iter = request.max_iter;
   settings.tol = request.tol;
   settings.n_init = request.initial.empty() ? request.n_init : 1;
   settings.seed = request.seed;
-  settings.silhouette_sample = 0;  // the estimator reports no K-choice scores
+  // A range is scored as `mkbench fit` scores it (its default silhouette sample); one K needs
+  // no K-choice scores.
+  settings.silhouette_sample = settings.k.count() > 1 ? FitOptions().silhouette_sample : 0;
   return settings;
 }
 
 Problem problem_for(int64_t m, int n, const FitRequest& request) {
+  const KRange k = request.range();
+  if (k.kmin < 1) throw InputError("n_clusters must be at least 1, got " + std::to_string(k.kmin));
+  if (k.kmax < k.kmin) throw InputError("the K range " + k.str() + " is empty");
   Problem problem;
   problem.m = m;
   problem.n = n;
-  problem.k = KRange{request.k, request.k};
-  if (request.k < 1) throw InputError("n_clusters must be at least 1, got " + std::to_string(request.k));
+  problem.k = k;
   validate(problem);  // K > M and the like
-  if (!request.initial.empty() && request.initial.size() != size_t(request.k) * size_t(n))
-    throw InputError("init array has " + std::to_string(request.initial.size()) + " values, expected n_clusters x " +
-                     "n_features = " + std::to_string(size_t(request.k) * size_t(n)));
   return problem;
 }
 
@@ -59,10 +81,12 @@ DeviceInfo device_for(const FitRequest& request) {
   return gpus > 0 ? query_device(request.device) : query_host_cpu();
 }
 
-// The variant's tuned configuration for this problem and device, else its defaults.
-Params params_for(const Variant& variant, const Problem& problem, const DeviceInfo& device) {
+// The variant's tuned configuration (looked up for `tuned_problem`: one shard's, when sharded,
+// as `mkbench run --device` does) for this problem and device, else its defaults.
+Params params_for(const Variant& variant, const Problem& problem, const Problem& tuned_problem,
+                  const DeviceInfo& device) {
   Params params;
-  if (auto tuned = tuned_params_for(variant, problem, device, nullptr)) {
+  if (auto tuned = tuned_params_for(variant, tuned_problem, device, nullptr)) {
     try {
       params = resolve_params(variant, problem, device, *tuned);
     } catch (const Error&) {
@@ -73,28 +97,47 @@ Params params_for(const Variant& variant, const Problem& problem, const DeviceIn
   return params;
 }
 
+// A `placement` request: `--device`'s parsing and checks (InputError with the CLI's message:
+// "--device 3 does not exist (2 CUDA GPU(s))", "--device names GPU 0 twice", ...).
+std::shared_ptr<const Placement> placement_for(const FitRequest& request) {
+  if (!request.placement) return nullptr;
+  if (detect_mpi_launch().active)
+    throw InputError("device=" + *request.placement + ": mkbench.KMeans shards within one process; under mpirun "
+                     "use the CLI (`mkbench run --device`)");
+  return std::make_shared<const Placement>(resolve_placement(*request.placement, false));
+}
+
 }  // namespace
 
 FitAnswer run_fit(const Dataset& data, const FitRequest& request) {
-  FitSettings settings = settings_for(request);
   check_finite(data);
   Problem problem = problem_for(data.m, data.n, request);
+  FitSettings settings = settings_for(request, data.n);
   problem.sparsity = data.sparsity;
-  const DeviceInfo gpu_device = device_for(request);
+  const std::shared_ptr<const Placement> placement = placement_for(request);
+  const DeviceInfo gpu_device = placement ? placement->primary() : device_for(request);
   if (request.variant != "auto" && !gpu_device.is_gpu && Registry::instance().get(request.variant).runs_on_gpu())
-    throw UnsupportedError("variant " + request.variant + " needs a CUDA GPU, and there is none: " + no_gpu_reason());
+    throw UnsupportedError("variant " + request.variant + " needs a CUDA GPU, and there is none: " +
+                           (placement && gpu_count() > 0 ? "device=" + *request.placement + " is the host CPU"
+                                                         : no_gpu_reason()));
   const FitVariantChoice choice = choose_fit_variant(request.variant, problem, gpu_device);
   if (choice.name.empty()) throw UnsupportedError("fit: no variant can run " + problem.str() + ": " + choice.reason);
   const Variant& variant = Registry::instance().get(choice.name);
   const DeviceInfo device = variant.runs_on_gpu() ? gpu_device : query_host_cpu();
   if (device.is_gpu) select_device(device.ordinal);
-  if (auto refusal = variant.can_implement(problem, device))
+  // Over several shards the variant answers for one shard (harness/parallel/sharded_variant.hpp).
+  const std::unique_ptr<Variant> placed = variant_for_placement(variant, placement);
+  const Variant& planned = placed ? *placed : variant;
+  if (auto refusal = planned.can_implement(problem, device))
     throw UnsupportedError(variant.name() + " cannot run " + problem.str() + ": " + *refusal);
-  const Params params = params_for(variant, problem, device);
+  const Problem tuned_problem = placed ? shard_problem(problem, placement->total_shards()) : problem;
+  const Params params = params_for(planned, problem, tuned_problem, device);
 
   settings.metrics_on_gpu = device.is_gpu;
   const auto prepare_start = std::chrono::steady_clock::now();
-  std::unique_ptr<PreparedRun> run = variant.prepare(problem, data, params, device);  // the H2D upload
+  // The H2D upload (each shard's rows to its device); the plain prepare without a placement.
+  std::unique_ptr<PreparedRun> run = placement ? prepare_on_placement(variant, problem, data, params, *placement)
+                                               : variant.prepare(problem, data, params, device);
   const double upload_seconds = seconds_since(prepare_start);
   if (device.is_gpu) {  // the bytes of points this fit copies to the device: prepare's, k-means++'s
     const int64_t bytes = data.m * int64_t(data.n) * int64_t(sizeof(float));
@@ -109,15 +152,23 @@ FitAnswer run_fit(const Dataset& data, const FitRequest& request) {
                     {"iterations", result.seconds.iterations},
                     {"labels", result.seconds.labels},
                     {"moments", result.seconds.metrics}};
-  answer.fit = std::move(result.per_k.at(0));
+  if (problem.k.count() > 1) {
+    if (!result.best.k) throw InputError("n_clusters " + problem.k.str() + ": no best K: " + result.best.reason);
+    answer.best_index = size_t(*result.best.k - problem.k.kmin);
+  }
+  answer.per_k = std::move(result.per_k);
+  answer.scores = std::move(result.scores);
+  answer.best = result.best;
+  answer.best_restart = result.best_restart;
   answer.variant = variant.name();
   answer.variant_reason = choice.reason;
   answer.device_name = device.name;
+  if (placement) answer.placement = placement->describe();
+  answer.shards = placed ? placement->total_shards() : 1;
   answer.params = params_label(params);
   answer.tol_threshold = result.tol_threshold;
   return answer;
 }
-
 
 namespace {
 
@@ -130,11 +181,18 @@ constexpr const char* kStreamedFallbacks[] = {"registers-multik", "shared-atomic
 }  // namespace
 
 FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& request) {
-  const FitSettings settings = settings_for(request);
+  // fit_device_points fits a range, but the K-choice scores need the points on the host
+  // (apps/fit/k_choice.cpp); the shards copy their rows from a host Dataset.
+  if (request.range().count() > 1)
+    throw InputError("a K range takes a host (NumPy) array: the K-choice scores are computed from host memory");
+  if (request.placement)
+    throw InputError("device=" + *request.placement + " takes a host (NumPy) array: the shards copy their rows "
+                     "from host memory; a device array is fitted on the one GPU that holds it");
   if (points.m < 1 || points.n < 1)
     throw InputError("expected at least one point of at least one dimension, got " + std::to_string(points.m) +
                      " x " + std::to_string(points.n));
   Problem problem = problem_for(points.m, points.n, request);
+  const FitSettings settings = settings_for(request, points.n);
   if (gpu_count() == 0) throw UnsupportedError("a device array needs a CUDA GPU, and there is none: " + no_gpu_reason());
   const DeviceInfo device = device_for(request);
   select_device(device.ordinal);
@@ -176,7 +234,7 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
                              (refused.empty() ? "" : ": " + refused));
   }
   const Variant& variant = Registry::instance().get(name);
-  Params params = params_for(variant, streamed, device);
+  Params params = params_for(variant, streamed, streamed, device);
   if (params.contains("layout") && params.at("layout") == "soa") {
     // A streamed run takes row-major points (LloydState refuses layout=soa for them), so a tuned
     // transposed layout gives way to the row-major one here.
@@ -201,7 +259,8 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
                     {"iterations", best.seconds.iterations},
                     {"labels", best.seconds.labels},
                     {"moments", best.seconds.metrics}};
-  answer.fit = std::move(best.fit);
+  answer.per_k.push_back(std::move(best.fit));
+  answer.best_restart.push_back(0);
   answer.variant = variant.name();
   answer.variant_reason = reason;
   answer.device_name = device.name;

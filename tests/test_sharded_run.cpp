@@ -232,22 +232,41 @@ TEST(ShardedRun, AccumulateLeavesTheWholeDatasSumsOnEveryShard) {
   EXPECT_EQ(summary.per_k.size(), size_t(k.count()));
 }
 
-TEST(ShardedRun, RefusesEmptyClusterPoliciesThatWouldPartTheShards) {
+TEST(ShardedRun, RefusesEmptyClusterPoliciesThatWouldPartTheShardsOnlyWhenAClusterIsEmpty) {
   const Dataset data = blobs(300, 2, 3);
   const Problem problem = problem_of(data, KRange{3, 3});
   const Variant& variant = Registry::instance().get("cpu-openmp");
   const DeviceInfo host = query_host_cpu();
   const Params params = resolve_params(variant, problem, host, Params::object());
-  ShardedRun two(variant, problem, data, params, host_shards(2));
-  two.set_centroids(initial_centroids(data, problem.k, InitMethod::FirstK, 1));
-  two.accumulate(AccumulateOptions{});
   UpdateOptions farthest;
   farthest.empty = EmptyPolicy::Farthest;
-  EXPECT_THROW(two.update(farthest), UnsupportedError);
+  // No cluster empty: farthest is keep, on two shards as on one.
+  const std::vector<float> start = initial_centroids(data, problem.k, InitMethod::FirstK, 1);
+  ShardedRun two(variant, problem, data, params, host_shards(2));
   ShardedRun one(variant, problem, data, params, host_shards(1));
-  one.set_centroids(initial_centroids(data, problem.k, InitMethod::FirstK, 1));
-  one.accumulate(AccumulateOptions{});
-  EXPECT_NO_THROW(one.update(farthest));
+  for (ShardedRun* run : {&two, &one}) {
+    run->set_centroids(start);
+    run->accumulate(AccumulateOptions{});
+  }
+  const StepSummary step = two.update(farthest);
+  EXPECT_EQ(step.per_k.at(0).empty, 0);
+  one.update(UpdateOptions{});
+  two.synchronize();
+  one.synchronize();
+  const std::vector<float> sharded = pack(two.read_back()), single = pack(one.read_back());
+  ASSERT_EQ(sharded.size(), single.size());
+  for (size_t i = 0; i < sharded.size(); ++i) EXPECT_TRUE(within_one_ulp(sharded[i], single[i])) << i;
+  // A centre far from every point receives none: two shards refuse, one relocates it.
+  std::vector<float> stranded = start;
+  stranded[2 * size_t(data.n)] = 1e6f;
+  ShardedRun two_stranded(variant, problem, data, params, host_shards(2));
+  two_stranded.set_centroids(stranded);
+  two_stranded.accumulate(AccumulateOptions{});
+  EXPECT_THROW(two_stranded.update(farthest), UnsupportedError);
+  ShardedRun one_stranded(variant, problem, data, params, host_shards(1));
+  one_stranded.set_centroids(stranded);
+  one_stranded.accumulate(AccumulateOptions{});
+  EXPECT_EQ(one_stranded.update(farthest).per_k.at(0).relocated, 1);
 }
 
 TEST(ShardedRun, AFailingShardStopsTheOthersWithItsOwnError) {

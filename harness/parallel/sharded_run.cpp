@@ -376,12 +376,23 @@ void ShardedRun::accumulate(const AccumulateOptions& options) {
 AccumulatorRefs ShardedRun::accumulators() { return shards_.front()->run->accumulators(); }
 
 StepSummary ShardedRun::update(const UpdateOptions& options) {
-  if (total_shards_ > 1 && options.empty != EmptyPolicy::Keep)
-    throw UnsupportedError(std::string("--empty ") + to_string(options.empty) + " over " +
-                           std::to_string(total_shards_) +
-                           " shards is not implemented (each shard would move the empty cluster to a point of its "
-                           "own); use --empty keep, or one device");
-  workers_->run([&](int i) { shards_[size_t(i)]->summary = shards_[size_t(i)]->run->update(options); });
+  if (total_shards_ == 1 || options.empty == EmptyPolicy::Keep) {
+    workers_->run([&](int i) { shards_[size_t(i)]->summary = shards_[size_t(i)]->run->update(options); });
+    return shards_.front()->summary;
+  }
+  // farthest and random act only on an empty cluster; without one they are keep, to the bit
+  // (host_update.cpp, device_update.cu). Every shard holds the same all-reduced counts, so all
+  // of them see the same empty clusters and refuse together.
+  UpdateOptions keep = options;
+  keep.empty = EmptyPolicy::Keep;
+  workers_->run([&](int i) { shards_[size_t(i)]->summary = shards_[size_t(i)]->run->update(keep); });
+  for (const KStepSummary& ks : shards_.front()->summary.per_k)
+    if (ks.active && ks.empty > 0)
+      throw UnsupportedError("K=" + std::to_string(ks.k) + " has " + std::to_string(ks.empty) +
+                             " empty cluster(s): --empty " + to_string(options.empty) + " over " +
+                             std::to_string(total_shards_) +
+                             " shards is not implemented (each shard would move the empty cluster to a point of its "
+                             "own); use --empty keep, or one device");
   return shards_.front()->summary;
 }
 

@@ -57,8 +57,9 @@ class ShardedRun : public PreparedRun {
   // accumulate() ends with the accumulators all-reduced: accumulators() are the whole data's.
   void accumulate(const AccumulateOptions& options) override;
   AccumulatorRefs accumulators() override;  // the first local shard's
-  // UnsupportedError for the farthest and random policies over several shards: each shard
-  // would pick its own point, and the centroids would part.
+  // The farthest and random policies over several shards: keep while no active cluster is
+  // empty (they are keep then), UnsupportedError once one is (each shard would pick its own
+  // point, and the centroids would part).
   StepSummary update(const UpdateOptions& options) override;
 
   int total_shards() const { return total_shards_; }

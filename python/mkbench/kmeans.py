@@ -83,15 +83,68 @@ def _device_array(X):
                 float64=typestr == "<f8", stream=int(stream or 0))
 
 
+def _k_range(n_clusters):
+    """(kmin, kmax, is_range) of n_clusters: an int, or a range with step 1 or a list/tuple of
+    consecutive increasing ints (fitted together, as `mkbench fit --k kmin..kmax`)."""
+    accepted = "an integer of at least 1, a range with step 1 (range(3, 8)) or a list/tuple of consecutive integers"
+
+    def integer(value):
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+    if integer(n_clusters):
+        if n_clusters < 1:
+            raise ValueError(f"n_clusters must be {accepted}, got {n_clusters!r}")
+        return int(n_clusters), int(n_clusters), False
+    if isinstance(n_clusters, range):
+        if n_clusters.step != 1:
+            raise ValueError(f"n_clusters {n_clusters!r} steps by {n_clusters.step}: a fit takes every K of a range "
+                             f"(`mkbench fit --k A..B`); n_clusters must be {accepted}")
+        ks = list(n_clusters)
+    elif isinstance(n_clusters, (list, tuple)) and all(integer(value) for value in n_clusters):
+        ks = [int(value) for value in n_clusters]
+        if any(b != a + 1 for a, b in zip(ks, ks[1:])):
+            raise ValueError(f"n_clusters {n_clusters!r} is not consecutive: n_clusters must be {accepted}")
+    else:
+        raise ValueError(f"n_clusters must be {accepted}, got {n_clusters!r}")
+    if not ks:
+        raise ValueError(f"n_clusters {n_clusters!r} is empty: n_clusters must be {accepted}")
+    if ks[0] < 1:
+        raise ValueError(f"n_clusters {n_clusters!r} starts below 1: n_clusters must be {accepted}")
+    return ks[0], ks[-1], True
+
+
+def _placement(device):
+    """device as `mkbench --device`'s text (harness/parallel/placement.hpp), or None for an int
+    (one device, as before lists were taken). The C++ side parses and checks it, with the CLI's
+    messages (an empty list is the empty text, which it refuses)."""
+    if isinstance(device, numbers.Integral) and not isinstance(device, bool):
+        return None
+    if isinstance(device, str):
+        return device
+    if isinstance(device, (list, tuple)):
+        if not all(isinstance(value, numbers.Integral) and not isinstance(value, bool) for value in device):
+            raise ValueError(f"device as a list takes GPU ordinals (integers), got {device!r}")
+        return ",".join(str(int(value)) for value in device)
+    raise ValueError(f"device must be a GPU ordinal, a list of them, \"all\", \"cpu\" or \"cpu:N\", got {device!r}")
+
+
 class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     """Lloyd's k-means with scikit-learn's parameters and convergence rule.
 
-    n_clusters: K. init: "k-means++" (scikit-learn's greedy seeding), "random" (K distinct
-    points), "first" (the first K points) or an (n_clusters, n_features) array. n_init
-    seedings (the lowest inertia wins; one for an array). max_iter, tol: as scikit-learn
-    (tol is relative to the data's mean per-feature variance). random_state: None, an int or
-    a RandomState, drawing the seed of the seeding. variant: "auto" or a variant name
-    (`mkbench list`); device: the CUDA ordinal.
+    n_clusters: K, or a range of K (range(3, 8), or a list of consecutive integers) fitted
+    together in one multi-K fit, as `mkbench fit --k 3..7`: best_k_ is the K the CLI chooses
+    (the largest Calinski-Harabasz index), cluster_centers_, labels_, inertia_ and n_iter_ are
+    its fit, and results_ lists every K's (with the scores fit.json records).
+    init: "k-means++" (scikit-learn's greedy seeding), "random" (K distinct points), "first"
+    (the first K points) or an (n_clusters, n_features) array; for a range, a (max K,
+    n_features) array whose first K rows start each K (`fit --init npy:PATH`'s rows). n_init
+    seedings (the lowest inertia wins, per K; one for an array). max_iter, tol: as
+    scikit-learn (tol is relative to the data's mean per-feature variance). random_state:
+    None, an int or a RandomState, drawing the seed of the seeding. variant: "auto" or a
+    variant name (`mkbench list`).
+    device: the CUDA ordinal; a list of them or "all" (the rows split over the GPUs, one
+    shard each, all-reduced: `mkbench run --device 0,1`); "cpu" or "cpu:N" (the host CPU over
+    N shards). Several shards refuse a step that leaves a cluster empty (docs/multi-gpu.md).
 
     The data run in float32 (float64 input is converted); cluster_centers_ come back in the
     input's float dtype.
@@ -109,7 +162,8 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.device = device
 
     def _check_params(self, n_features):
-        for name in ("n_clusters", "n_init", "max_iter"):
+        kmin, kmax, is_range = _k_range(self.n_clusters)
+        for name in ("n_init", "max_iter"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be an integer of at least 1, got {value!r}")
@@ -126,9 +180,10 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         initial = np.asarray(self.init)
         if initial.dtype.kind not in "fiu":
             raise TypeError(f"init array must be numeric, got dtype {initial.dtype}")
-        if initial.shape != (self.n_clusters, n_features):
-            raise ValueError(f"init array has shape {initial.shape}, expected (n_clusters, n_features) = "
-                             f"({self.n_clusters}, {n_features})")
+        if initial.shape != (kmax, n_features):
+            expected = "(max(n_clusters), n_features): its first K rows start each K" if is_range else \
+                "(n_clusters, n_features)"
+            raise ValueError(f"init array has shape {initial.shape}, expected {expected} = ({kmax}, {n_features})")
         if not np.all(np.isfinite(initial)):
             raise ValueError("init array contains NaN or infinity")
         return np.ascontiguousarray(initial, dtype=np.float32)
@@ -154,17 +209,26 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         # Non-finite values reach the C++ core, which names the first offending row and column.
         X = _validate(self, X, reset=True, allow_nonfinite=True)
         initial = self._check_params(X.shape[1])
+        kmin, kmax, _ = _k_range(self.n_clusters)
+        placement = _placement(self.device)
         points = np.ascontiguousarray(X, dtype=np.float32)
-        result = _core.fit(points, int(self.n_clusters), self.init if initial is None else "array", initial,
+        result = _core.fit(points, kmin, self.init if initial is None else "array", initial,
                            int(self.max_iter), float(self.tol), int(self.n_init), self._seed(), self.variant,
-                           int(self.device))
+                           int(self.device) if placement is None else 0, k_max=kmax, placement=placement)
         self._keep(result, X.dtype)
         return self
 
     def _fit_device(self, array):
         n = array["n"]
         initial = self._check_params(n)
-        result = _core.fit_device(**array, k=int(self.n_clusters), init=self.init if initial is None else "array",
+        kmin, kmax, is_range = _k_range(self.n_clusters)
+        if is_range:
+            raise ValueError(f"n_clusters={self.n_clusters!r} takes a host (NumPy) array: the K-choice scores are "
+                             "computed in host memory (one K takes a device array)")
+        if _placement(self.device) is not None:
+            raise ValueError(f"device={self.device!r} takes a host (NumPy) array: the shards copy their rows from "
+                             "host memory; a device array is fitted on the one GPU that holds it (device=int)")
+        result = _core.fit_device(**array, k=kmin, init=self.init if initial is None else "array",
                                   initial=initial, max_iter=int(self.max_iter), tol=float(self.tol),
                                   n_init=int(self.n_init), seed=self._seed(), variant=self.variant,
                                   device=int(self.device))
@@ -181,7 +245,23 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.n_iter_ = int(result["n_iter"])
         self.variant_ = result["variant"]
         self.device_ = result["device"]
+        self.shards_ = int(result.get("shards", 1))
         self.fit_seconds_ = dict(result["seconds"])
+        if "per_k" in result:  # a range: the CLI's choice, and every K's fit (fit.json's per_k)
+            self.best_k_ = int(result["best_k"])
+            self.results_ = [self._k_result(entry, dtype) for entry in result["per_k"]]
+        else:
+            for stale in ("best_k_", "results_"):
+                if hasattr(self, stale):
+                    delattr(self, stale)
+
+    @staticmethod
+    def _k_result(entry, dtype):
+        return {"k": int(entry["k"]), "cluster_centers_": entry["cluster_centers"].astype(dtype, copy=False),
+                "labels_": entry["labels"], "inertia_": float(entry["inertia"]), "n_iter_": int(entry["n_iter"]),
+                "converged": bool(entry["converged"]), "nonempty_clusters": entry["nonempty_clusters"],
+                "calinski_harabasz": entry["calinski_harabasz"], "davies_bouldin": entry["davies_bouldin"],
+                "silhouette": entry["silhouette"]}
 
     def _distances_squared(self, X):
         check_is_fitted(self)
