@@ -90,7 +90,10 @@ class DeviceArrays(unittest.TestCase):
         device_X = cupy.asarray(self.X)
         for init in ("first", "random", "k-means++", self.X[100:108]):
             with self.subTest(init=init if isinstance(init, str) else "array"):
-                ours, reference = self.fit_both(device_X, self.X, n_clusters=8, init=init, max_iter=20, tol=0,
+                # Three steps: what is compared is the seeding and the first steps from it; on uniform
+                # data two GPU runs' trajectories part later (init='array' by 2e-4 at step 20 on an
+                # H200 at 4a5f3e1), as atomics sum in a different order on each run.
+                ours, reference = self.fit_both(device_X, self.X, n_clusters=8, init=init, max_iter=3, tol=0,
                                                 random_state=3)
                 self.assert_same_fit(ours, reference, self.X)
                 self.assertEqual(ours.cluster_centers_.dtype, np.float32)

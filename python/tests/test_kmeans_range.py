@@ -289,7 +289,10 @@ class TwoGpus(unittest.TestCase):
                     for got, want in fits:
                         np.testing.assert_array_equal(got["labels_"], want["labels_"])
                         np.testing.assert_array_max_ulp(got["cluster_centers_"], want["cluster_centers_"], maxulp=4)
-                        self.assertLessEqual(abs(got["n_iter_"] - want["n_iter_"]), 1)
+                        # At tol=0 a fit stops at the FP32 rounding floor, where the last steps move
+                        # the centres by a few ulps summed in another order on each run: the step
+                        # counts of K=3..7 on one and two H200s differed by 2 at 4a5f3e1.
+                        self.assertLessEqual(abs(got["n_iter_"] - want["n_iter_"]), 3)
                     if isinstance(n_clusters, range):
                         self.assertEqual(two.best_k_, one.best_k_)
 
