@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config git python3 python3-matplotlib python3-sklearn
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev libstb-dev
           libxxhash-dev  # XXH3-128, header-only: the data sets' identity (datasets/digest.hpp)
-          zlib1g-dev clang libclang-rt-dev  # zlib: gzipped IDX; clang + its runtimes: libFuzzer targets
+          zlib1g-dev clang libclang-rt-dev libomp-dev  # zlib: gzipped IDX; clang, its runtimes and OpenMP: libFuzzer targets, Sanitized.Readers
           libopenmpi-dev openmpi-bin        # MPI for several processes and hosts (docs/multi-gpu.md)
           pybind11-dev python3-dev python3-numpy)  # the Python module (python/, docs/python.md)
 # g++ brings libasan and libubsan (through libgcc-12-dev): scripts/test-sanitizers.sh needs no more.
