@@ -192,6 +192,8 @@ std::string format_utc(const char* pattern) {
 
 }  // namespace
 
+nlohmann::json parallel_info_to_json(const ParallelInfo& info) { return parallel_to_json(info); }
+
 bool ResultRow::verify_passed() const {
   if (!verify.is_object()) return true;
   auto it = verify.find("passed");

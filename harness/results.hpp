@@ -103,6 +103,8 @@ struct ResultFile {
 std::string row_name(const std::string& variant, const Problem& problem, const Params& params);
 
 nlohmann::json row_to_json(const ResultRow& row);
+// A row's "parallel" object (fit.json records a sharded fit's the same way).
+nlohmann::json parallel_info_to_json(const ParallelInfo& info);
 // Throws InputError naming `where` and the offending key.
 ResultRow row_from_json(const nlohmann::json& json, const std::string& where = "row");
 nlohmann::json results_to_json(const ResultFile& file);

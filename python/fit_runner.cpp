@@ -8,14 +8,13 @@
 
 #include "apps/fit/fit.hpp"
 #include "apps/fit/fit_options.hpp"
+#include "apps/fit/fit_plan.hpp"
 #include "apps/fit/fit_variant.hpp"
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "harness/measure.hpp"
 #include "harness/parallel/mpi_communicator.hpp"
 #include "harness/parallel/placement.hpp"
-#include "harness/parallel/sharded_variant.hpp"
-#include "variants/tuned_params.hpp"
 #include "variants/variant.hpp"
 
 namespace mk {
@@ -81,29 +80,13 @@ DeviceInfo device_for(const FitRequest& request) {
   return gpus > 0 ? query_device(request.device) : query_host_cpu();
 }
 
-// The variant's tuned configuration (looked up for `tuned_problem`: one shard's, when sharded,
-// as `mkbench run --device` does) for this problem and device, else its defaults.
-Params params_for(const Variant& variant, const Problem& problem, const Problem& tuned_problem,
-                  const DeviceInfo& device) {
-  Params params;
-  if (auto tuned = tuned_params_for(variant, tuned_problem, device, nullptr)) {
-    try {
-      params = resolve_params(variant, problem, device, *tuned);
-    } catch (const Error&) {
-      params = Params();  // an unusable tuned config falls back to the defaults, as in `mkbench fit`
-    }
-  }
-  if (params.is_null() || params.empty()) params = resolve_params(variant, problem, device, Params::object());
-  return params;
-}
-
 // A `placement` request: `--device`'s parsing and checks (InputError with the CLI's message:
 // "--device 3 does not exist (2 CUDA GPU(s))", "--device names GPU 0 twice", ...).
 std::shared_ptr<const Placement> placement_for(const FitRequest& request) {
   if (!request.placement) return nullptr;
   if (detect_mpi_launch().active)
     throw InputError("device=" + *request.placement + ": mkbench.KMeans shards within one process; under mpirun "
-                     "use the CLI (`mkbench run --device`)");
+                     "use the CLI (`mkbench fit --device`, one rank a shard)");
   return std::make_shared<const Placement>(resolve_placement(*request.placement, false));
 }
 
@@ -116,28 +99,20 @@ FitAnswer run_fit(const Dataset& data, const FitRequest& request) {
   problem.sparsity = data.sparsity;
   const std::shared_ptr<const Placement> placement = placement_for(request);
   const DeviceInfo gpu_device = placement ? placement->primary() : device_for(request);
-  if (request.variant != "auto" && !gpu_device.is_gpu && Registry::instance().get(request.variant).runs_on_gpu())
-    throw UnsupportedError("variant " + request.variant + " needs a CUDA GPU, and there is none: " +
-                           (placement && gpu_count() > 0 ? "device=" + *request.placement + " is the host CPU"
-                                                         : no_gpu_reason()));
-  const FitVariantChoice choice = choose_fit_variant(request.variant, problem, gpu_device);
-  if (choice.name.empty()) throw UnsupportedError("fit: no variant can run " + problem.str() + ": " + choice.reason);
-  const Variant& variant = Registry::instance().get(choice.name);
-  const DeviceInfo device = variant.runs_on_gpu() ? gpu_device : query_host_cpu();
-  if (device.is_gpu) select_device(device.ordinal);
-  // Over several shards the variant answers for one shard (harness/parallel/sharded_variant.hpp).
-  const std::unique_ptr<Variant> placed = variant_for_placement(variant, placement);
-  const Variant& planned = placed ? *placed : variant;
-  if (auto refusal = planned.can_implement(problem, device))
-    throw UnsupportedError(variant.name() + " cannot run " + problem.str() + ": " + *refusal);
-  const Problem tuned_problem = placed ? shard_problem(problem, placement->total_shards()) : problem;
-  const Params params = params_for(planned, problem, tuned_problem, device);
+  refuse_gpu_variant_on_host(request.variant, gpu_device,
+                             placement && gpu_count() > 0 ? "device=" + *request.placement + " is the host CPU"
+                                                          : no_gpu_reason());
+  // `mkbench fit`'s plan (apps/fit/fit_plan.hpp); an unusable tuned config falls back to the
+  // defaults silently, as the estimator has no log.
+  const FitPlan plan = plan_fit(request.variant, problem, placement, gpu_device, true, nullptr);
+  const Variant& variant = *plan.variant;
+  const DeviceInfo& device = plan.device;
+  const Params& params = plan.params;
 
   settings.metrics_on_gpu = device.is_gpu;
   const auto prepare_start = std::chrono::steady_clock::now();
   // The H2D upload (each shard's rows to its device); the plain prepare without a placement.
-  std::unique_ptr<PreparedRun> run = placement ? prepare_on_placement(variant, problem, data, params, *placement)
-                                               : variant.prepare(problem, data, params, device);
+  std::unique_ptr<PreparedRun> run = prepare_fit(plan, problem, data);
   const double upload_seconds = seconds_since(prepare_start);
   if (device.is_gpu) {  // the bytes of points this fit copies to the device: prepare's, k-means++'s
     const int64_t bytes = data.m * int64_t(data.n) * int64_t(sizeof(float));
@@ -161,10 +136,10 @@ FitAnswer run_fit(const Dataset& data, const FitRequest& request) {
   answer.best = result.best;
   answer.best_restart = result.best_restart;
   answer.variant = variant.name();
-  answer.variant_reason = choice.reason;
+  answer.variant_reason = plan.choice.reason;
   answer.device_name = device.name;
   if (placement) answer.placement = placement->describe();
-  answer.shards = placed ? placement->total_shards() : 1;
+  answer.shards = plan.shards();
   answer.params = params_label(params);
   answer.tol_threshold = result.tol_threshold;
   return answer;
@@ -234,7 +209,7 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
                              (refused.empty() ? "" : ": " + refused));
   }
   const Variant& variant = Registry::instance().get(name);
-  Params params = params_for(variant, streamed, streamed, device);
+  Params params = fit_params(variant, streamed, streamed, device, true, nullptr, nullptr);
   if (params.contains("layout") && params.at("layout") == "soa") {
     // A streamed run takes row-major points (LloydState refuses layout=soa for them), so a tuned
     // transposed layout gives way to the row-major one here.

@@ -2,8 +2,10 @@
 // pass, score each K, choose one, and write centroids, labels and fit.json (docs/fit.md).
 #include "apps/fit/cli_fit.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <memory>
 #include <utility>
 
@@ -11,7 +13,7 @@
 
 #include "apps/fit/fit.hpp"
 #include "apps/fit/fit_output.hpp"
-#include "apps/fit/fit_variant.hpp"
+#include "apps/fit/fit_plan.hpp"
 #include "apps/fit/progress_line.hpp"
 #include "apps/fit/sample_weights.hpp"
 #include "apps/stream/cli_stream.hpp"
@@ -19,6 +21,9 @@
 #include "datasets/dataset.hpp"
 #include "harness/command.hpp"
 #include "harness/measure.hpp"
+#include "harness/parallel/mpi_communicator.hpp"
+#include "harness/parallel/placement.hpp"
+#include "harness/parallel/sharded_run.hpp"
 #include "variants/tuned_params.hpp"
 
 namespace mk {
@@ -62,7 +67,7 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
                  "sample_weight");
   app.add_option("--out", options.out, "write fit.json, centroids_k<K>.npy and labels_k<K>.npy here");
   app.add_flag("--quiet", options.quiet, "no progress line per step");
-  app.add_option("--device", options.device, "CUDA device ordinal")->capture_default_str();
+  add_device_option(app, options.device);
   app.add_flag("!--no-tuned", options.use_tuned, "ignore tuned configurations; use the variant's defaults");
 }
 
@@ -116,6 +121,19 @@ void print_summary(std::ostream& out, const FitResult& result) {
       << result.steps << " steps), labels " << fixed(t.labels, 3) << " s, metrics " << fixed(t.metrics, 3) << " s\n";
 }
 
+// fit_k_range, with a sharded step's refusal of an empty cluster (harness/parallel/
+// sharded_run.hpp: farthest and random would move it to a different point on each shard)
+// told as fit's: exit 3 (docs/fit.md), naming the placement; the refusal names the ways out.
+FitResult fit_sharded_or_explain(std::unique_ptr<PreparedRun> run, const Dataset& data, const FitSettings& settings,
+                                 const DeviceInfo& device, const FitPlan& plan) {
+  try {
+    return fit_k_range(std::move(run), data, settings, device);
+  } catch (const ShardedEmptyClusterError& e) {
+    throw UnsupportedError("fit --device " + plan.placement->text + " (" + std::to_string(plan.shards()) +
+                           " shards) stopped at a step that left a cluster empty: " + e.what());
+  }
+}
+
 }  // namespace
 
 int fit_command(const FitOptions& options) {
@@ -132,14 +150,15 @@ int fit_command(const FitOptions& options) {
   settings.empty = parse_empty_policy(options.empty);
   settings.silhouette_sample = options.silhouette_sample;
 
-  const int gpus = gpu_count();
-  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
-    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
-                     " CUDA GPU(s))");
-  const DeviceInfo gpu_device = gpus > 0 ? query_device(options.device) : query_host_cpu();
+  // The same placement `run` resolves (exit 2 for a GPU that is not there, a repeated one,
+  // cpu:0); `--device N` alone is one device, unsharded, as before the option took a list.
+  const auto placement = std::make_shared<const Placement>(resolve_placement(options.device, false));
+  const DeviceInfo& gpu_device = placement->primary();
   // A named GPU variant on a machine without one fails before any data is read.
-  if (options.variant != "auto" && !gpu_device.is_gpu && Registry::instance().get(options.variant).runs_on_gpu())
-    throw UnsupportedError("variant " + options.variant + " needs a CUDA GPU, and there is none: " + no_gpu_reason());
+  refuse_gpu_variant_on_host(options.variant, gpu_device,
+                             gpu_count() == 0 ? no_gpu_reason() : "--device " + options.device + " is the host CPU");
+  // Under mpirun only rank 0 prints progress and writes files (every rank fits the same).
+  const bool speaks = writes_outputs();
 
   const Dataset data = load_fit_data(options);
   check_finite(data);
@@ -155,42 +174,37 @@ int fit_command(const FitOptions& options) {
   validate(problem);  // K > M and the like: InputError
 
   set_tuned_configs_enabled(options.use_tuned);
-  const FitVariantChoice choice = choose_fit_variant(options.variant, problem, gpu_device);
-  if (choice.name.empty()) throw UnsupportedError("fit: no variant can run " + problem.str() + ": " + choice.reason);
-  const Variant& variant = Registry::instance().get(choice.name);
-  const DeviceInfo device = variant.runs_on_gpu() ? gpu_device : query_host_cpu();
-  if (device.is_gpu) select_device(device.ordinal);
-  if (auto refusal = variant.can_implement(problem, device))
-    throw UnsupportedError(variant.name() + " cannot run " + problem.str() + ": " + *refusal);
-  std::string tuned_from;
-  Params params;
-  if (options.use_tuned)
-    if (auto tuned = tuned_params_for(variant, problem, device, &tuned_from)) {
-      try {
-        params = resolve_params(variant, problem, device, *tuned);
-      } catch (const Error& e) {
-        std::cerr << "fit: warning: ignoring tuned config " << tuned_from << " (" << e.what() << ")\n";
-        tuned_from.clear();
-      }
-    }
-  if (params.is_null() || params.empty()) params = resolve_params(variant, problem, device, Params::object());
-  if (!options.quiet)
-    std::cerr << "fit: " << variant.name() << " (" << choice.reason << ") with " << params_label(params)
-              << (tuned_from.empty() ? "" : " (tuned: " + tuned_from + ")") << " on " << device.name << "\n";
+  const FitPlan plan = plan_fit(options.variant, problem, placement, gpu_device, options.use_tuned,
+                                [](const std::string& why) { std::cerr << "fit: warning: " << why << "\n"; });
+  const Variant& variant = *plan.variant;
+  const DeviceInfo& device = plan.device;
+  const Params& params = plan.params;
+  const std::string& tuned_from = plan.tuned_from;
+  if (!options.quiet && speaks)
+    std::cerr << "fit: " << variant.name() << " (" << plan.choice.reason << ") with " << params_label(params)
+              << (tuned_from.empty() ? "" : " (tuned: " + tuned_from + ")") << " on "
+              << (plan.sharded() ? placement->describe() : device.name) << "\n";
 
   if (settings.n_init > 1 && !init_depends_on_seed(settings.init)) {
-    std::cerr << "fit: warning: --init " << settings.init << " gives the same centroids for every seed; running one "
+    if (speaks)
+      std::cerr << "fit: warning: --init " << settings.init << " gives the same centroids for every seed; running one "
               << "seeding instead of --n-init " << settings.n_init << "\n";
     settings.n_init = 1;
   }
-  std::unique_ptr<PreparedRun> run = variant.prepare(problem, data, params, device);
+  std::unique_ptr<PreparedRun> run = prepare_fit(plan, problem, data);
   settings.metrics_on_gpu = device.is_gpu;
-  if (!options.quiet)
+  std::optional<ParallelInfo> parallel;
+  if (plan.sharded())
+    settings.before_release = [&parallel](PreparedRun& done) {
+      // Every fit step is a timed step here; a collective under mpirun (each rank calls it).
+      if (auto* sharded = dynamic_cast<ShardedRun*>(&done)) parallel = sharded->parallel_info(SIZE_MAX);
+    };
+  if (!options.quiet && speaks)
     settings.on_step = [&options](int restart, int iteration, const StepSummary& step,
                                   const std::vector<uint8_t>& active) {
       std::cerr << progress_line(restart, options.n_init, iteration, step, active) << "\n";
     };
-  const FitResult result = fit_k_range(std::move(run), data, settings, device);
+  const FitResult result = fit_sharded_or_explain(std::move(run), data, settings, device, plan);
 
   FitRecord record;
   record.result = &result;
@@ -198,11 +212,14 @@ int fit_command(const FitOptions& options) {
   record.device = device;
   record.variant = variant.name();
   record.params = params;
-  record.variant_reason = choice.reason;
+  record.variant_reason = plan.choice.reason;
   record.tuned_config = tuned_from;
   record.settings = settings;
   record.settings.on_step = nullptr;
-  if (!options.out.empty()) write_fit_outputs(options.out, record);
+  record.settings.before_release = nullptr;
+  record.device_option = options.device;
+  record.parallel = parallel;
+  if (!options.out.empty() && speaks) write_fit_outputs(options.out, record);
   print_summary(std::cout, result);
   return kExitOk;
 }

@@ -98,6 +98,7 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
       }
   }
 
+  if (settings.before_release) settings.before_release(*run);
   run.reset();  // its device memory goes back before the metric passes take theirs
 
   const auto metrics_start = std::chrono::steady_clock::now();

@@ -36,6 +36,9 @@ struct FitSettings {
   std::string weights_spec;
   // After every step of every restart (the progress line); may be empty.
   std::function<void(int restart, int iteration, const StepSummary& step, const std::vector<uint8_t>& active)> on_step;
+  // Called with the run after its last pass, before it is released (a sharded run's devices,
+  // ranks and step timings: the CLI's fit.json "parallel"); may be empty.
+  std::function<void(PreparedRun& run)> before_release;
 };
 
 struct FitSeconds {

@@ -28,7 +28,9 @@ struct FitOptions {
   bool silhouette_given = false;  // refuses them rather than ignore them)
   std::string out;
   bool quiet = false;
-  int device = 0;
+  // --device: an ordinal (one GPU, as before), or a list 0,1 | all | cpu | cpu:N that shards the
+  // fit as `run --device` shards its rows (harness/parallel/placement.hpp)
+  std::string device = "0";
   bool use_tuned = true;
 };
 

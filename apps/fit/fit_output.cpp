@@ -52,6 +52,10 @@ json fit_to_json(const FitRecord& record, bool with_files) {
   doc["created"] = utc_now_iso();
   doc["command"] = invocation();
   doc["device"] = record.device.to_json();
+  doc["device_option"] = record.device_option;
+  // Sharded (--device 0,1 | all | cpu:N | mpirun): the devices, ranks, rows and per-step times,
+  // as a results row's "parallel" (docs/multi-gpu.md); absent for one device.
+  if (record.parallel) doc["parallel"] = parallel_info_to_json(*record.parallel);
   doc["build"] = current_build_info().to_json();
   doc["dataset"] = record.data->identity;
   doc["m"] = record.data->m;

@@ -4,6 +4,7 @@
 // it, fsync, rename), fit.json last and any earlier fit.json removed first, so a fit.json in
 // DIR always describes a complete set.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "apps/fit/fit.hpp"
 #include "core/device_info.hpp"
 #include "datasets/dataset.hpp"
+#include "harness/results.hpp"
 
 namespace mk {
 
@@ -29,6 +31,8 @@ struct FitRecord {
   std::string variant_reason;
   std::string tuned_config;
   FitSettings settings;
+  std::string device_option;              // --device as given
+  std::optional<ParallelInfo> parallel;  // a sharded fit's devices, ranks and step timings
 };
 
 std::string centroids_file_name(int k);

@@ -13,6 +13,7 @@
 #include "datasets/dataset.hpp"
 #include "harness/build_info.hpp"
 #include "harness/measure.hpp"
+#include "harness/parallel/placement.hpp"
 #include "harness/results.hpp"
 
 namespace mk {
@@ -127,11 +128,15 @@ int stream_fit_command(const FitOptions& options) {
     if (settings.chunk_points < 1) throw InputError("--chunk-points must be at least 1, got " + options.chunk_points);
   }
 
+  const DeviceSpec spec = parse_device_spec(options.device);  // InputError for malformed text
+  if (spec.cpu || spec.all_gpus || spec.gpus.size() != 1)
+    throw InputError("--stream runs on one device: give --device one GPU ordinal, not '" + options.device + "'");
+  const int ordinal = spec.gpus.front();
   const int gpus = options.variant == "cpu-openmp" ? 0 : gpu_count();
-  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
-    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
+  if (gpus > 0 && ordinal >= gpus)
+    throw InputError("--device " + std::to_string(ordinal) + " does not exist (" + std::to_string(gpus) +
                      " CUDA GPU(s))");
-  const DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
+  const DeviceInfo device = gpus > 0 ? query_device(ordinal) : query_host_cpu();
   const Dataset data = load_stream_data(options);
   stream::check_stream_request(data, settings);
   (void)stream::chunk_size(settings, data.m);  // a too-small --chunk-points fails before any work

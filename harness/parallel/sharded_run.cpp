@@ -152,6 +152,7 @@ struct ShardedRun::Shard {
   StepSummary summary;
   IterationResult result;
   int64_t steps = 0;  // accumulate calls, for the fault seam
+  bool timing_pending = false;  // an accumulate()'s clock marks not yet read
   int prepare_code = 0;
   std::string prepare_error;
 };
@@ -290,7 +291,16 @@ void ShardedRun::abort_all(const std::string& reason) {
     if (shard->comm) shard->comm->abort(reason);
 }
 
+void ShardedRun::read_pending_timing(Shard& s) {
+  if (!s.timing_pending) return;
+  s.timing_pending = false;
+  const auto [accumulate_ms, reduce_ms] = s.clock->read();
+  s.step_ms.push_back(accumulate_ms);
+  s.reduce_ms.push_back(reduce_ms);
+}
+
 void ShardedRun::step_accumulate(Shard& s, bool store_labels) {
+  read_pending_timing(s);
   ++s.steps;
   if (const auto fault = shard_fault(); fault && fault->rank == s.comm->rank() && fault->step == s.steps) {
     if (fault->exit) {
@@ -350,7 +360,16 @@ void ShardedRun::reduce(Shard& s) {
 }
 
 void ShardedRun::set_centroids(const std::vector<float>& packed) {
-  workers_->run([&](int i) { shards_[size_t(i)]->run->set_centroids(packed); });
+  if (int(shards_.size()) == total_shards_) {
+    workers_->run([&](int i) { shards_[size_t(i)]->run->set_centroids(packed); });
+    return;
+  }
+  std::vector<float> agreed = packed;  // one shard a process (mpirun): rank 0's
+  workers_->run([&](int i) {
+    Shard& s = *shards_[size_t(i)];
+    s.comm->broadcast(agreed.data(), agreed.size() * sizeof(float), 0);
+    s.run->set_centroids(agreed);
+  });
 }
 
 void ShardedRun::iterate(bool store_labels) {
@@ -370,10 +389,15 @@ void ShardedRun::accumulate(const AccumulateOptions& options) {
     Shard& s = *shards_[size_t(i)];
     step_accumulate(s, options.store_labels);
     reduce(s);
+    s.timing_pending = true;
   });
 }
 
 AccumulatorRefs ShardedRun::accumulators() { return shards_.front()->run->accumulators(); }
+
+void ShardedRun::prepare_split() {
+  workers_->run([&](int i) { shards_[size_t(i)]->run->prepare_split(); });
+}
 
 StepSummary ShardedRun::update(const UpdateOptions& options) {
   if (total_shards_ == 1 || options.empty == EmptyPolicy::Keep) {
@@ -388,7 +412,7 @@ StepSummary ShardedRun::update(const UpdateOptions& options) {
   workers_->run([&](int i) { shards_[size_t(i)]->summary = shards_[size_t(i)]->run->update(keep); });
   for (const KStepSummary& ks : shards_.front()->summary.per_k)
     if (ks.active && ks.empty > 0)
-      throw UnsupportedError("K=" + std::to_string(ks.k) + " has " + std::to_string(ks.empty) +
+      throw ShardedEmptyClusterError("K=" + std::to_string(ks.k) + " has " + std::to_string(ks.empty) +
                              " empty cluster(s): --empty " + to_string(options.empty) + " over " +
                              std::to_string(total_shards_) +
                              " shards is not implemented (each shard would move the empty cluster to a point of its "
@@ -452,6 +476,7 @@ IterationResult ShardedRun::read_back() {
 
 void ShardedRun::clear_step_timings() {
   for (auto& s : shards_) {
+    s->timing_pending = false;
     s->step_ms.clear();
     s->reduce_ms.clear();
   }
@@ -464,6 +489,7 @@ ParallelInfo ShardedRun::parallel_info(size_t steps) {
   info.ranks = total_shards_;
   const int64_t slots = problem_.k.sum();
   info.allreduce_bytes = (slots * problem_.n + slots + problem_.k.count()) * 8;
+  workers_->run([&](int i) { read_pending_timing(*shards_[size_t(i)]); });
   for (const auto& s : shards_) steps = std::min(steps, s->step_ms.size());
   const size_t total = size_t(total_shards_);
   std::vector<double> table(total * steps * 2, 0.0);  // [rank][step]: accumulate, then all-reduce

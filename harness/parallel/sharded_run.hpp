@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/device_info.hpp"
+#include "core/errors.hpp"
 #include "harness/parallel/communicator.hpp"
 #include "harness/parallel/shard_workers.hpp"
 #include "harness/results.hpp"
@@ -26,6 +27,12 @@ struct RowRange {
 // `shards` contiguous ranges covering [0, m) in order, sizes differing by at most one row
 // (the first m % shards ranges have the extra row). InputError when shards < 1 or > m.
 std::vector<RowRange> split_rows(int64_t m, int shards);
+
+// update()'s refusal when farthest or random meets an empty cluster over several shards (each
+// shard would move it to a point of its own): exit 3, as any refusal; `fit` tells it apart.
+struct ShardedEmptyClusterError : UnsupportedError {
+  using UnsupportedError::UnsupportedError;
+};
 
 // One shard this process runs.
 struct LocalShard {
@@ -44,6 +51,8 @@ class ShardedRun : public PreparedRun {
              std::vector<LocalShard> shards);
   ~ShardedRun() override;
 
+  // Under mpirun, rank 0's centroids, broadcast: every rank seeds on its own, and a seeding
+  // that differs in a bit between ranks (GPU k-means++) would part the shards' updates.
   void set_centroids(const std::vector<float>& packed) override;
   // accumulate, all-reduce, update(keep) on every shard; returns when all are done.
   void iterate(bool store_labels) override;
@@ -55,12 +64,15 @@ class ShardedRun : public PreparedRun {
   std::optional<double> conversion_ms() const override;
 
   // accumulate() ends with the accumulators all-reduced: accumulators() are the whole data's.
+  // Its step's timings are read at the next step (or by parallel_info), once the update that
+  // follows it has synchronised, so the split step gains no host wait.
   void accumulate(const AccumulateOptions& options) override;
   AccumulatorRefs accumulators() override;  // the first local shard's
   // The farthest and random policies over several shards: keep while no active cluster is
   // empty (they are keep then), UnsupportedError once one is (each shard would pick its own
   // point, and the centroids would part).
   StepSummary update(const UpdateOptions& options) override;
+  void prepare_split() override;  // every local shard's
 
   int total_shards() const { return total_shards_; }
   const std::string& communicator_kind() const { return kind_; }
@@ -77,6 +89,7 @@ class ShardedRun : public PreparedRun {
   void prepare_shard(int index, const Variant& variant, const Problem& problem, const Dataset& data,
                      const Params& params);
   void step_accumulate(Shard& shard, bool store_labels);
+  void read_pending_timing(Shard& shard);
   void reduce(Shard& shard);
   void abort_all(const std::string& reason);
 
