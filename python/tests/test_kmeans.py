@@ -18,7 +18,6 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 from sklearn.cluster import KMeans as SkKMeans
-from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import check_estimator
 
 try:  # scikit-learn 1.6+ lists its checks here; check_estimator(generate_only=True) is gone from 1.8
@@ -27,17 +26,7 @@ except ImportError:
     estimator_checks_generator = None
 
 import mkbench
-
-
-def blobs(m=3000, n=6, centers=5, seed=0):
-    X, _ = make_blobs(n_samples=m, n_features=n, centers=centers, cluster_std=1.5, random_state=seed)
-    return X.astype(np.float32).astype(np.float64)  # exact in float32: both sides see the same points
-
-
-def squared_distances(X, centers):
-    X = np.asarray(X, np.float64)
-    centers = np.asarray(centers, np.float64)
-    return ((X[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+from support import ValueErrors, blobs, squared_distances
 
 
 class SklearnReference(unittest.TestCase):
@@ -137,13 +126,8 @@ class Interface(unittest.TestCase):
             self.assertIn(model.variant_, mkbench.variants())
 
 
-class BadInput(unittest.TestCase):
+class BadInput(ValueErrors, unittest.TestCase):
     X = blobs(m=200, n=3, centers=2, seed=2)
-
-    def assert_value_error(self, text, call):
-        with self.assertRaises(ValueError) as caught:
-            call()
-        self.assertIn(text, str(caught.exception))
 
     def test_nan_and_infinity_name_the_row(self):
         X = self.X.copy()

@@ -19,22 +19,12 @@ from sklearn.cluster import KMeans as SkKMeans
 from sklearn.datasets import make_blobs
 
 import mkbench
-
-
-def blobs(m=3000, n=6, centers=5, seed=0):
-    X, _ = make_blobs(n_samples=m, n_features=n, centers=centers, cluster_std=1.5, random_state=seed)
-    return X.astype(np.float32).astype(np.float64)  # exact in float32: both sides see the same points
+from support import ValueErrors, blobs, squared_distances
 
 
 def start_rows(X, count, seed):
     """count distinct rows of X: a start every K of a range shares (K takes the first K)."""
     return X[np.random.default_rng(seed).choice(len(X), size=count, replace=False)]
-
-
-def squared_distances(X, centers):
-    X = np.asarray(X, np.float64)
-    centers = np.asarray(centers, np.float64)
-    return ((X[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
 
 
 class Tolerances(unittest.TestCase):
@@ -210,13 +200,8 @@ class FakeDeviceArray:
         self.__cuda_array_interface__ = {"shape": (m, n), "typestr": "<f4", "data": (0, False), "version": 3}
 
 
-class BadInput(unittest.TestCase):
+class BadInput(ValueErrors, unittest.TestCase):
     X = blobs(m=200, n=3, centers=2, seed=12)
-
-    def assert_value_error(self, text, call):
-        with self.assertRaises(ValueError) as caught:
-            call()
-        self.assertIn(text, str(caught.exception))
 
     def test_ranges_other_than_consecutive_ks(self):
         self.assert_value_error("steps by 2", lambda: mkbench.KMeans(range(3, 9, 2)).fit(self.X))
