@@ -47,6 +47,7 @@ const std::map<std::string, KnownStale>& known_stale() {
 // name (it makes the slug) and thread count; a GPU needs its entry in synthetic_devices.hpp.
 std::optional<DeviceInfo> synthetic_device(const std::string& slug, const json& recorded) {
   if (slug == "nvidia-h200") return testing_support::h200();
+  if (slug == "nvidia-h100-80gb-hbm3") return testing_support::h100_80gb_hbm3();
   if (slug.rfind("cpu-", 0) == 0) {
     DeviceInfo device = testing_support::cpu_only();
     device.name = reports::string_or(recorded, "name", device.name);
