@@ -13,6 +13,7 @@
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "harness/measure.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/parallel/mpi_communicator.hpp"
 #include "harness/parallel/placement.hpp"
 #include "variants/variant.hpp"
@@ -153,7 +154,38 @@ namespace {
 constexpr const char* kStreamedFallbacks[] = {"registers-multik", "shared-atomics", "warp-centric", "gemm-cublas",
                                               "naive-atomics"};
 
+// tensor-multik's shapes (small N, one K or a range), which registers-multik, the device-array
+// route's first fallback, also runs fused. See host_rows_fit_on_device.
+bool fallback_serves(const std::string& choice) { return choice == "tensor-multik"; }
+
 }  // namespace
+
+bool host_rows_fit_on_device(const FitRequest& request, int64_t m, int n) {
+  if (request.range().count() > 1 || request.placement || gpu_count() == 0 || m < 1 || n < 1) return false;
+  if (request.device < 0 || request.device >= gpu_count()) return false;  // run_fit names the bad device
+  const DeviceInfo device = query_device(request.device);
+  Problem problem;
+  problem.m = m;
+  problem.n = n;
+  problem.k = request.range();
+  if (problem.k.kmin < 1 || problem.k.kmin > m) return false;  // run_fit's checks give the message
+  Problem streamed = problem;
+  streamed.streamed = true;
+  if (request.variant != "auto") {
+    const Variant* named = Registry::instance().find(request.variant);
+    if (!named || !named->runs_on_gpu() || named->can_implement(streamed, device)) return false;
+  } else {
+    const FitVariantChoice choice = choose_fit_variant("auto", problem, device);
+    if (choice.name.empty()) return false;
+    if (Registry::instance().get(choice.name).can_implement(streamed, device) && !fallback_serves(choice.name))
+      return false;
+  }
+  // Room for the run's copy of the points beside what the memory plan keeps free; else the host
+  // route, whose memory plan says what does not fit.
+  const MemoryLimits limits = current_memory_limits(device);
+  const int64_t point_bytes = m * int64_t(n) * int64_t(sizeof(float));
+  return limits.gpu_free_bytes > point_bytes + point_bytes / 8 + kGpuReserveBytes;
+}
 
 FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& request) {
   // fit_device_points fits a range, but the K-choice scores need the points on the host
@@ -228,7 +260,7 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
   DeviceFit& best = fits.at(0);
   FitAnswer answer;
   answer.seconds = {{"prepare", prepare_seconds},
-                    {"device_copy", best.copy_seconds},
+                    {points.on_host ? "upload" : "device_copy", best.copy_seconds},
                     {"seeding", best.seconds.seeding},
                     {"prepare_split", best.seconds.prepare},
                     {"iterations", best.seconds.iterations},

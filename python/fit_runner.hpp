@@ -67,4 +67,14 @@ FitAnswer run_fit(const Dataset& data, const FitRequest& request);
 // one GPU: a range or a placement is refused (InputError; docs/python.md says why).
 FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& request);
 
+// Whether host rows (a NumPy array) are fitted as device points (DevicePoints::on_host: one
+// upload, no staging copy, the moments and seeding on the GPU) instead of through run_fit's
+// host Dataset. One K on one GPU, with room for the points there, and a variant that takes
+// streamed points: the named one, or auto's choice; auto's tensor-multik too, which falls back
+// to registers-multik there, because its host preparation cost more than its faster steps save:
+// at 10M x 32, K=8 on an H100 the host route spent 1.06 s of 1.22 s on the staging copy, the
+// host moments and the upload, against 0.038 s of steps and labels (python-bench.json at
+// d67c0f1). Anything else, and every CPU fit, takes run_fit.
+bool host_rows_fit_on_device(const FitRequest& request, int64_t m, int n);
+
 }  // namespace mk

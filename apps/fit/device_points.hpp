@@ -29,6 +29,10 @@ struct DevicePoints {
   // The producer's stream (__cuda_array_interface__'s "stream"): 0 none, 1 the legacy default
   // stream, 2 the per-thread default stream, else a cudaStream_t; waited on before the copy.
   uintptr_t stream = 0;
+  // C-ordered float32 rows in host memory (a NumPy array): one host-to-device copy into the
+  // run's buffer, page-locked in place for it where the host allows (no staging copy), then
+  // everything as for device memory.
+  bool on_host = false;
 };
 
 // The CUDA ordinal whose memory holds `pointer`; InputError when it is host memory (or not
@@ -47,7 +51,7 @@ struct DeviceFit {
   KFit fit;
   double tol_threshold = 0;
   FitSeconds seconds;
-  double copy_seconds = 0;  // the device-to-device copy into the run
+  double copy_seconds = 0;  // the copy into the run (device to device, or the upload of host rows)
 };
 
 // `run` was prepared on a streamed problem of exactly points.m x points.n (settings.k one K or

@@ -184,6 +184,43 @@ class DeviceArrays(unittest.TestCase):
             fitted.predict(good)
 
 
+class HostRowsOnDevice(unittest.TestCase):
+    """A NumPy array fitted on one GPU with one K goes as device points (python/fit_runner.hpp,
+    host_rows_fit_on_device): one upload of its own buffer, no staging copy, the moments and the
+    seeding on the GPU. Its answer is the host route's, which a placement over the same single GPU
+    still takes."""
+    X = points(m=100_000, n=32, seed=3)
+
+    def setUp(self):
+        if NO_GPU:
+            self.skipTest(NO_GPU)
+
+    def test_one_upload_and_no_staging_copy(self):
+        before = _core.point_copies()
+        fitted = mkbench.KMeans(8, init="k-means++", max_iter=5, tol=0, random_state=1).fit(self.X)
+        after = _core.point_copies()
+        self.assertEqual(after["host_to_device"] - before["host_to_device"], self.X.nbytes,
+                         "k-means++ on the host would have uploaded the points again")
+        self.assertEqual(after["device_to_device"], before["device_to_device"])
+        self.assertEqual(fitted.fit_seconds_["staging"], 0)
+        self.assertIn("upload", fitted.fit_seconds_)
+        # The variants that take no streamed points (kRefuseStreamed) cannot have run it.
+        self.assertNotIn(fitted.variant_, ("tensor-multik", "tf32-window", "gemm-tensorcore", "csr-sparse"))
+
+    def test_same_fit_as_the_host_route(self):
+        for init in ("first", self.X[500:508]):
+            with self.subTest(init=init if isinstance(init, str) else "array"):
+                ours = mkbench.KMeans(8, init=init, max_iter=3, tol=0).fit(self.X)
+                host = mkbench.KMeans(8, init=init, max_iter=3, tol=0, variant=ours.variant_, device=[0]).fit(self.X)
+                self.assertGreater(host.fit_seconds_["staging"], 0, "the placement took the device route")
+                DeviceArrays.assert_same_fit(self, ours, host, self.X)
+
+    def test_a_k_range_takes_the_host_route(self):
+        fitted = mkbench.KMeans(range(3, 5), init="first", max_iter=3, tol=0).fit(self.X)
+        self.assertGreater(fitted.fit_seconds_["staging"], 0)
+        self.assertNotIn("upload", fitted.fit_seconds_)
+
+
 def aligned(ours, reference):
     """ours with its centres (and labels) in the order of reference's nearest centres, where that
     nearest-centre map is a permutation; else ours unchanged (the comparison then fails)."""
