@@ -203,7 +203,6 @@ class HostRowsOnDevice(unittest.TestCase):
                          "k-means++ on the host would have uploaded the points again")
         self.assertEqual(after["device_to_device"], before["device_to_device"])
         self.assertEqual(fitted.fit_seconds_["staging"], 0)
-        self.assertIn("upload", fitted.fit_seconds_)
         # The variants that take no streamed points (kRefuseStreamed) cannot have run it.
         self.assertNotIn(fitted.variant_, ("tensor-multik", "tf32-window", "gemm-tensorcore", "csr-sparse"))
 
@@ -217,8 +216,7 @@ class HostRowsOnDevice(unittest.TestCase):
 
     def test_a_k_range_takes_the_host_route(self):
         fitted = mkbench.KMeans(range(3, 5), init="first", max_iter=3, tol=0).fit(self.X)
-        self.assertGreater(fitted.fit_seconds_["staging"], 0)
-        self.assertNotIn("upload", fitted.fit_seconds_)
+        self.assertGreater(fitted.fit_seconds_["staging"], 0, "the range took the device route")
 
 
 def aligned(ours, reference):
