@@ -46,21 +46,64 @@ def _validate(estimator, X, *, reset, allow_nonfinite=False):
     return estimator._validate_data(X, **options)
 
 
+def _cuda_dlpack(X):
+    """Whether X says, through DLPack, that it lives in CUDA memory."""
+    if isinstance(X, np.ndarray) or not hasattr(X, "__dlpack_device__"):
+        return False
+    return X.__dlpack_device__()[0] in _CUDA_DLPACK_DEVICES
+
+
+def _dlpack_importers():
+    """The libraries that take a CUDA DLPack object in place (no copy), in the order tried; each
+    gives an array with __cuda_array_interface__."""
+    importers = []
+    try:
+        import cupy
+        importers.append(("cupy.from_dlpack", cupy.from_dlpack))
+    except Exception:  # ImportError, or CUDA libraries missing
+        pass
+    try:
+        import torch
+        importers.append(("torch.from_dlpack", torch.from_dlpack))
+    except Exception:
+        pass
+    return importers
+
+
+def _import_dlpack(X):
+    """A CUDA array reached only through DLPack, imported in place by CuPy or torch."""
+    importers = _dlpack_importers()
+    if not importers:
+        raise TypeError("a CUDA array reached only through DLPack needs CuPy or torch to read it in place, and "
+                        "neither is importable: pass a NumPy array or one with __cuda_array_interface__")
+    name, importer = importers[0]
+    try:
+        return importer(X)
+    except Exception as error:
+        raise TypeError(f"{name} could not import the DLPack array in place: {error}") from error
+
+
+def _on_device(X):
+    try:
+        return getattr(X, "__cuda_array_interface__", None) is not None or _cuda_dlpack(X)
+    except RuntimeError:  # torch: a tensor that requires grad
+        return True
+
+
 def _device_array(X):
-    """X's __cuda_array_interface__ (CuPy, torch.cuda, Numba) as _core.fit_device's leading
-    arguments, or None for an array in host memory."""
+    """(arguments, owner): X's __cuda_array_interface__ (CuPy, torch.cuda, Numba; a DLPack-only
+    CUDA object is first imported in place by CuPy or torch) as _core.fit_device's leading
+    arguments, and the object that holds the memory while they are used; (None, None) for an
+    array in host memory."""
     try:
         interface = getattr(X, "__cuda_array_interface__", None)
     except RuntimeError as error:  # torch: a tensor that requires grad
         raise ValueError(f"cannot read the device array: {error}") from error
     if interface is None:
-        if not isinstance(X, np.ndarray) and hasattr(X, "__dlpack_device__"):
-            device_type = X.__dlpack_device__()[0]
-            if device_type in _CUDA_DLPACK_DEVICES:
-                raise TypeError("a CUDA array reached only through DLPack is not read: pass one with "
-                                "__cuda_array_interface__ (CuPy, torch.cuda; cupy.from_dlpack(X) gives one) or a "
-                                "NumPy array")
-        return None
+        if not _cuda_dlpack(X):
+            return None, None
+        X = _import_dlpack(X)
+        interface = X.__cuda_array_interface__
     shape = tuple(interface["shape"])
     if len(shape) != 2:
         raise ValueError(f"expected a 2-D array of points (M x N), got shape {shape}")
@@ -80,7 +123,7 @@ def _device_array(X):
         row_stride, col_stride = strides[0] // itemsize, strides[1] // itemsize
     stream = interface.get("stream")
     return dict(pointer=int(interface["data"][0]), m=m, n=n, row_stride=int(row_stride), col_stride=int(col_stride),
-                float64=typestr == "<f8", stream=int(stream or 0))
+                float64=typestr == "<f8", stream=int(stream or 0)), X
 
 
 def _k_range(n_clusters):
@@ -200,12 +243,13 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Cluster X (n_samples, n_features); y is ignored.
 
-        X in device memory (__cuda_array_interface__: CuPy, torch.cuda) is consumed there: one
+        X in device memory (__cuda_array_interface__: CuPy, torch.cuda; or DLPack alone, imported
+        in place by CuPy or torch) is consumed there: one
         device-to-device copy into the GPU variant's buffer, the moments and the seeding on the
         device (docs/python.md, "Device arrays")."""
-        device_array = _device_array(X)
+        device_array, owner = _device_array(X)
         if device_array is not None:
-            return self._fit_device(device_array)
+            return self._fit_device(device_array, owner)
         # Non-finite values reach the C++ core, which names the first offending row and column.
         X = _validate(self, X, reset=True, allow_nonfinite=True)
         initial = self._check_params(X.shape[1])
@@ -218,7 +262,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self._keep(result, X.dtype)
         return self
 
-    def _fit_device(self, array):
+    def _fit_device(self, array, owner):  # owner holds the memory array points into
         n = array["n"]
         initial = self._check_params(n)
         kmin, kmax, is_range = _k_range(self.n_clusters)
@@ -265,7 +309,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def _distances_squared(self, X):
         check_is_fitted(self)
-        if _device_array(X) is not None:
+        if _on_device(X):
             raise TypeError("predict, transform and score take host arrays (labels_ holds the fitted points' "
                             "labels): copy with cupy.asnumpy(X) or X.cpu().numpy()")
         X = _validate(self, X, reset=False)

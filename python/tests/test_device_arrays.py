@@ -144,6 +144,14 @@ class DeviceArrays(unittest.TestCase):
                 self.assert_same_fit(ours, reference, self.X)
                 self.assertEqual(ours.cluster_centers_.dtype, host_X.dtype)
 
+    def test_dlpack_only_object_is_read_in_place(self):
+        self.need_cupy()
+        device_X = DLPackOnly(cupy.asarray(self.X))
+        self.assertFalse(hasattr(device_X, "__cuda_array_interface__"))
+        ours, reference = self.fit_both(device_X, self.X, n_clusters=8, init="k-means++", max_iter=3, tol=0,
+                                        random_state=4)
+        self.assert_same_fit(ours, reference, self.X)
+
     def test_no_host_copy_in_resident_memory(self):
         self.need_cupy()
         # A fresh process: its peak resident memory before the fit is about its size then, so a
@@ -244,6 +252,20 @@ class FakeDeviceArray:
                                                   stream=None), **changes)
 
 
+class DLPackOnly:
+    """A CUDA array seen only through DLPack (as JAX's arrays are): CuPy's, without its
+    __cuda_array_interface__."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+    def __dlpack__(self, **options):
+        return self.array.__dlpack__(**options)
+
+
 class FakeDLPackOnly:
     def __dlpack_device__(self):
         return (2, 0)  # kDLCUDA, device 0
@@ -273,8 +295,16 @@ class InterfaceReading(unittest.TestCase):
                 mkbench.KMeans(3).fit(array)
 
     def test_dlpack_only_cuda_object_and_device_predict(self):
-        with self.assertRaisesRegex(TypeError, "DLPack"):
-            mkbench.KMeans(3).fit(FakeDLPackOnly())
+        # Without CuPy or torch to import it in place, a DLPack-only CUDA object is refused
+        # before anything reads it (FakeDLPackOnly.__dlpack__ would fail the test).
+        kmeans_module = sys.modules[mkbench.KMeans.__module__]
+        saved = kmeans_module._dlpack_importers
+        kmeans_module._dlpack_importers = lambda: []
+        try:
+            with self.assertRaisesRegex(TypeError, "DLPack needs CuPy or torch"):
+                mkbench.KMeans(3).fit(FakeDLPackOnly())
+        finally:
+            kmeans_module._dlpack_importers = saved
         fitted = mkbench.KMeans(3, init="first", max_iter=5).fit(self.X)
         with self.assertRaisesRegex(TypeError, "host arrays"):
             fitted.predict(FakeDeviceArray(self.X))
