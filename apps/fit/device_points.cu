@@ -10,6 +10,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -93,26 +94,49 @@ cudaStream_t producer_stream(uintptr_t stream) {
   return reinterpret_cast<cudaStream_t>(stream);
 }
 
-// Host rows into the run's buffer. Page-locking the caller's rows in place lets the copy run
-// as one DMA at the link's speed; from pageable memory the driver stages it through its own
-// small buffers (7 GB/s on an H100 host, python-bench.json at d67c0f1). Read-only first, so a
-// NumPy array that is not writeable can be locked too; where the host refuses (a locked-memory
-// limit, a range already registered), the pageable copy still gives the same bytes.
+// Page-locks [begin, begin + bytes) for a DMA: read-only first, so a NumPy array that is not
+// writeable can be locked too. False where the host refuses (a locked-memory limit, a range
+// already registered): the copy then goes from pageable memory and gives the same bytes.
+bool register_rows(char* begin, size_t bytes) {
+  if (cudaHostRegister(begin, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly) == cudaSuccess) return true;
+  cudaGetLastError();  // the refusal is not the fit's error
+  if (cudaHostRegister(begin, bytes, cudaHostRegisterPortable) == cudaSuccess) return true;
+  cudaGetLastError();
+  return false;
+}
+
+// Bytes a host-rows upload locks and copies at a time; 0 locks the whole array, then copies it.
+size_t upload_piece_bytes() {
+  const char* text = std::getenv("MKBENCH_UPLOAD_PIECE_MB");
+  return text ? size_t(std::strtoull(text, nullptr, 10)) << 20 : size_t(64) << 20;
+}
+
+// Host rows into the run's buffer, page-locked in place piece by piece: from pageable memory the
+// driver stages the copy through its own small buffers (7 GB/s on an H100 host,
+// python-bench.json at d67c0f1), and locking a piece on the host overlaps the DMA of the one
+// before it. Pieces start on page boundaries, so no page is locked twice.
 void upload_host_rows(const DevicePoints& points, float* destination, cudaStream_t stream) {
   if (points.float64 || points.col_stride != 1 || points.row_stride != points.n)
     throw InputError("host rows must be C-ordered float32 (the module converts other arrays first)");
   const size_t bytes = size_t(points.m) * size_t(points.n) * sizeof(float);
-  void* rows = const_cast<void*>(points.data);
-  bool registered = cudaHostRegister(rows, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly) == cudaSuccess;
-  if (!registered) {
-    cudaGetLastError();  // the refusal is not the fit's error
-    registered = cudaHostRegister(rows, bytes, cudaHostRegisterPortable) == cudaSuccess;
-    if (!registered) cudaGetLastError();
+  char* const rows = static_cast<char*>(const_cast<void*>(points.data));
+  const size_t page = 4096;
+  const size_t piece = upload_piece_bytes();
+  std::vector<char*> locked;
+  cudaError_t status = cudaSuccess;
+  for (size_t offset = 0; offset < bytes && status == cudaSuccess;) {
+    // The first piece ends on a page boundary; every later one starts on one.
+    const uintptr_t aligned_end = (reinterpret_cast<uintptr_t>(rows + offset) + piece + page - 1) / page * page;
+    const size_t length =
+        piece == 0 ? bytes : std::min(bytes - offset, size_t(aligned_end - reinterpret_cast<uintptr_t>(rows + offset)));
+    if (register_rows(rows + offset, length)) locked.push_back(rows + offset);
+    status = cudaMemcpyAsync(reinterpret_cast<char*>(destination) + offset, rows + offset, length,
+                             cudaMemcpyHostToDevice, stream);
+    offset += length;
   }
-  const cudaError_t copied = cudaMemcpyAsync(destination, rows, bytes, cudaMemcpyHostToDevice, stream);
-  const cudaError_t synced = copied == cudaSuccess ? cudaStreamSynchronize(stream) : copied;
-  if (registered) cudaHostUnregister(rows);
-  check(synced, "uploading the host rows into the run");
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  for (char* begin : locked) cudaHostUnregister(begin);
+  check(status, "uploading the host rows into the run");
 }
 
 // The points into the run's buffer (row-major, stride n), after the producer's pending work.
