@@ -188,10 +188,7 @@ bool host_rows_fit_on_device(const FitRequest& request, int64_t m, int n) {
 }
 
 FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& request) {
-  // fit_device_points fits a range, but the K-choice scores need the points on the host
-  // (apps/fit/k_choice.cpp); the shards copy their rows from a host Dataset.
-  if (request.range().count() > 1)
-    throw InputError("a K range takes a host (NumPy) array: the K-choice scores are computed from host memory");
+  // The shards copy their rows from a host Dataset.
   if (request.placement)
     throw InputError("device=" + *request.placement + " takes a host (NumPy) array: the shards copy their rows "
                      "from host memory; a device array is fitted on the one GPU that holds it");
@@ -257,8 +254,28 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
   std::unique_ptr<PreparedRun> run = variant.prepare(streamed, none, params, device);
   const double prepare_seconds = seconds_since(prepare_start);
   std::vector<DeviceFit> fits = fit_device_points(points, *run, settings, device);
-  DeviceFit& best = fits.at(0);
   FitAnswer answer;
+  for (DeviceFit& fit : fits) answer.best_restart.push_back(fit.restart);
+  if (problem.k.count() > 1) {  // the K-choice scores, from the points where the run holds them
+    const auto scores_start = std::chrono::steady_clock::now();
+    std::vector<KFit> per_k;
+    for (DeviceFit& fit : fits) per_k.push_back(std::move(fit.fit));
+    ScoreSettings score;
+    score.silhouette_sample = settings.silhouette_sample;
+    score.seed = settings.seed;
+    answer.scores = score_ks(per_k, PointsOnDevice{run->points_slot().points, points.m, points.n},
+                             fits.at(0).moments, score);
+    answer.best = choose_best_k(answer.scores);
+    if (!answer.best.k) throw InputError("n_clusters " + problem.k.str() + ": no best K: " + answer.best.reason);
+    answer.best_index = size_t(*answer.best.k - problem.k.kmin);
+    answer.per_k = std::move(per_k);
+    fits.at(0).seconds.metrics += seconds_since(scores_start);
+  } else {
+    answer.per_k.push_back(std::move(fits.at(0).fit));
+    answer.best.k = problem.k.kmin;
+  }
+  // The times of the first K's winning seeding (a range's K share their steps).
+  const DeviceFit& best = fits.at(0);
   answer.seconds = {{"prepare", prepare_seconds},
                     {points.on_host ? "upload" : "device_copy", best.copy_seconds},
                     {"seeding", best.seconds.seeding},
@@ -266,8 +283,6 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
                     {"iterations", best.seconds.iterations},
                     {"labels", best.seconds.labels},
                     {"moments", best.seconds.metrics}};
-  answer.per_k.push_back(std::move(best.fit));
-  answer.best_restart.push_back(0);
   answer.variant = variant.name();
   answer.variant_reason = reason;
   answer.device_name = device.name;

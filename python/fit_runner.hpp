@@ -63,8 +63,9 @@ FitAnswer run_fit(const Dataset& data, const FitRequest& request);
 // Points in device memory, consumed there (apps/fit/device_points.hpp). The variant must take
 // streamed points (Problem::streamed): auto takes `mkbench fit`'s choice when it does, else the
 // first of registers-multik, shared-atomics, warp-centric, gemm-cublas, naive-atomics that
-// does; a named variant that cannot is refused (UnsupportedError, with its reason). One K on
-// one GPU: a range or a placement is refused (InputError; docs/python.md says why).
+// does; a named variant that cannot is refused (UnsupportedError, with its reason). One GPU: a
+// placement is refused (InputError; docs/python.md says why). A range's K-choice scores read
+// the points where the run holds them; only the silhouette sample's rows come to the host.
 FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& request);
 
 // Whether host rows (a NumPy array) are fitted as device points (DevicePoints::on_host: one

@@ -304,6 +304,8 @@ std::vector<DeviceFit> fit_device_points(const DevicePoints& points, PreparedRun
       kept.fit = std::move(outcome.per_k[index]);  // scikit-learn's n_init: the lowest inertia wins
       kept.tol_threshold = threshold;
       kept.copy_seconds = copy_seconds;
+      kept.restart = restart;
+      kept.moments = moments;
       kept.seconds.metrics = moments_seconds;  // the winning seeding's times
       kept.seconds.seeding = seeding_seconds;
       kept.seconds.prepare = outcome.prepare_seconds;

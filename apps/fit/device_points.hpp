@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "apps/fit/data_moments.hpp"
 #include "apps/fit/fit.hpp"
 #include "core/device_info.hpp"
 #include "variants/variant.hpp"
@@ -52,6 +53,8 @@ struct DeviceFit {
   double tol_threshold = 0;
   FitSeconds seconds;
   double copy_seconds = 0;  // the copy into the run (device to device, or the upload of host rows)
+  int restart = 0;          // the seeding of settings.n_init that this K's fit came from
+  DataMoments moments;      // the points' (the K-choice scores' Calinski-Harabasz needs them)
 };
 
 // `run` was prepared on a streamed problem of exactly points.m x points.n (settings.k one K or

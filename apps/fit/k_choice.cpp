@@ -5,11 +5,15 @@
 
 namespace mk {
 
-Scores score_ks(const std::vector<KFit>& fits, const Dataset& data, const DataMoments& moments,
-                const ScoreSettings& settings) {
+namespace {
+
+// The scores of every K from the two passes over the points: `distance_sums(k, labels, means)`
+// (per slot, Davies-Bouldin's) and `sample(indices, k, labels)` (the silhouette's rows).
+template <typename DistanceSums, typename GatherSample>
+Scores score_with(const std::vector<KFit>& fits, int64_t m, int n, const DataMoments& moments,
+                  const ScoreSettings& settings, DistanceSums distance_sums_of, GatherSample sample_of) {
   Scores scores;
   if (fits.empty()) return scores;
-  const int n = data.n;
   const KRange k{fits.front().k, fits.back().k};
   std::vector<const int32_t*> labels;
   std::vector<double> means;  // slots * n
@@ -18,12 +22,10 @@ Scores score_ks(const std::vector<KFit>& fits, const Dataset& data, const DataMo
     const std::vector<double> mine = cluster_means(fit, n);
     means.insert(means.end(), mine.begin(), mine.end());
   }
-  const std::vector<double> distance_sums = settings.on_gpu ? cluster_distance_sums_gpu(data, k, labels, means)
-                                                            : cluster_distance_sums_cpu(data, k, labels, means);
+  const std::vector<double> distance_sums = distance_sums_of(k, labels, means);
   std::vector<std::optional<double>> silhouettes(fits.size());
   if (settings.silhouette_sample > 0) {
-    const SampleLabels sample =
-        gather_sample(data, silhouette_sample(data.m, settings.silhouette_sample, settings.seed), k, labels);
+    const SampleLabels sample = sample_of(silhouette_sample(m, settings.silhouette_sample, settings.seed), k, labels);
     scores.silhouette_points = sample.s;
     silhouettes = settings.on_gpu ? sample_silhouettes_gpu(sample) : sample_silhouettes_cpu(sample);
   }
@@ -35,10 +37,10 @@ Scores score_ks(const std::vector<KFit>& fits, const Dataset& data, const DataMo
     s.k = fit.k;
     s.inertia = fit.inertia;
     for (int64_t count : fit.counts) s.nonempty += count > 0;
-    s.calinski_harabasz = calinski_harabasz(fit, moments, data.m, n);
+    s.calinski_harabasz = calinski_harabasz(fit, moments, m, n);
     const std::vector<double> own(distance_sums.begin() + k.slot_offset(fit.k),
                                   distance_sums.begin() + k.slot_offset(fit.k) + fit.k);
-    s.davies_bouldin = davies_bouldin(fit, own, data.m, n);
+    s.davies_bouldin = davies_bouldin(fit, own, m, n);
     s.silhouette = silhouettes[index];
     scores.per_k.push_back(s);
     ks.push_back(fit.k);
@@ -46,6 +48,35 @@ Scores score_ks(const std::vector<KFit>& fits, const Dataset& data, const DataMo
   }
   scores.elbow_k = kneedle_elbow(ks, inertia);
   return scores;
+}
+
+}  // namespace
+
+Scores score_ks(const std::vector<KFit>& fits, const Dataset& data, const DataMoments& moments,
+                const ScoreSettings& settings) {
+  return score_with(
+      fits, data.m, data.n, moments, settings,
+      [&](const KRange& k, const std::vector<const int32_t*>& labels, const std::vector<double>& means) {
+        return settings.on_gpu ? cluster_distance_sums_gpu(data, k, labels, means)
+                               : cluster_distance_sums_cpu(data, k, labels, means);
+      },
+      [&](const std::vector<int64_t>& indices, const KRange& k, const std::vector<const int32_t*>& labels) {
+        return gather_sample(data, indices, k, labels);
+      });
+}
+
+Scores score_ks(const std::vector<KFit>& fits, const PointsOnDevice& data, const DataMoments& moments,
+                const ScoreSettings& settings) {
+  ScoreSettings on_device = settings;
+  on_device.on_gpu = true;
+  return score_with(
+      fits, data.m, data.n, moments, on_device,
+      [&](const KRange& k, const std::vector<const int32_t*>& labels, const std::vector<double>& means) {
+        return cluster_distance_sums_on_device(data.points, data.m, data.n, k, labels, means);
+      },
+      [&](const std::vector<int64_t>& indices, const KRange& k, const std::vector<const int32_t*>& labels) {
+        return gather_sample_on_device(data.points, data.n, indices, k, labels);
+      });
 }
 
 BestK choose_best_k(const Scores& scores) {

@@ -34,6 +34,16 @@ struct Scores {
 Scores score_ks(const std::vector<KFit>& fits, const Dataset& data, const DataMoments& moments,
                 const ScoreSettings& settings);
 
+// The same scores of points in the current CUDA device's memory (m x n, row-major), read in
+// place by the GPU passes (a device array's fit, apps/fit/device_points.hpp).
+struct PointsOnDevice {
+  const float* points = nullptr;
+  int64_t m = 0;
+  int n = 0;
+};
+Scores score_ks(const std::vector<KFit>& fits, const PointsOnDevice& data, const DataMoments& moments,
+                const ScoreSettings& settings);
+
 // The rule's name in fit.json: the K of the largest Calinski-Harabasz index (the smaller K
 // on a tie).
 inline constexpr const char* kBestKRule = "calinski-harabasz-max";

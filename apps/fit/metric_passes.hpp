@@ -23,6 +23,12 @@ std::vector<double> cluster_distance_sums_gpu(const Dataset& data, const KRange&
                                               const std::vector<const int32_t*>& labels,
                                               const std::vector<double>& means);
 
+// The same pass over points already in the current CUDA device's memory (m x n, row-major: a
+// Python device array in its run's buffer), read in place.
+std::vector<double> cluster_distance_sums_on_device(const float* points, int64_t m, int n, const KRange& k,
+                                                    const std::vector<const int32_t*>& labels,
+                                                    const std::vector<double>& means);
+
 // `size` distinct point indices drawn with `seed`, ascending; every point when size >= m.
 std::vector<int64_t> silhouette_sample(int64_t m, int64_t size, uint64_t seed);
 
@@ -36,6 +42,9 @@ struct SampleLabels {
 };
 SampleLabels gather_sample(const Dataset& data, const std::vector<int64_t>& sample, const KRange& k,
                            const std::vector<const int32_t*>& labels);
+// The same from points in the current CUDA device's memory: only the sample's rows come back.
+SampleLabels gather_sample_on_device(const float* points, int n, const std::vector<int64_t>& sample,
+                                     const KRange& k, const std::vector<const int32_t*>& labels);
 
 // Per K, scikit-learn's silhouette_score of the sample: the mean over its points of
 // (b − a) / max(a, b), a the mean distance to the other points of the same cluster, b the

@@ -195,6 +195,14 @@ __global__ void silhouette_rows_kernel(const float* __restrict__ distances, int6
   }
 }
 
+// out[j * n + d] = points[rows[j] * n + d]: a sample's rows, gathered where the points lie.
+__global__ void gather_rows_kernel(const float* __restrict__ points, int n, const int64_t* __restrict__ rows,
+                                   int64_t count, float* __restrict__ out) {
+  const int64_t total = count * n;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = points[rows[i / n] * n + i % n];
+}
+
 int blocks_for(int64_t work, int per_block) {
   int device = 0, sms = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
@@ -211,15 +219,14 @@ void upload(DeviceBuffer<T>& buffer, const T* data, size_t count, const char* wh
 
 }  // namespace
 
-std::vector<double> cluster_distance_sums_gpu(const Dataset& data, const KRange& k,
-                                              const std::vector<const int32_t*>& labels,
-                                              const std::vector<double>& means) {
+std::vector<double> cluster_distance_sums_on_device(const float* points, int64_t m_points, int n, const KRange& k,
+                                                    const std::vector<const int32_t*>& labels,
+                                                    const std::vector<double>& means) {
   const int slots = k.sum();
-  const size_t m = size_t(data.m);
-  DeviceBuffer<float> points, device_means;
+  const size_t m = size_t(m_points);
+  DeviceBuffer<float> device_means;
   DeviceBuffer<int32_t> device_labels;
   DeviceBuffer<double> out;
-  upload(points, data.values.data(), data.values.size(), "points (metrics pass)");
   const std::vector<float> means_f(means.begin(), means.end());
   upload(device_means, means_f.data(), means_f.size(), "cluster means (metrics pass)");
   device_labels.allocate(size_t(k.count()) * m, "labels (metrics pass)");
@@ -232,17 +239,49 @@ std::vector<double> cluster_distance_sums_gpu(const Dataset& data, const KRange&
   const bool in_shared = slots <= kSharedSlots;
   const size_t shared_bytes = in_shared ? size_t(slots) * sizeof(double) : 0;
   constexpr int kBlock = 256;
-  if (data.n >= 32) {
-    cluster_distance_kernel<32><<<blocks_for(data.m, kBlock / 32), kBlock, shared_bytes>>>(
-        points.get(), data.m, data.n, device_labels.get(), k.kmin, k.kmax, device_means.get(), out.get(), in_shared);
+  if (n >= 32) {
+    cluster_distance_kernel<32><<<blocks_for(m_points, kBlock / 32), kBlock, shared_bytes>>>(
+        points, m_points, n, device_labels.get(), k.kmin, k.kmax, device_means.get(), out.get(), in_shared);
   } else {
-    cluster_distance_kernel<1><<<blocks_for(data.m, kBlock), kBlock, shared_bytes>>>(
-        points.get(), data.m, data.n, device_labels.get(), k.kmin, k.kmax, device_means.get(), out.get(), in_shared);
+    cluster_distance_kernel<1><<<blocks_for(m_points, kBlock), kBlock, shared_bytes>>>(
+        points, m_points, n, device_labels.get(), k.kmin, k.kmax, device_means.get(), out.get(), in_shared);
   }
   check_launch("cluster_distance_kernel");
   std::vector<double> sums(static_cast<size_t>(slots));
   check(cudaMemcpy(sums.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cluster distance sums");
   return sums;
+}
+
+std::vector<double> cluster_distance_sums_gpu(const Dataset& data, const KRange& k,
+                                              const std::vector<const int32_t*>& labels,
+                                              const std::vector<double>& means) {
+  DeviceBuffer<float> points;
+  upload(points, data.points(), size_t(data.m) * size_t(data.n), "points (metrics pass)");
+  return cluster_distance_sums_on_device(points.get(), data.m, data.n, k, labels, means);
+}
+
+SampleLabels gather_sample_on_device(const float* points, int n, const std::vector<int64_t>& sample,
+                                     const KRange& k, const std::vector<const int32_t*>& labels) {
+  SampleLabels out;
+  out.s = int64_t(sample.size());
+  out.n = n;
+  out.k = k;
+  out.points.resize(sample.size() * size_t(n));
+  out.labels.resize(size_t(k.count()) * sample.size());
+  DeviceBuffer<int64_t> rows;
+  DeviceBuffer<float> gathered;
+  upload(rows, sample.data(), sample.size(), "silhouette sample rows");
+  gathered.allocate(std::max<size_t>(out.points.size(), 1), "silhouette sample points");
+  if (!sample.empty()) {
+    gather_rows_kernel<<<blocks_for(out.s * n, 256), 256>>>(points, n, rows.get(), out.s, gathered.get());
+    check_launch("gather_rows_kernel");
+    check(cudaMemcpy(out.points.data(), gathered.get(), out.points.size() * sizeof(float), cudaMemcpyDeviceToHost),
+          "silhouette sample points");
+  }
+  for (size_t j = 0; j < sample.size(); ++j)
+    for (int index = 0; index < k.count(); ++index)
+      out.labels[size_t(index) * sample.size() + j] = labels[size_t(index)][sample[j]];
+  return out;
 }
 
 std::vector<std::optional<double>> sample_silhouettes_gpu(const SampleLabels& sample) {

@@ -265,17 +265,14 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     def _fit_device(self, array, owner):  # owner holds the memory array points into
         n = array["n"]
         initial = self._check_params(n)
-        kmin, kmax, is_range = _k_range(self.n_clusters)
-        if is_range:
-            raise ValueError(f"n_clusters={self.n_clusters!r} takes a host (NumPy) array: the K-choice scores are "
-                             "computed in host memory (one K takes a device array)")
+        kmin, kmax, _ = _k_range(self.n_clusters)
         if _placement(self.device) is not None:
             raise ValueError(f"device={self.device!r} takes a host (NumPy) array: the shards copy their rows from "
                              "host memory; a device array is fitted on the one GPU that holds it (device=int)")
         result = _core.fit_device(**array, k=kmin, init=self.init if initial is None else "array",
                                   initial=initial, max_iter=int(self.max_iter), tol=float(self.tol),
                                   n_init=int(self.n_init), seed=self._seed(), variant=self.variant,
-                                  device=int(self.device))
+                                  device=int(self.device), k_max=kmax)
         self.n_features_in_ = n
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_

@@ -118,6 +118,24 @@ class DeviceArrays(unittest.TestCase):
         # centres) is decided by inertias equal to rounding: match the centres first.
         self.assert_same_fit(aligned(ours, reference), reference, blobs)
 
+    def test_cupy_k_range_matches_numpy(self):
+        self.need_cupy()
+        # The K-choice scores read the points in the run's device buffer; the NumPy side of a
+        # range takes the host route (Dataset, host sample), so both ways of scoring meet here.
+        blobs, _ = make_blobs(n_samples=60_000, n_features=8, centers=4, cluster_std=1.0, random_state=5)
+        blobs = blobs.astype(np.float32)
+        ours, reference = self.fit_both(cupy.asarray(blobs), blobs, n_clusters=range(3, 6), init="first",
+                                        max_iter=3, tol=0, random_state=7)  # one silhouette sample
+        self.assertEqual(ours.best_k_, reference.best_k_)
+        self.assert_same_fit(ours, reference, blobs)
+        for mine, theirs in zip(ours.results_, reference.results_):
+            with self.subTest(k=mine["k"]):
+                self.assertEqual(mine["k"], theirs["k"])
+                self.assertAlmostEqual(mine["inertia_"] / theirs["inertia_"], 1.0, delta=1e-5)
+                for score in ("calinski_harabasz", "davies_bouldin", "silhouette"):
+                    self.assertIsNotNone(mine[score], score)
+                    self.assertAlmostEqual(mine[score] / theirs[score], 1.0, delta=1e-4, msg=score)
+
     def test_torch_matches_numpy(self):
         self.need_torch()
         device_X = torch.from_numpy(self.X).cuda()
