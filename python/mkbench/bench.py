@@ -4,8 +4,13 @@ The C++ side runs the CLI's own command (harness/cli_run.cpp), so a row from a n
 row the CLI writes for the same arguments: timing, parameters, memory plan, --verify.
 """
 import json
+import os
+import tempfile
+
+import numpy as np
 
 from mkbench import _core
+from mkbench.kmeans import _on_device
 
 
 def _count_text(value, name):
@@ -24,21 +29,51 @@ def _k_text(k):
     return _count_text(k, "k")
 
 
-def run(variant="auto", dims=8, k="3..7", points="1M", *, iters=20, warmup=3, verify=False,
+def run(variant="auto", dims=None, k="3..7", points=None, *, data=None, iters=20, warmup=3, verify=False,
         dataset="uniform", seed=42, init="first", params=None, device=0, tuned=True):
     """Measure one variant on one problem, as `mkbench run --variant VARIANT ...`.
 
-    k: an int, "A..B" or range(A, B + 1); points: an int or a count ("32M"); params: a dict of
-    the variant's tunables (--param key=value); device: an ordinal or run's --device text ("0,1",
-    "all", "cpu"). Returns the result row (the "rows" entry of the
-    mkbench.results document) as a dict; its "verify" says whether --verify passed. A refused
-    row or bad input raises ValueError, a CUDA failure RuntimeError.
+    k: an int, "A..B" or range(A, B + 1); points: an int or a count ("32M"); dims and points
+    default to 8 and 1M. data: an M x N host array to measure on instead of a generated data set
+    (it sets dims and points; it is written to a temporary .npy that run reads, as `mkbench run
+    --dataset npy:PATH`); params: a dict of the variant's tunables (--param key=value); device:
+    an ordinal or run's --device text ("0,1", "all", "cpu"). Returns the result row (the "rows"
+    entry of the mkbench.results document) as a dict; its "verify" says whether --verify
+    passed. A refused row or bad input raises ValueError, a CUDA failure RuntimeError.
     """
     if not isinstance(variant, str) or "," in variant:
         raise ValueError(f"variant must be one name (or auto), got {variant!r}")
     assignments = [f"{key}={value}" for key, value in (params or {}).items()]
-    text = _core.run(variant, int(dims), _k_text(k), _count_text(points, "points"), int(iters), int(warmup),
-                     bool(verify), dataset, int(seed), init, assignments, str(device), bool(tuned))
+    if data is None:
+        dims = 8 if dims is None else dims
+        points = "1M" if points is None else points
+        return _run_row(variant, int(dims), k, _count_text(points, "points"), iters, warmup, verify, dataset, seed,
+                        init, assignments, device, tuned)
+    if _on_device(data):
+        raise TypeError("data must be a host array (run reads it from a .npy file): copy a device array with "
+                        "cupy.asnumpy(X) or X.cpu().numpy()")
+    array = np.asarray(data)
+    if array.ndim != 2 or array.shape[0] < 1 or array.shape[1] < 1:
+        raise ValueError(f"data must be a 2-D array of points (M x N), got shape {array.shape}")
+    if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise ValueError(f"data must hold numbers, got dtype {array.dtype}")
+    m, n = array.shape
+    if dims is not None and int(dims) != n:
+        raise ValueError(f"dims={dims} disagrees with data, which has {n} columns")
+    if points is not None and _count_text(points, "points") != str(m):
+        raise ValueError(f"points={points!r} disagrees with data, which has {m} rows")
+    if dataset != "uniform":
+        raise ValueError("pass data or dataset, not both")
+    with tempfile.TemporaryDirectory(prefix="mkbench-run-") as folder:
+        path = os.path.join(folder, "data.npy")
+        np.save(path, np.ascontiguousarray(array, dtype=np.float32))
+        return _run_row(variant, n, k, str(m), iters, warmup, verify, f"npy:{path}", seed, init, assignments,
+                        device, tuned)
+
+
+def _run_row(variant, dims, k, points, iters, warmup, verify, dataset, seed, init, assignments, device, tuned):
+    text = _core.run(variant, int(dims), _k_text(k), points, int(iters), int(warmup), bool(verify), dataset,
+                     int(seed), init, assignments, str(device), bool(tuned))
     return json.loads(text)["rows"][0]
 
 

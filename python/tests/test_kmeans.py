@@ -208,6 +208,28 @@ class Benchmark(unittest.TestCase):
         self.assertGreater(row["summary"]["median_ms"], 0)
         self.assertTrue(row["verify"]["passed"], row["verify"])
 
+    def test_run_on_an_array_measures_those_points(self):
+        variant = "cpu-openmp" if mkbench.gpu_count() == 0 else "auto"
+        X = np.random.default_rng(4).random((12000, 5)).astype(np.float64)  # float64: run reads its float32
+        row = mkbench.run(variant, k=3, data=X, iters=2, warmup=1, verify=True)
+        self.assertEqual(row["status"], "ok", row.get("reason"))
+        self.assertEqual((row["problem"]["m"], row["problem"]["n"]), X.shape)
+        self.assertTrue(row["verify"]["passed"], row["verify"])
+        # The data set's identity is the points' digest: the same points name the same data, others not.
+        again = mkbench.run(variant, k=3, data=X.astype(np.float32), iters=1, warmup=0)
+        other = mkbench.run(variant, k=3, data=X[::-1], iters=1, warmup=0)
+        digest = row["dataset"]["xxh3_128"]
+        self.assertEqual(again["dataset"]["xxh3_128"], digest)
+        self.assertNotEqual(other["dataset"]["xxh3_128"], digest)
+
+    def test_run_on_an_array_bad_input(self):
+        X = np.zeros((100, 3), np.float32)
+        self.assertRaisesRegex(ValueError, "disagrees with data", lambda: mkbench.run("cpu-openmp", dims=4, data=X))
+        self.assertRaisesRegex(ValueError, "disagrees with data", lambda: mkbench.run("cpu-openmp", points=99, data=X))
+        self.assertRaisesRegex(ValueError, "2-D", lambda: mkbench.run("cpu-openmp", data=X[0]))
+        self.assertRaisesRegex(ValueError, "not both", lambda: mkbench.run("cpu-openmp", data=X, dataset="blobs"))
+        self.assertRaisesRegex(ValueError, "numbers", lambda: mkbench.run("cpu-openmp", data=X.astype(str)))
+
     def test_run_bad_input(self):
         self.assertRaises(ValueError, lambda: mkbench.run("cpu-openmp", dims=0, k=3, points=1000, iters=1))
         self.assertRaises(ValueError, lambda: mkbench.run("no-such", dims=2, k=3, points=1000, iters=1))
