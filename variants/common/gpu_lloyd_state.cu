@@ -56,22 +56,6 @@ __global__ void divide_sums(const double* __restrict__ sums,
   }
 }
 
-// M labels into host memory. From pageable memory the driver stages a copy through its own small
-// buffers (7 GB/s host-to-device on an H100 host, python-bench.json at d67c0f1); page-locking
-// the vector for the copy lets one DMA carry it. Below 4 MiB the locking costs more than it
-// saves; where the host refuses it, the plain copy gives the same bytes.
-void copy_labels_to_host(int32_t* host, const int32_t* device, size_t count) {
-  const size_t bytes = count * sizeof(int32_t);
-  bool locked = false;
-  if (bytes >= (size_t(4) << 20)) {
-    locked = cudaHostRegister(host, bytes, cudaHostRegisterPortable) == cudaSuccess;
-    if (!locked) cudaGetLastError();  // the refusal is not the run's error
-  }
-  const cudaError_t copied = cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost);
-  if (locked) cudaHostUnregister(host);
-  check(copied, "read labels");
-}
-
 }  // namespace
 
 LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layout)
@@ -216,7 +200,9 @@ IterationResult LloydState::read_back() {
     r.inertia = inertia[index];
     if (labels_valid_) {
       r.labels.resize(problem_.m);
-      copy_labels_to_host(r.labels.data(), labels_.get() + size_t(index) * problem_.m, size_t(problem_.m));
+      check(cudaMemcpy(r.labels.data(), labels_.get() + size_t(index) * problem_.m,
+                       size_t(problem_.m) * sizeof(int32_t), cudaMemcpyDeviceToHost),
+            "read labels");
     }
     result.per_k.push_back(std::move(r));
   }
