@@ -19,7 +19,7 @@ from sklearn.cluster import KMeans as SkKMeans
 from sklearn.datasets import make_blobs
 
 import mkbench
-from support import ValueErrors, blobs, squared_distances
+from support import ValueErrors, assert_labels_equal_but_ties, blobs, squared_distances
 
 
 def start_rows(X, count, seed):
@@ -252,10 +252,12 @@ TWO_GPUS = None if mkbench.gpu_count() >= 2 else \
 @unittest.skipIf(TWO_GPUS, TWO_GPUS)
 class TwoGpus(unittest.TestCase):
     """device=[0, 1] against device=0, for kernels whose per-point arithmetic does not depend on
-    the shard (tests/test_sharded_gpu.cpp holds the same variants to one ulp per step). A whole
-    fit to tol=0 ends at a fixed point, the means of the same labelled points on both sides: the
-    labels exactly, the centroids within 4 float32 ulps (a GPU's atomics sum in another order
-    each run: test_kmeans.py's bound for two runs on one H100, b539420)."""
+    the shard (tests/test_sharded_gpu.cpp holds the same variants to one ulp per step), over ten
+    steps from the same centres. Not to convergence: a GPU's atomics sum in another order each
+    run, and where a K cuts through a blob a one-ulp difference can flip a point near a tie and
+    lead the two fits to different fixed points (208 of 200,003 labels of one K of 3..7 with
+    shared-atomics, on two H200s at e7c9734). Over ten steps the labels are equal but for ties
+    the centres' difference explains, and the centres agree to 1e-5 of the data's scale."""
 
     X = make_blobs(n_samples=200_003, n_features=8, centers=6, random_state=21)[0].astype(np.float32)
 
@@ -263,19 +265,20 @@ class TwoGpus(unittest.TestCase):
         init = start_rows(self.X, 7, seed=8)
         for variant in ("registers-multik", "shared-atomics"):
             for n_clusters, start in ((5, init[:5]), (range(3, 8), init)):
-                one = mkbench.KMeans(n_clusters, init=start, tol=0, variant=variant, device=0).fit(self.X)
-                two = mkbench.KMeans(n_clusters, init=start, tol=0, variant=variant, device=[0, 1]).fit(self.X)
+                one = mkbench.KMeans(n_clusters, init=start, max_iter=10, tol=0, variant=variant, device=0).fit(self.X)
+                two = mkbench.KMeans(n_clusters, init=start, max_iter=10, tol=0, variant=variant,
+                                     device=[0, 1]).fit(self.X)
                 with self.subTest(variant=variant, n_clusters=n_clusters):
                     self.assertEqual((one.variant_, two.variant_, one.shards_, two.shards_), (variant, variant, 1, 2))
                     fits = zip(two.results_, one.results_) if isinstance(n_clusters, range) else \
                         [({"labels_": two.labels_, "cluster_centers_": two.cluster_centers_, "n_iter_": two.n_iter_},
                           {"labels_": one.labels_, "cluster_centers_": one.cluster_centers_, "n_iter_": one.n_iter_})]
                     for got, want in fits:
-                        np.testing.assert_array_equal(got["labels_"], want["labels_"])
-                        np.testing.assert_array_max_ulp(got["cluster_centers_"], want["cluster_centers_"], maxulp=4)
-                        # At tol=0 a fit stops at the FP32 rounding floor, where the last steps move
-                        # the centres by a few ulps summed in another order on each run: the step
-                        # counts of K=3..7 on one and two H200s differed by 2 at 4a5f3e1.
+                        assert_labels_equal_but_ties(self, self.X, got["labels_"], got["cluster_centers_"],
+                                                     want["labels_"], want["cluster_centers_"], share=10000)
+                        np.testing.assert_allclose(got["cluster_centers_"], want["cluster_centers_"], rtol=0,
+                                                   atol=1e-5 * float(np.abs(self.X).max()))
+                        # tol=0 stops a fit early only where a step moves no centre at all.
                         self.assertLessEqual(abs(got["n_iter_"] - want["n_iter_"]), 3)
                     if isinstance(n_clusters, range):
                         self.assertEqual(two.best_k_, one.best_k_)
