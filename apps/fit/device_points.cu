@@ -105,7 +105,7 @@ bool register_rows(char* begin, size_t bytes) {
 }
 
 // Bytes a host-rows upload locks and copies at a time. 10M x 32 floats (1.28 GB) on an H200
-// machine at e7c9734 (reports/results/nvidia-h200/ab-upload.txt): 64 MiB pieces 49.2 ms,
+// machine at e7c9734 (reports/results/nvidia-h200/ab/python-upload-pieces.txt): 64 MiB pieces 49.2 ms,
 // 256 MiB 52.1 ms, the whole array locked then copied 71.2 ms.
 constexpr size_t kUploadPieceBytes = size_t(64) << 20;
 
