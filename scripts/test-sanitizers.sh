@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The host code under AddressSanitizer + UndefinedBehaviorSanitizer: the `asan` preset
-# (build-asan/, sm_90 only, Release + -g) and its whole ctest. Every .cpp is instrumented, and
-# the host side of core's and harness's .cu files; variants/*.cu are not (launch glue around
-# kernels; see CMakeLists.txt). The fuzz targets are not built again here (MKBENCH_FUZZ=OFF):
-# the normal build already runs them under both sanitizers. GPU tests skip without a GPU; on a
+# (build-asan/, sm_90 only, -Og -g1) and its whole ctest, .ci/run's last stage. Every .cpp is
+# instrumented, and the host side of core's and harness's .cu files; variants/*.cu are not (launch
+# glue around kernels; see CMakeLists.txt). The fuzz targets are not built again here
+# (MKBENCH_FUZZ=OFF): the normal build already runs them under both sanitizers. The gtest suite
+# runs in 8 shards (ctest Sanitized.Shard*), a process each. GPU tests skip without a GPU; on a
 # GPU machine the preset's ASAN_OPTIONS carry protect_shadow_gap=0, which the CUDA driver needs.
-# Not in .ci/run (too slow for 2 cores; docs/README.md): CI runs the readers under both, ctest Sanitized.*.
+# Measured build and test times, cold, on the 2-core machine: docs/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

@@ -170,7 +170,10 @@ TEST_F(WriterAndReader, ARetunedRowIsParamsChangedNotDropped) {
 TEST_F(WriterAndReader, ReportReadsTheSuiteAndTheRunFiles) {
   const Outcome md = mkbench("report " + quoted(suite_file()) + " " + quoted(run_file()) + " --format md");
   ASSERT_EQ(md.exit_code, 0) << md.output;
-  for (const json& row : suite_results().at("rows"))
+  // A named copy: a range-for over suite_results().at(...) reads a temporary that is freed
+  // before the loop's first step (AddressSanitizer's heap-use-after-free, the asan preset).
+  const json suite = suite_results();
+  for (const json& row : suite.at("rows"))
     EXPECT_NE(md.output.find(row.at("name").get<std::string>()), std::string::npos) << md.output;
   const Outcome csv = mkbench("report " + quoted(suite_file()) + " --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
