@@ -28,6 +28,7 @@ enum class RandomStream : uint64_t {
   SusyClass = 10,       // the susy: generator's class of each row
   ExploreSubset = 11,   // mkbench explore: each copy's attributes
   ExploreInit = 12,     // mkbench explore: each copy's initial centroids (rows drawn)
+  SeedingSample = 13,   // the rows k-means++ seeds from when it takes a sample
 };
 
 class CounterRng {

@@ -39,6 +39,9 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
   app.add_option("--k,-k", options.k, "K or a range A..B fitted together")->capture_default_str();
   app.add_option("--init", options.init, "first | random | k-means++ | npy:PATH (kmax x N; the first k rows seed k)")
       ->capture_default_str();
+  app.add_option("--init-sample", options.init_sample,
+                 "k-means++ seeds from a stratified sample of this many rows (scikit-learn MiniBatchKMeans' "
+                 "init_size); default: every row, or the largest sample the GPU holds when the data exceed it");
   app.add_option("--max-iter", options.max_iter, "steps at most per K")->capture_default_str();
   app.add_option("--tol", options.tol,
                  "converged when a step moves the centroids by at most tol x the mean per-feature variance "
@@ -116,6 +119,9 @@ void print_summary(std::ostream& out, const FitResult& result) {
       << " (rule: " << result.best.rule << ")";
   if (result.scores.elbow_k) out << "; inertia elbow (kneedle): " << *result.scores.elbow_k;
   out << "\n";
+  if (!result.seeding_sample_reason.empty())
+    out << "seeding: " << result.seeding_method << " from a stratified sample of " << result.seeding_sample_rows
+        << " rows (" << result.seeding_sample_reason << ")\n";
   const FitSeconds& t = result.seconds;
   out << "time: seeding " << fixed(t.seeding, 3) << " s, iterations " << fixed(t.iterations, 3) << " s ("
       << result.steps << " steps), labels " << fixed(t.labels, 3) << " s, metrics " << fixed(t.metrics, 3) << " s\n";
@@ -143,6 +149,7 @@ int fit_command(const FitOptions& options) {
   FitSettings settings;
   settings.k = parse_k_range(options.k);
   settings.init = options.init;
+  settings.init_sample = options.init_sample.empty() ? 0 : parse_count(options.init_sample);
   settings.max_iter = options.max_iter;
   settings.tol = options.tol;
   settings.n_init = options.n_init;

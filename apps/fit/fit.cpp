@@ -53,6 +53,7 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
     seeding.method = settings.init;
     seeding.seed = restart_seed(settings.seed, restart);
     seeding.weights = settings.weights.get();
+    seeding.sample_rows = settings.init_sample;
     const auto seeding_start = std::chrono::steady_clock::now();
     SeedingResult seeds;
     if (settings.initial_centroids.empty()) {
@@ -63,6 +64,10 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
     }
     result.seconds.seeding += seconds_since(seeding_start);
     result.seeding_method = seeds.method;
+    if (!seeds.sample_reason.empty()) {
+      result.seeding_sample_rows = seeds.rows_seen;
+      result.seeding_sample_reason = seeds.sample_reason;
+    }
     if (seeds.packed.size() != size_t(k.sum()) * size_t(data.n))
       throw InputError("--init " + settings.init + " gave " + std::to_string(seeds.packed.size()) +
                        " centroid values, expected " + std::to_string(size_t(k.sum()) * size_t(data.n)));

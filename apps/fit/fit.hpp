@@ -20,6 +20,7 @@ namespace mk {
 struct FitSettings {
   KRange k;
   std::string init = "k-means++";
+  int64_t init_sample = 0;  // SeedingOptions::sample_rows: 0 = every row the seeding device holds
   // Given centroids (packed per KRange::slot_offset) instead of a seeding: the Python
   // estimator's init=ndarray. Non-empty: one restart from them; `init` only names them.
   std::vector<float> initial_centroids;
@@ -58,6 +59,9 @@ struct FitResult {
   int steps = 0;  // fused passes with an update, over all restarts
   FitSeconds seconds;
   std::string seeding_method;
+  // k-means++ from a sample (SeedingResult::sample_reason non-empty): its rows and why.
+  int64_t seeding_sample_rows = 0;
+  std::string seeding_sample_reason;
 };
 
 // The seed of restart r: r = 0 uses `seed` itself, so one restart seeds as --seed says.

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/problem.hpp"
 
 namespace mk {
 
@@ -29,6 +30,17 @@ void check_fit_options(const FitOptions& options) {
     throw InputError("--silhouette-sample must be 0 (off) or at least 2, got " +
                      std::to_string(options.silhouette_sample));
   if (options.dims < 0) throw InputError("--dims must be at least 1, got " + std::to_string(options.dims));
+  if (!options.init_sample.empty()) {
+    if (options.init != "k-means++")
+      throw InputError("--init-sample samples the rows k-means++ seeds from; --init is " + options.init);
+    int64_t rows = 0;
+    try {
+      rows = parse_count(options.init_sample);
+    } catch (const InputError& e) {
+      throw InputError(std::string("--init-sample: ") + e.what());
+    }
+    if (rows < 1) throw InputError("--init-sample must be at least 1 row, got " + options.init_sample);
+  }
   const std::string& init = options.init;
   const bool known_init = init == "first" || init == "random" || init == "k-means++" ||
                           (init.rfind("npy:", 0) == 0 && init.size() > 4);

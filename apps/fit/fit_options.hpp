@@ -14,6 +14,7 @@ struct FitOptions {
   std::string points;           // "": generators use 32M; files give their own M (a value must agree)
   std::string k = "2..10";      // K or A..B
   std::string init = "k-means++";  // first | random | k-means++ | npy:PATH
+  std::string init_sample;         // k-means++ from a stratified sample of this many rows ("": auto)
   int max_iter = 300;
   double tol = 1e-4;            // scikit-learn's: relative to the mean per-feature variance
   int n_init = 1;               // best of R seedings by inertia, per K

@@ -57,8 +57,9 @@ Scores score_ks(const std::vector<KFit>& fits, const Dataset& data, const DataMo
   return score_with(
       fits, data.m, data.n, moments, settings,
       [&](const KRange& k, const std::vector<const int32_t*>& labels, const std::vector<double>& means) {
-        return settings.on_gpu ? cluster_distance_sums_gpu(data, k, labels, means)
-                               : cluster_distance_sums_cpu(data, k, labels, means);
+        return settings.on_gpu && distance_sums_fit_gpu(data.m, data.n, k.count())
+                   ? cluster_distance_sums_gpu(data, k, labels, means)
+                   : cluster_distance_sums_cpu(data, k, labels, means);
       },
       [&](const std::vector<int64_t>& indices, const KRange& k, const std::vector<const int32_t*>& labels) {
         return gather_sample(data, indices, k, labels);

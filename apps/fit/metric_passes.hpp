@@ -23,6 +23,12 @@ std::vector<double> cluster_distance_sums_gpu(const Dataset& data, const KRange&
                                               const std::vector<const int32_t*>& labels,
                                               const std::vector<double>& means);
 
+// Whether cluster_distance_sums_gpu's copy of the points and labels fits the current CUDA
+// device's free memory now (less the planner's reserve). Data beyond it (a fit sharded over
+// several GPUs) takes the CPU pass: the points are in host memory already, and one pass over
+// them at the host's memory bandwidth is faster than copying them over PCIe in pieces.
+bool distance_sums_fit_gpu(int64_t m, int n, int k_count);
+
 // The same pass over points already in the current CUDA device's memory (m x n, row-major: a
 // Python device array in its run's buffer), read in place.
 std::vector<double> cluster_distance_sums_on_device(const float* points, int64_t m, int n, const KRange& k,

@@ -9,7 +9,9 @@
 #include <numeric>
 
 #include "apps/fit/metric_passes.hpp"
+#include "core/device_info.hpp"
 #include "core/errors.hpp"
+#include "harness/memory_plan.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 
 namespace mk {
@@ -250,6 +252,14 @@ std::vector<double> cluster_distance_sums_on_device(const float* points, int64_t
   std::vector<double> sums(static_cast<size_t>(slots));
   check(cudaMemcpy(sums.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cluster distance sums");
   return sums;
+}
+
+bool distance_sums_fit_gpu(int64_t m, int n, int k_count) {
+  int ordinal = 0;
+  check(cudaGetDevice(&ordinal), "metrics pass: cudaGetDevice");
+  const MemoryLimits limits = current_memory_limits(query_device(ordinal));
+  const double bytes = double(m) * (double(n) + double(k_count)) * 4.0;
+  return bytes <= double(limits.gpu_free_bytes - kGpuReserveBytes);
 }
 
 std::vector<double> cluster_distance_sums_gpu(const Dataset& data, const KRange& k,

@@ -5,12 +5,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <algorithm>
+#include <limits>
 #include <string>
 
 #include "apps/seeding/kmeanspp.hpp"
 #include "apps/seeding/kmeanspp_math.hpp"
 #include "core/errors.hpp"
 #include "datasets/counter_rng.hpp"
+#include "harness/memory_plan.hpp"
 
 namespace mk {
 
@@ -78,7 +81,52 @@ SeedingResult from_file(const Dataset& data, const KRange& k, const std::string&
   return result;
 }
 
+// The rows `rows` of `data` (and of `weights`, when given), as a Dataset of their own.
+Dataset gather_rows(const Dataset& data, const std::vector<int64_t>& rows) {
+  Dataset sample;
+  sample.m = int64_t(rows.size());
+  sample.n = data.n;
+  sample.values.resize(rows.size() * size_t(data.n));
+  sample.finite_checked = data.finite_checked;
+  const int64_t count = sample.m;
+#pragma omp parallel for schedule(static)
+  for (int64_t j = 0; j < count; ++j)
+    std::memcpy(sample.values.data() + size_t(j) * size_t(data.n), data.row(rows[size_t(j)]),
+                size_t(data.n) * sizeof(float));
+  return sample;
+}
+
 }  // namespace
+
+std::vector<int64_t> stratified_rows(int64_t m, int64_t count, uint64_t seed) {
+  std::vector<int64_t> rows;
+  if (m <= 0 || count <= 0) return rows;
+  if (count >= m) {
+    rows.resize(size_t(m));
+    for (int64_t i = 0; i < m; ++i) rows[size_t(i)] = i;
+    return rows;
+  }
+  rows.resize(size_t(count));
+  const CounterRng rng(seed, RandomStream::SeedingSample);
+  // Stratum j is [floor(j·m/count), floor((j+1)·m/count)): every stratum is non-empty (m > count)
+  // and the strata tile 0..m-1, so the rows are distinct and ascending.
+#pragma omp parallel for schedule(static)
+  for (int64_t j = 0; j < count; ++j) {
+    const auto first = int64_t((unsigned __int128)(uint64_t(j)) * uint64_t(m) / uint64_t(count));
+    const auto end = int64_t((unsigned __int128)(uint64_t(j) + 1) * uint64_t(m) / uint64_t(count));
+    rows[size_t(j)] = first + int64_t(rng.below(uint64_t(j), uint64_t(end - first)));
+  }
+  return rows;
+}
+
+int64_t seeding_rows_that_fit(int n, const DeviceInfo& device) {
+  if (!device.is_gpu) return std::numeric_limits<int64_t>::max();
+  const MemoryLimits limits = current_memory_limits(device);
+  // Per row: the point and its D² (float each); the per-tile sums and the fixed buffers are
+  // inside the reserve.
+  const int64_t per_row = int64_t(n + 1) * int64_t(sizeof(float));
+  return std::max<int64_t>(0, limits.gpu_free_bytes - kGpuReserveBytes) / per_row;
+}
 
 SeedingResult seed_centroids(const Dataset& data, const KRange& k, const SeedingOptions& options,
                              const DeviceInfo& device) {
@@ -103,15 +151,50 @@ SeedingResult seed_centroids(const Dataset& data, const KRange& k, const Seeding
     if (weights && weights->size() != size_t(data.m))
       throw InputError("k-means++: " + std::to_string(weights->size()) + " sample weights for " +
                        std::to_string(data.m) + " points");
+    if (options.sample_rows < 0)
+      throw InputError("k-means++: a sample of " + std::to_string(options.sample_rows) + " rows");
+    const bool on_gpu = device.is_gpu && !weights;  // the GPU kernels have no weights
+    // Data beyond the seeding GPU (a fit sharded over several GPUs, or one whose run already
+    // holds most of its GPU) seeds from the largest sample that fits, as scikit-learn's
+    // MiniBatchKMeans seeds from init_size rows; the CPU path has every row in memory already.
+    int64_t rows = options.sample_rows > 0 ? std::min(options.sample_rows, data.m) : data.m;
+    std::string reason = options.sample_rows > 0 && rows < data.m ? "asked for" : "";
+    if (options.sample_rows == 0 && on_gpu) {
+      const int64_t fit = seeding_rows_that_fit(data.n, device);
+      if (fit < data.m) {
+        rows = std::min(fit, kMaxSeedingSampleRows);
+        reason = "the " + std::to_string(data.m) + " rows exceed what " + device.name + " holds now (" +
+                 std::to_string(fit) + " rows)";
+      }
+    }
+    if (rows < k.kmax)
+      throw InputError("k-means++ cannot seed K=" + std::to_string(k.kmax) + " from a sample of " +
+                       std::to_string(rows) + " rows" + (reason.empty() ? "" : ": " + reason));
+    std::vector<int64_t> sample_rows;
+    Dataset sample;
+    std::vector<float> sample_weights;
+    const Dataset* from = &data;
+    if (rows < data.m) {
+      sample_rows = stratified_rows(data.m, rows, options.seed);
+      sample = gather_rows(data, sample_rows);
+      from = &sample;
+      if (weights) {
+        sample_weights.resize(sample_rows.size());
+        for (size_t j = 0; j < sample_rows.size(); ++j) sample_weights[j] = (*weights)[size_t(sample_rows[j])];
+        weights = &sample_weights;
+      }
+    }
     const seeding::KmeansppRun run =
-        weights ? seeding::kmeanspp_cpu(data, k.kmax, candidates, options.seed, weights->data())
-        : device.is_gpu ? seeding::kmeanspp_gpu(data, k.kmax, candidates, options.seed, device)
-                        : seeding::kmeanspp_cpu(data, k.kmax, candidates, options.seed);
+        weights  ? seeding::kmeanspp_cpu(*from, k.kmax, candidates, options.seed, weights->data())
+        : on_gpu ? seeding::kmeanspp_gpu(*from, k.kmax, candidates, options.seed, device)
+                 : seeding::kmeanspp_cpu(*from, k.kmax, candidates, options.seed);
     SeedingResult result;
-    result.packed = pack_prefixes(k, data.n, [&](int c) { return data.row(run.chosen[size_t(c)]); });
+    result.packed = pack_prefixes(k, data.n, [&](int c) { return from->row(run.chosen[size_t(c)]); });
     result.seconds = run.seconds;
     result.upload_seconds = run.upload_seconds;
     result.method = method;
+    result.rows_seen = rows;
+    result.sample_reason = reason;
     return result;
   }
   throw InputError("unknown initialisation '" + method + "': expected first, random, k-means++ or npy:PATH");
