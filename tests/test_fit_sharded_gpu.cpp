@@ -1,10 +1,11 @@
 // `mkbench fit --device 0,1` (two GPUs of one process, NCCL where built in) gives the fit of
 // `--device 0` through the binary: the same best_k, per K the centroids within --verify's
 // tolerance, labels equal except near ties (fit_compare.hpp). Both start from the same given
-// centres (--init npy:), and the variants are those whose per-point arithmetic does not depend
-// on the shard (tests/test_sharded_gpu.cpp's). Step counts may differ by a few:
-// the GPUs' FP64 atomics sum in a run-to-run order, and a K stops on the rounding floor a step
-// sooner or later (within 3, as the Python GPU tests found on a 2-GPU H200 at 4a5f3e1).
+// centres (--init npy:) and run the same 10 steps (--tol 0), and the variants are those whose
+// per-point arithmetic does not depend on the shard (tests/test_sharded_gpu.cpp's). Fits run to
+// convergence are not compared: the GPUs' FP64 atomics sum in a run-to-run order, a K can stop
+// on the rounding floor a step sooner or later, and that step moves its centroids by more
+// than the tolerance (K=7 on a 4-GPU H200 at ae14067: 5 coordinates, 5 labels off).
 // Skips without two CUDA GPUs; tests/device.sh's multigpu-verify stage runs it.
 #include <gtest/gtest.h>
 
@@ -49,7 +50,8 @@ TEST(FitShardedGpu, TwoGpusFitAKRangeAsOneGpu) {
     SCOPED_TRACE(variant);
     auto fit = [&](const std::string& device, const std::string& out) {
       return run_mkbench_args({"fit", "--dataset", "npy:" + file, "--k", "3..7", "--init", "npy:" + init,
-                               "--variant", variant, "--empty", "keep", "--device", device, "--out", out, "--quiet"});
+                               "--variant", variant, "--empty", "keep", "--max-iter", "10", "--tol", "0", "--device", device,
+                               "--out", out, "--quiet"});
     };
     const std::string one = folder.file(variant + "-one"), two = folder.file(variant + "-two");
     const auto single = fit("0", one);
@@ -62,7 +64,7 @@ TEST(FitShardedGpu, TwoGpusFitAKRangeAsOneGpu) {
     EXPECT_EQ(doc.at("parallel").at("ranks"), 2);
     EXPECT_EQ(doc.at("parallel").at("launch"), "one-process");
     EXPECT_EQ(doc.at("parallel").at("shards").size(), 2u);
-    expect_same_fit(two, one, data, 3);
+    expect_same_fit(two, one, data, 0);
   }
 }
 

@@ -42,7 +42,11 @@ FitPlan plan_fit(const std::string& requested, const Problem& problem, std::shar
                  const DeviceInfo& gpu_device, bool use_tuned, const std::function<void(const std::string&)>& warn) {
   FitPlan plan;
   plan.placement = std::move(placement);
-  plan.choice = choose_fit_variant(requested, problem, gpu_device);
+  // Auto chooses for the rows one GPU runs: a fit sharded over GPUs holds a shard on each, and
+  // its data may be more than any one of them holds (docs/multi-gpu.md, "A fit beyond one GPU").
+  const bool sharded = plan.placement && plan.placement->sharded();
+  const Problem one_device = sharded ? shard_problem(problem, plan.placement->total_shards()) : problem;
+  plan.choice = choose_fit_variant(requested, one_device, gpu_device);
   if (plan.choice.name.empty())
     throw UnsupportedError("fit: no variant can run " + problem.str() + ": " + plan.choice.reason);
   plan.variant = &Registry::instance().get(plan.choice.name);

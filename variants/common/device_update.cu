@@ -125,8 +125,11 @@ DeviceUpdate::~DeviceUpdate() {
 void DeviceUpdate::divide(const std::vector<uint8_t>& active) {
   const Problem& p = state_.problem();
   cudaStream_t stream = state_.stream();
-  check(cudaMemcpyAsync(active_.get(), active.data(), active.size(), cudaMemcpyHostToDevice, stream),
-        "upload active-K flags");
+  if (active != active_on_device_) {
+    check(cudaMemcpyAsync(active_.get(), active.data(), active.size(), cudaMemcpyHostToDevice, stream),
+          "upload active-K flags");
+    active_on_device_ = active;
+  }
   const int slots = p.k.sum();
   divide_active<<<(slots + 255) / 256, 256, 0, stream>>>(refs_.sums,
                                                          refs_.counts, previous_.get(),

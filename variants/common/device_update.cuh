@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/step.hpp"
@@ -34,6 +35,9 @@ class DeviceUpdate {
   uint64_t step_ = 0;
   DeviceBuffer<float> previous_;      // the centroids before this update
   DeviceBuffer<uint8_t> active_;      // one flag per K
+  // What active_ holds: a step whose flags are the last step's uploads nothing. A copy from
+  // pageable memory waits for the stream first, so each upload was a host round trip a step.
+  std::vector<uint8_t> active_on_device_;
   DeviceBuffer<double> summary_;      // per K: shift, then empties (as doubles)
   DeviceBuffer<double> distances_;    // farthest policy: per point, to its nearest centroid
   DeviceBuffer<int32_t> labels_;      // farthest policy: that centroid
