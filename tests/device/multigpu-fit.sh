@@ -22,12 +22,12 @@ print(m//g*g)" "$total_mib" "$dims" "$gpus")
 per_gpu=$((rows / gpus)); baseline=${MFIT_BASELINE_ROWS:-268435456}; ((baseline > per_gpu)) && baseline=$per_gpu
 scratch=${MFIT_SCRATCH:-/tmp/mkbench-multigpu-fit}
 rm -rf "$scratch"; mkdir -p "$scratch"
-common=(--dataset ${MFIT_DATASET:-uniform} --dims $dims --k $k --max-iter $steps --tol 0 --quiet)
+common=(--dataset ${MFIT_DATASET:-uniform} --dims $dims --k $k --max-iter $steps --tol 0)
 echo "-- fit of $rows x $dims (K=$k, $steps steps) on $gpus GPUs; one GPU: $baseline rows"
 start=$SECONDS
 timeout $(cap 400) $MK fit "${common[@]}" --points $rows --device all --out $scratch/all \
-  >$OUT/raw/multigpu-fit-all.txt 2>&1
-rc=$?; wall_all=$((SECONDS - start))
+  2>&1 | while IFS= read -r line; do echo "$((SECONDS - start)) s: $line"; done >$OUT/raw/multigpu-fit-all.txt
+rc=${PIPESTATUS[0]}; wall_all=$((SECONDS - start))
 cat $OUT/raw/multigpu-fit-all.txt | tail -8
 if ((rc != 0)); then note "multigpu-fit on $gpus GPUs rc=$rc"; rm -rf "$scratch"; return 0; fi
 cp $scratch/all/fit.json $OUT/multigpu-fit-g$gpus.json
@@ -35,8 +35,8 @@ variant=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["varia
 rm -rf "$scratch/all"  # the labels (4 bytes a row) are not needed past fit.json
 start=$SECONDS
 timeout $(cap 300) $MK fit "${common[@]}" --points $baseline --variant $variant --device 0 --out $scratch/one \
-  >$OUT/raw/multigpu-fit-one.txt 2>&1
-rc=$?; wall_one=$((SECONDS - start))
+  2>&1 | while IFS= read -r line; do echo "$((SECONDS - start)) s: $line"; done >$OUT/raw/multigpu-fit-one.txt
+rc=${PIPESTATUS[0]}; wall_one=$((SECONDS - start))
 tail -4 $OUT/raw/multigpu-fit-one.txt
 if ((rc != 0)); then note "multigpu-fit on GPU 0 rc=$rc"; rm -rf "$scratch"; return 0; fi
 cp $scratch/one/fit.json $OUT/multigpu-fit-g1.json
