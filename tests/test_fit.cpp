@@ -162,6 +162,32 @@ TEST(FitOutputs, AFileGivesItsShapeAndTheSetIsComplete) {
   fs::remove_all(folder);
 }
 
+TEST(FitOutputs, EveryStepHasItsTimeAndTheyAddUpToTheLoop) {
+  const fs::path folder = scratch_folder("step_times");
+  const Outcome out = run_mkbench("fit --dataset uniform --dims 4 --points 20000 --k 3..5 --max-iter 7 --tol 0 "
+                                  "--n-init 2 --init random --quiet --variant cpu-openmp --device cpu --out " +
+                                  (folder / "out").string());
+  ASSERT_EQ(out.status, 0) << out.output;
+  std::ifstream in(folder / "out" / "fit.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  const nlohmann::json& steps = doc.at("step_ms");
+  // Two restarts of 7 steps at tol 0 on uniform data (no K stops early).
+  ASSERT_EQ(doc.at("steps").get<int>(), 14);
+  ASSERT_EQ(steps.size(), 14u);
+  double sum_ms = 0;
+  for (const auto& step : steps) {
+    EXPECT_GT(step.get<double>(), 0.0);
+    sum_ms += step.get<double>();
+  }
+  // The loop's clock also covers the progress callback between steps: never less than the steps.
+  const nlohmann::json& t = doc.at("time_s");
+  EXPECT_LE(sum_ms, t.at("iterations").get<double>() * 1e3 * (1 + 1e-9));
+  EXPECT_GT(t.at("load").get<double>(), 0.0);
+  EXPECT_GE(t.at("upload").get<double>(), 0.0);
+  EXPECT_NE(out.output.find("time: load "), std::string::npos) << out.output;
+  fs::remove_all(folder);
+}
+
 TEST(FitOutputs, AnIdxFileGivesItsShapeWithoutDims) {
   // An IDX image file as MNIST ships it: magic 0x00000803 (unsigned bytes, three dimensions),
   // the sizes big-endian, then the pixels. 120 images of 4 x 5 are 120 points of N = 20.

@@ -2,6 +2,7 @@
 // pass, score each K, choose one, and write centroids, labels and fit.json (docs/fit.md).
 #include "apps/fit/cli_fit.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -27,6 +28,14 @@
 #include "variants/tuned_params.hpp"
 
 namespace mk {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 void add_fit_options(CLI::App& app, FitOptions& options) {
   app.add_option("--dataset", options.dataset,
@@ -123,7 +132,7 @@ void print_summary(std::ostream& out, const FitResult& result) {
     out << "seeding: " << result.seeding_method << " from a stratified sample of " << result.seeding_sample_rows
         << " rows (" << result.seeding_sample_reason << ")\n";
   const FitSeconds& t = result.seconds;
-  out << "time: seeding " << fixed(t.seeding, 3) << " s, iterations " << fixed(t.iterations, 3) << " s ("
+  out << "time: load " << fixed(t.load, 3) << " s, upload " << fixed(t.upload, 3) << " s, seeding " << fixed(t.seeding, 3) << " s, iterations " << fixed(t.iterations, 3) << " s ("
       << result.steps << " steps), labels " << fixed(t.labels, 3) << " s, metrics " << fixed(t.metrics, 3) << " s\n";
 }
 
@@ -167,8 +176,10 @@ int fit_command(const FitOptions& options) {
   // Under mpirun only rank 0 prints progress and writes files (every rank fits the same).
   const bool speaks = writes_outputs();
 
+  const auto load_start = std::chrono::steady_clock::now();
   const Dataset data = load_fit_data(options);
   check_finite(data);
+  const double load_seconds = seconds_since(load_start);
   if (!options.weights.empty()) {
     settings.weights = std::make_shared<const std::vector<float>>(load_sample_weights(options.weights, data.m));
     settings.weights_spec = options.weights;
@@ -198,7 +209,9 @@ int fit_command(const FitOptions& options) {
               << "seeding instead of --n-init " << settings.n_init << "\n";
     settings.n_init = 1;
   }
+  const auto upload_start = std::chrono::steady_clock::now();
   std::unique_ptr<PreparedRun> run = prepare_fit(plan, problem, data);
+  const double upload_seconds = seconds_since(upload_start);
   settings.metrics_on_gpu = device.is_gpu;
   std::optional<ParallelInfo> parallel;
   if (plan.sharded())
@@ -211,7 +224,9 @@ int fit_command(const FitOptions& options) {
                                   const std::vector<uint8_t>& active) {
       std::cerr << progress_line(restart, options.n_init, iteration, step, active) << "\n";
     };
-  const FitResult result = fit_sharded_or_explain(std::move(run), data, settings, device, plan);
+  FitResult result = fit_sharded_or_explain(std::move(run), data, settings, device, plan);
+  result.seconds.load = load_seconds;
+  result.seconds.upload = upload_seconds;
 
   FitRecord record;
   record.result = &result;

@@ -86,6 +86,7 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
                               ? run_weighted_to_convergence(*run, k, data, *settings.weights, seeds.packed, loop)
                               : run_to_convergence(*run, k, data.n, seeds.packed, loop);
     result.steps += outcome.steps;
+    result.step_seconds.insert(result.step_seconds.end(), outcome.step_seconds.begin(), outcome.step_seconds.end());
     result.seconds.prepare += outcome.prepare_seconds;
     result.seconds.iterations += outcome.iteration_seconds;
     result.seconds.labels += outcome.labels_seconds;

@@ -43,6 +43,9 @@ struct FitSettings {
 };
 
 struct FitSeconds {
+  // Before the fit proper (the CLI's; 0 where the caller loaded and placed the points itself):
+  double load = 0;    // reading or generating the points, and their finite check
+  double upload = 0;  // preparing the run: the points copied to the device(s), one shard each
   double seeding = 0;
   double prepare = 0;  // the run's one-time build for split steps (PreparedRun::prepare_split)
   double iterations = 0;
@@ -57,6 +60,7 @@ struct FitResult {
   BestK best;
   double tol_threshold = 0;
   int steps = 0;  // fused passes with an update, over all restarts
+  std::vector<double> step_seconds;  // each of those steps' wall time, restarts in order
   FitSeconds seconds;
   std::string seeding_method;
   // k-means++ from a sample (SeedingResult::sample_reason non-empty): its rows and why.

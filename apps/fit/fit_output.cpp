@@ -84,12 +84,19 @@ json fit_to_json(const FitRecord& record, bool with_files) {
   const FitSeconds& t = result.seconds;
   // The Ks of the range share every pass (one fused multi-K pass), so time is split by phase
   // for the whole fit, not by K.
-  doc["time_s"] = {{"seeding", t.seeding},
+  doc["time_s"] = {{"load", t.load},
+                   {"upload", t.upload},
+                   {"seeding", t.seeding},
                    {"prepare", t.prepare},
                    {"iterations", t.iterations},
                    {"labels", t.labels},
                    {"metrics", t.metrics},
                    {"total", t.seeding + t.prepare + t.iterations + t.labels + t.metrics}};
+  // Each step's wall time (restarts in order): the first step's one-time costs apart from the
+  // steady steps.
+  json step_ms = json::array();
+  for (double seconds : result.step_seconds) step_ms.push_back(seconds * 1e3);
+  doc["step_ms"] = std::move(step_ms);
   json per_k = json::array();
   for (size_t index = 0; index < result.per_k.size(); ++index) {
     const KFit& fit = result.per_k[index];

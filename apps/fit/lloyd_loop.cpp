@@ -67,6 +67,7 @@ LoopOutcome run_to_convergence(PreparedRun& run, const KRange& k, int n, const s
   outcome.prepare_seconds = seconds_since(prepare_start);
   const auto iterations_start = std::chrono::steady_clock::now();
   for (int iteration = 1; iteration <= settings.max_iter && moving > 0; ++iteration) {
+    const auto step_start = std::chrono::steady_clock::now();
     run.accumulate(AccumulateOptions{false});
     const StepSummary step = run.update(update);
     ++outcome.steps;
@@ -87,6 +88,7 @@ LoopOutcome run_to_convergence(PreparedRun& run, const KRange& k, int n, const s
         --moving;
       }
     }
+    outcome.step_seconds.push_back(seconds_since(step_start));
     if (settings.on_step) settings.on_step(iteration, step, active_during_step);
   }
   outcome.iteration_seconds = seconds_since(iterations_start);

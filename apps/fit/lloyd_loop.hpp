@@ -48,6 +48,9 @@ struct LoopOutcome {
   int steps = 0;            // fused passes with an update
   double prepare_seconds = 0;  // PreparedRun::prepare_split(): what the first step would build
   double iteration_seconds = 0;
+  // Each step's wall time, in order: a first step that pays a one-time cost (a sharded run's
+  // first collective) shows apart from the steady steps a per-point rate is made of.
+  std::vector<double> step_seconds;
   double labels_seconds = 0;  // the final assignment pass and the read-back
 };
 

@@ -219,6 +219,7 @@ LoopOutcome run_weighted_to_convergence(PreparedRun& run, const KRange& k, const
 
   const auto iterations_start = std::chrono::steady_clock::now();
   for (int iteration = 1; iteration <= settings.max_iter && moving > 0; ++iteration) {
+    const auto step_start = std::chrono::steady_clock::now();
     const Pass pass = assign(run, k, n);
     WeightedSums acc = weighted_sums(data, weights, k, pass.labels, centroids);
     const StepSummary step = weighted_update(data, weights, k, acc, centroids, update, uint64_t(iteration - 1));
@@ -237,6 +238,7 @@ LoopOutcome run_weighted_to_convergence(PreparedRun& run, const KRange& k, const
         --moving;
       }
     }
+    outcome.step_seconds.push_back(seconds_since(step_start));
     if (settings.on_step) settings.on_step(iteration, step, active_during_step);
   }
   outcome.iteration_seconds = seconds_since(iterations_start);
