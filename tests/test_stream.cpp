@@ -164,10 +164,6 @@ TEST(StreamFit, BadInputExitsTwoWithAMessage) {
     EXPECT_EQ(result.exit_code, 2) << extra.back() << "\n" << result.output;
     EXPECT_NE(result.output.find(expected), std::string::npos) << result.output;
   }
-  const auto plain = run_mkbench_args({"fit", "--dataset", "blobs", "--points", "5000", "--k", "3", "--chunk-points",
-                                       "1000", "--quiet"});
-  EXPECT_EQ(plain.exit_code, 2) << plain.output;
-  EXPECT_NE(plain.output.find("--chunk-points is an option of --stream"), std::string::npos) << plain.output;
 }
 
 // SIGINT in the middle of the chunks: the process ends by the signal and --out holds no

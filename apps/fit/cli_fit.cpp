@@ -19,12 +19,14 @@
 #include "apps/fit/sample_weights.hpp"
 #include "apps/stream/cli_stream.hpp"
 #include "core/errors.hpp"
+#include "core/problem.hpp"
 #include "datasets/dataset.hpp"
 #include "harness/command.hpp"
 #include "harness/measure.hpp"
 #include "harness/parallel/mpi_communicator.hpp"
 #include "harness/parallel/placement.hpp"
 #include "harness/parallel/sharded_run.hpp"
+#include "variants/chunked/chunked_run.hpp"
 #include "variants/tuned_params.hpp"
 
 namespace mk {
@@ -73,7 +75,9 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
                "seed 001's one-pass streaming k-means: chunks reduced by k-means#, then weighted k-means++ and "
                "Lloyd on the weighted centres (one K; docs/streaming.md)");
   app.add_option("--chunk-points", options.chunk_points,
-                 "--stream: points per chunk (default max(sqrt(M*K), 4*K*ceil(3 ln K)))");
+                 "--stream: points per chunk (default max(sqrt(M*K), 4*K*ceil(3 ln K))); otherwise exact Lloyd out of "
+                 "core in chunks of this many points (default: in core, or 1 GiB chunks when the GPU cannot hold the "
+                 "data)");
   app.add_option("--weights", options.weights,
                  "npy:PATH: one non-negative weight per point (a 1-D float32/float64 array), scikit-learn's "
                  "sample_weight");
@@ -153,7 +157,15 @@ FitResult fit_sharded_or_explain(std::unique_ptr<PreparedRun> run, const Dataset
 
 int fit_command(const FitOptions& options) {
   if (options.stream) return stream_fit_command(options);
-  if (!options.chunk_points.empty()) throw InputError("--chunk-points is an option of --stream");
+  int64_t chunk_points = kFitChunksWhenNeeded;
+  if (!options.chunk_points.empty()) {
+    try {
+      chunk_points = parse_count(options.chunk_points);
+    } catch (const InputError& e) {
+      throw InputError(std::string("--chunk-points: ") + e.what());
+    }
+    if (chunk_points < 1) throw InputError("--chunk-points must be at least 1 point, got " + options.chunk_points);
+  }
   check_fit_options(options);
   FitSettings settings;
   settings.k = parse_k_range(options.k);
@@ -193,7 +205,8 @@ int fit_command(const FitOptions& options) {
 
   set_tuned_configs_enabled(options.use_tuned);
   const FitPlan plan = plan_fit(options.variant, problem, placement, gpu_device, options.use_tuned,
-                                [](const std::string& why) { std::cerr << "fit: warning: " << why << "\n"; });
+                                [](const std::string& why) { std::cerr << "fit: warning: " << why << "\n"; },
+                                chunk_points);
   const Variant& variant = *plan.variant;
   const DeviceInfo& device = plan.device;
   const Params& params = plan.params;
@@ -202,6 +215,21 @@ int fit_command(const FitOptions& options) {
     std::cerr << "fit: " << variant.name() << " (" << plan.choice.reason << ") with " << params_label(params)
               << (tuned_from.empty() ? "" : " (tuned: " + tuned_from + ")") << " on "
               << (plan.sharded() ? placement->describe() : device.name) << "\n";
+
+  if (plan.chunk_points > 0) {
+    // An out-of-core step sees one chunk at a time, so it cannot move an empty cluster to a
+    // point of the whole data (variants/chunked); it keeps the cluster's centroid.
+    if (options.empty_given && settings.empty != EmptyPolicy::Keep)
+      throw InputError("--empty " + options.empty + ": an out-of-core fit (" + std::to_string(plan.chunk_points) +
+                       " points a chunk) keeps empty clusters' centroids; use --empty keep");
+    if (settings.weights) throw UnsupportedError("--weights: a weighted fit out of core is not built; it runs in core");
+    settings.empty = EmptyPolicy::Keep;
+    if (speaks)
+      std::cerr << "fit: out of core, " << plan.chunk_points << " points a chunk"
+                << (plan.out_of_core_reason.empty() ? std::string(" (--chunk-points)")
+                                                    : " (in core was refused: " + plan.out_of_core_reason + ")")
+                << "; empty clusters keep their centroids\n";
+  }
 
   if (settings.n_init > 1 && !init_depends_on_seed(settings.init)) {
     if (speaks)
@@ -212,6 +240,8 @@ int fit_command(const FitOptions& options) {
   const auto upload_start = std::chrono::steady_clock::now();
   std::unique_ptr<PreparedRun> run = prepare_fit(plan, problem, data);
   const double upload_seconds = seconds_since(upload_start);
+  nlohmann::json out_of_core;  // null in core
+  if (auto* chunked = dynamic_cast<ChunkedRun*>(run.get())) out_of_core = chunked->info().to_json();
   settings.metrics_on_gpu = device.is_gpu;
   std::optional<ParallelInfo> parallel;
   if (plan.sharded())
@@ -241,6 +271,7 @@ int fit_command(const FitOptions& options) {
   record.settings.before_release = nullptr;
   record.device_option = options.device;
   record.parallel = parallel;
+  record.out_of_core = out_of_core;
   if (!options.out.empty() && speaks) write_fit_outputs(options.out, record);
   print_summary(std::cout, result);
   return kExitOk;

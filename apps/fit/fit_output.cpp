@@ -56,6 +56,8 @@ json fit_to_json(const FitRecord& record, bool with_files) {
   // Sharded (--device 0,1 | all | cpu:N | mpirun): the devices, ranks, rows and per-step times,
   // as a results row's "parallel" (docs/multi-gpu.md); absent for one device.
   if (record.parallel) doc["parallel"] = parallel_info_to_json(*record.parallel);
+  // Out of core (--chunk-points, or data the GPU cannot hold): the chunking, as a results row's.
+  if (!record.out_of_core.is_null()) doc["out_of_core"] = record.out_of_core;
   doc["build"] = current_build_info().to_json();
   doc["dataset"] = record.data->identity;
   doc["m"] = record.data->m;

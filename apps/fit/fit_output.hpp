@@ -33,6 +33,7 @@ struct FitRecord {
   FitSettings settings;
   std::string device_option;              // --device as given
   std::optional<ParallelInfo> parallel;  // a sharded fit's devices, ranks and step timings
+  nlohmann::json out_of_core;            // an out-of-core fit's chunking (ChunkedRunInfo), else null
 };
 
 std::string centroids_file_name(int k);

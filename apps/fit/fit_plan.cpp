@@ -1,10 +1,13 @@
 #include "apps/fit/fit_plan.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/errors.hpp"
 #include "harness/measure.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/parallel/sharded_variant.hpp"
+#include "variants/chunked/chunked_run.hpp"
 #include "variants/tuned_params.hpp"
 
 namespace mk {
@@ -38,15 +41,16 @@ Params fit_params(const Variant& variant, const Problem& problem, const Problem&
   return params;
 }
 
-FitPlan plan_fit(const std::string& requested, const Problem& problem, std::shared_ptr<const Placement> placement,
-                 const DeviceInfo& gpu_device, bool use_tuned, const std::function<void(const std::string&)>& warn) {
+namespace {
+
+// One plan: the variant for `chosen_for` (the rows one device holds at a time: the whole data,
+// a shard, or a chunk), checked on it, with parameters for it.
+FitPlan plan_for(const std::string& requested, const Problem& problem, const Problem& chosen_for,
+                 std::shared_ptr<const Placement> placement, const DeviceInfo& gpu_device, bool use_tuned,
+                 const std::function<void(const std::string&)>& warn) {
   FitPlan plan;
   plan.placement = std::move(placement);
-  // Auto chooses for the rows one GPU runs: a fit sharded over GPUs holds a shard on each, and
-  // its data may be more than any one of them holds (docs/multi-gpu.md, "A fit beyond one GPU").
-  const bool sharded = plan.placement && plan.placement->sharded();
-  const Problem one_device = sharded ? shard_problem(problem, plan.placement->total_shards()) : problem;
-  plan.choice = choose_fit_variant(requested, one_device, gpu_device);
+  plan.choice = choose_fit_variant(requested, chosen_for, gpu_device);
   if (plan.choice.name.empty())
     throw UnsupportedError("fit: no variant can run " + problem.str() + ": " + plan.choice.reason);
   plan.variant = &Registry::instance().get(plan.choice.name);
@@ -54,14 +58,52 @@ FitPlan plan_fit(const std::string& requested, const Problem& problem, std::shar
   if (plan.device.is_gpu) select_device(plan.device.ordinal);
   // Over several shards the variant answers for one shard (harness/parallel/sharded_variant.hpp).
   plan.placed = variant_for_placement(*plan.variant, plan.placement);
-  if (auto refusal = plan.planned().can_implement(problem, plan.device))
-    throw UnsupportedError(plan.variant->name() + " cannot run " + problem.str() + ": " + *refusal);
-  const Problem tuned_problem = plan.sharded() ? shard_problem(problem, plan.shards()) : problem;
-  plan.params = fit_params(plan.planned(), problem, tuned_problem, plan.device, use_tuned, warn, &plan.tuned_from);
+  const bool chunked = chosen_for.streamed;
+  if (auto refusal = chunked ? plan.variant->can_implement(chosen_for, plan.device)
+                             : plan.planned().can_implement(problem, plan.device))
+    throw UnsupportedError(plan.variant->name() + " cannot run " + chosen_for.str() + ": " + *refusal);
+  plan.params = fit_params(plan.planned(), chunked ? chosen_for : problem, chosen_for, plan.device, use_tuned, warn,
+                           &plan.tuned_from);
+  if (chunked) plan.chunk_points = chosen_for.m;
   return plan;
 }
 
+}  // namespace
+
+FitPlan plan_fit(const std::string& requested, const Problem& problem, std::shared_ptr<const Placement> placement,
+                 const DeviceInfo& gpu_device, bool use_tuned, const std::function<void(const std::string&)>& warn,
+                 int64_t chunk_points) {
+  // Auto chooses for the rows one GPU runs: a fit sharded over GPUs holds a shard on each, and
+  // its data may be more than any one of them holds (docs/multi-gpu.md, "A fit beyond one GPU").
+  const bool sharded = placement && placement->sharded();
+  if (chunk_points > 0) {
+    if (sharded)
+      throw InputError("--chunk-points streams one device's points in chunks; over a --device list each shard "
+                       "holds its rows whole");
+    return plan_for(requested, problem, chunk_problem(problem, chunk_points), placement, gpu_device, use_tuned, warn);
+  }
+  const Problem one_device = sharded ? shard_problem(problem, placement->total_shards()) : problem;
+  try {
+    return plan_for(requested, problem, one_device, placement, gpu_device, use_tuned, warn);
+  } catch (const UnsupportedError& in_core) {
+    // Data the GPU cannot hold streams through it in chunks of up to 1 GiB, as `run`'s
+    // memory plan streams it (docs/fit.md, "Data larger than the GPU").
+    const int64_t largest = std::max<int64_t>(kMinChunkPoints, kMaxChunkBytes / (int64_t(problem.n) * 4));
+    if (chunk_points != kFitChunksWhenNeeded || sharded || !gpu_device.is_gpu || largest >= problem.m) throw;
+    try {
+      FitPlan plan = plan_for(requested, problem, chunk_problem(problem, largest), placement, gpu_device, use_tuned,
+                              warn);
+      plan.out_of_core_reason = in_core.what();
+      return plan;
+    } catch (const Error&) {
+      throw in_core;
+    }
+  }
+}
+
 std::unique_ptr<PreparedRun> prepare_fit(const FitPlan& plan, const Problem& problem, const Dataset& data) {
+  if (plan.chunk_points > 0)
+    return prepare_chunked(*plan.variant, problem, chunk_source_of(data), plan.chunk_points, plan.params, plan.device);
   if (plan.placement) return prepare_on_placement(*plan.variant, problem, data, plan.params, *plan.placement);
   return plan.variant->prepare(problem, data, plan.params, plan.device);
 }

@@ -39,6 +39,10 @@ struct FitPlan {
   DeviceInfo device;                 // where it runs (a sharded run: its first shard's), and seeds
   Params params;
   std::string tuned_from;
+  // Out of core (variants/chunked): points a chunk; 0 in core. `out_of_core_reason` says why
+  // when the plan chose it (empty when --chunk-points asked for it).
+  int64_t chunk_points = 0;
+  std::string out_of_core_reason;
 
   bool sharded() const { return placed != nullptr; }
   int shards() const { return placed ? placement->total_shards() : 1; }
@@ -46,14 +50,23 @@ struct FitPlan {
   const Variant& planned() const { return placed ? *placed : *variant; }
 };
 
+// What plan_fit may do with data its device cannot hold at once.
+inline constexpr int64_t kFitInCoreOnly = -1;  // refuse (the Python estimator)
+inline constexpr int64_t kFitChunksWhenNeeded = 0;  // out of core when in core is refused (`mkbench fit`)
+
 // Chooses and checks (can_implement, for one shard when sharded) the variant of `problem` on
 // `gpu_device` (the placement's primary device, or the one device), and its parameters;
 // selects the GPU it runs on. UnsupportedError when nothing can run it.
+// `chunk_points` > 0: out of core in chunks of that many points (one device only: InputError
+// with a placement of several); kFitChunksWhenNeeded: in core, or on one GPU, when that is
+// refused (a variant's memory check), out of core in chunks of at most kMaxChunkBytes.
 FitPlan plan_fit(const std::string& requested, const Problem& problem, std::shared_ptr<const Placement> placement,
-                 const DeviceInfo& gpu_device, bool use_tuned, const std::function<void(const std::string&)>& warn);
+                 const DeviceInfo& gpu_device, bool use_tuned, const std::function<void(const std::string&)>& warn,
+                 int64_t chunk_points = kFitInCoreOnly);
 
 // The plan's prepared run: a ShardedRun over the placement (each shard's rows uploaded to its
-// device) when sharded, else the variant prepared on its device.
+// device) when sharded, a ChunkedRun streaming `data` when out of core, else the variant
+// prepared on its device.
 std::unique_ptr<PreparedRun> prepare_fit(const FitPlan& plan, const Problem& problem, const Dataset& data);
 
 }  // namespace mk
