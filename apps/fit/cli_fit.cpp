@@ -136,7 +136,8 @@ void print_summary(std::ostream& out, const FitResult& result) {
     out << "seeding: " << result.seeding_method << " from a stratified sample of " << result.seeding_sample_rows
         << " rows (" << result.seeding_sample_reason << ")\n";
   const FitSeconds& t = result.seconds;
-  out << "time: load " << fixed(t.load, 3) << " s, upload " << fixed(t.upload, 3) << " s, seeding " << fixed(t.seeding, 3) << " s, iterations " << fixed(t.iterations, 3) << " s ("
+  out << "time: load " << fixed(t.load, 3) << " s, upload " << fixed(t.upload, 3) << " s, seeding "
+      << fixed(t.seeding, 3) << " s, iterations " << fixed(t.iterations, 3) << " s ("
       << result.steps << " steps), labels " << fixed(t.labels, 3) << " s, metrics " << fixed(t.metrics, 3) << " s\n";
 }
 

@@ -2,10 +2,10 @@
 // centres per K (KRange::slot_offset), so that K and K+1 share their first K centres.
 #include "apps/seeding/seeding.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -81,7 +81,7 @@ SeedingResult from_file(const Dataset& data, const KRange& k, const std::string&
   return result;
 }
 
-// The rows `rows` of `data` (and of `weights`, when given), as a Dataset of their own.
+// The rows `rows` of `data`, as a Dataset of their own (copied on all cores).
 Dataset gather_rows(const Dataset& data, const std::vector<int64_t>& rows) {
   Dataset sample;
   sample.m = int64_t(rows.size());
