@@ -15,7 +15,7 @@ namespace mk {
 
 void check_finite(const Dataset& data) {
   if (data.finite_checked) return;  // the loader's one pass did it
-  const int64_t count = data.is_mapped() ? data.m * int64_t(data.n) : static_cast<int64_t>(data.values.size());
+  const int64_t count = data.holds_rows() ? data.m * int64_t(data.n) : static_cast<int64_t>(data.values.size());
   const float* values = data.points();
   int64_t first_bad = std::numeric_limits<int64_t>::max();
 #pragma omp parallel for schedule(static) reduction(min : first_bad)
@@ -66,7 +66,7 @@ std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitM
   if (k.kmin < 1 || k.kmax < k.kmin)
     throw InputError("invalid K range " + k.str() + " for initial centroids");
   if (data.n < 1 || data.m < 1) throw InputError("cannot pick initial centroids from an empty dataset");
-  if (!data.is_mapped() && data.values.size() != static_cast<size_t>(data.m) * data.n)
+  if (!data.holds_rows())
     throw InputError("dataset holds " + std::to_string(data.values.size()) + " values but claims " +
                      std::to_string(data.m) + " x " + std::to_string(data.n));
   if (k.kmax > data.m)

@@ -1,10 +1,12 @@
 #pragma once
 // Host-side point sets and their identity. Points are always held row-major (AoS) on the
 // host; variants that want SoA transpose on upload, so layout is a variant parameter.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,10 +17,39 @@ namespace mk {
 
 class MappedFile;
 
+// An allocator whose new elements are left uninitialised (default-initialised). Loaders and
+// generators write every value on all cores, which also spreads the pages' first touch over the
+// cores; a std::vector<float> zero-fills on one thread first, most of the time taken to generate
+// 2415919104 x 16 points on a 4xH200 host (e36ddab).
+template <class T>
+struct UninitialisedAllocator : std::allocator<T> {
+  UninitialisedAllocator() noexcept = default;
+  template <class U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+  template <class U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using PointValues = std::vector<float, UninitialisedAllocator<float>>;
+// Points equal a plain vector of the same values (a caller's or a test's expected points).
+inline bool operator==(const PointValues& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+inline bool operator==(const std::vector<float>& a, const PointValues& b) { return b == a; }
+
 struct Dataset {
   int64_t m = 0;
   int n = 0;
-  std::vector<float> values;  // m*n, row-major
+  PointValues values;  // m*n, row-major
   // Enough to regenerate or re-find the data: {"kind":"generator","generator":...,
   // "params":{...},"seed":...} or {"kind":"file","path":...,"bytes":...,"xxh3_128":...}
   // (datasets/digest.hpp; "sha256" in results written before schema 2).
@@ -32,12 +63,23 @@ struct Dataset {
   // need `values`.
   const float* mapped_rows = nullptr;
   std::shared_ptr<const MappedFile> mapping;
+  // Rows of another Dataset that outlives this one (rows_of): `values` is empty. A shard of a
+  // sharded run is such a view, so preparing the shards copies nothing on the host.
+  const float* borrowed_rows = nullptr;
 
   bool is_mapped() const { return mapped_rows != nullptr; }
-  const float* points() const { return mapped_rows ? mapped_rows : values.data(); }
+  const float* points() const { return mapped_rows ? mapped_rows : borrowed_rows ? borrowed_rows : values.data(); }
+  // Whether points() holds all m x n values.
+  bool holds_rows() const {
+    return mapped_rows || borrowed_rows || values.size() == static_cast<size_t>(m) * static_cast<size_t>(n);
+  }
   float at(int64_t i, int d) const { return points()[static_cast<size_t>(i) * n + d]; }
   const float* row(int64_t i) const { return points() + static_cast<size_t>(i) * n; }
 };
+
+// Rows [begin, end) of `data`, without a copy: valid while `data` lives (a mapped file stays
+// mapped while the view lives).
+Dataset rows_of(const Dataset& data, int64_t begin, int64_t end);
 
 // One class label per point, for commands that score a clustering against known classes.
 struct Labels {
@@ -74,7 +116,7 @@ Dataset generate(const GeneratorSpec& spec);
 // reports use them to judge how well a clustering recovered the blobs.
 std::vector<float> blob_centers(const GeneratorSpec& spec);
 // Fraction of entries that are exactly zero (either sign).
-double measure_sparsity(const std::vector<float>& values);
+double measure_sparsity(const PointValues& values);
 
 struct CsvOptions {
   bool header = false;

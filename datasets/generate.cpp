@@ -54,7 +54,7 @@ std::vector<float> blob_centers(const GeneratorSpec& spec) {
   return centres;
 }
 
-double measure_sparsity(const std::vector<float>& values) {
+double measure_sparsity(const PointValues& values) {
   if (values.empty()) return 0.0;
   const int64_t count = static_cast<int64_t>(values.size());
   const float* data = values.data();

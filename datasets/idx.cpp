@@ -150,9 +150,9 @@ void read_elements(ByteSource& source, const IdxHeader& header, Store store) {
   }
 }
 
-std::vector<float> allocate_values(const std::string& origin, uint64_t count) {
+PointValues allocate_values(const std::string& origin, uint64_t count) {
   try {
-    return std::vector<float>(static_cast<size_t>(count));
+    return PointValues(static_cast<size_t>(count));
   } catch (const std::bad_alloc&) {
     throw InputError(origin + ": not enough host memory for " + std::to_string(count) + " float32 values");
   }

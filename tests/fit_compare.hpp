@@ -27,7 +27,7 @@ inline nlohmann::json read_fit_json(const std::string& folder) {
   return nlohmann::json::parse(read_text((std::filesystem::path(folder) / "fit.json").string()));
 }
 
-inline double squared_distance(const Dataset& data, int64_t point, const std::vector<float>& centroids, int c) {
+inline double squared_distance(const Dataset& data, int64_t point, const mk::PointValues& centroids, int c) {
   double sum = 0;
   for (int j = 0; j < data.n; ++j) {
     const double d = double(data.values[size_t(point) * size_t(data.n) + size_t(j)]) -

@@ -82,8 +82,8 @@ std::string npy_bytes(const std::string& dict, const std::string& data, int majo
   return bytes + header + data;
 }
 
-template <typename T>
-std::string raw_bytes(const std::vector<T>& values) {
+template <typename T, typename Allocator>
+std::string raw_bytes(const std::vector<T, Allocator>& values) {
   return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
 }
 
@@ -105,7 +105,7 @@ GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, uint64_t seed) 
   return spec;
 }
 
-double exact_zero_fraction(const std::vector<float>& values) {
+double exact_zero_fraction(const mk::PointValues& values) {
   size_t zeros = 0;
   for (float v : values) zeros += (v == 0.0f);
   return double(zeros) / double(values.size());
@@ -253,7 +253,7 @@ TEST_F(CsvLoad, PlainNumbers) {
   Dataset data = mk::load_csv(file, {});
   EXPECT_EQ(data.m, 2);
   EXPECT_EQ(data.n, 3);
-  EXPECT_EQ(data.values, (std::vector<float>{1, 2, 3, 4.5f, -50, 6}));
+  EXPECT_EQ(data.values, (mk::PointValues{1, 2, 3, 4.5f, -50, 6}));
   EXPECT_EQ(data.identity["kind"], "file");
   EXPECT_EQ(data.identity["format"], "csv");
   EXPECT_EQ(data.identity["path"], file);
@@ -269,7 +269,7 @@ TEST_F(CsvLoad, HeaderAndLabelColumnWithCrlf) {
   Dataset data = mk::load_csv(file, options);
   EXPECT_EQ(data.m, 2);
   EXPECT_EQ(data.n, 2);
-  EXPECT_EQ(data.values, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(data.values, (mk::PointValues{1, 2, 3, 4}));
   EXPECT_EQ(data.identity["options"]["header"], true);
   EXPECT_EQ(data.identity["options"]["label_column"], 1);
 }
@@ -281,7 +281,7 @@ TEST_F(CsvLoad, ColumnSelectionKeepsRequestedOrderAndDelimiter) {
   options.columns = {3, 0};
   Dataset data = mk::load_csv(file, options);
   EXPECT_EQ(data.n, 2);
-  EXPECT_EQ(data.values, (std::vector<float>{4, 1, 8, 5}));
+  EXPECT_EQ(data.values, (mk::PointValues{4, 1, 8, 5}));
   EXPECT_EQ(data.identity["options"]["columns"], (std::vector<int>{3, 0}));
   EXPECT_EQ(data.identity["options"]["delimiter"], ";");
 }
@@ -365,14 +365,14 @@ TEST_F(NpyLoad, FortranOrderIsConvertedToRowMajor) {
   Dataset data = mk::load_npy(file);
   EXPECT_EQ(data.m, 3);
   EXPECT_EQ(data.n, 2);
-  EXPECT_EQ(data.values, (std::vector<float>{0, 1, 10, 11, 20, 21}));
+  EXPECT_EQ(data.values, (mk::PointValues{0, 1, 10, 11, 20, 21}));
 }
 
 TEST_F(NpyLoad, VersionTwoHeaderIsAccepted) {
   const std::vector<float> values = {1, 2, 3, 4};
   const std::string file = write("v2.npy", npy_bytes("{\"descr\": \"<f4\", \"shape\": (2, 2), \"fortran_order\": False}",
                                                      raw_bytes(values), 2));
-  EXPECT_EQ(mk::load_npy(file).values, values);
+  EXPECT_EQ(mk::load_npy(file).values, mk::PointValues(values.begin(), values.end()));
 }
 
 TEST_F(NpyLoad, WrongDtypeIsRejected) {
@@ -436,7 +436,7 @@ TEST_F(NpyLoad, OnePassOverManyBlocksMatchesSeparateChecks) {
   EXPECT_TRUE(loaded.finite_checked);
 
   // An Inf in the last block and a NaN in the first: the first in file order is named.
-  std::vector<float> bad = original.values;
+  std::vector<float> bad(original.values.begin(), original.values.end());
   bad[bad.size() - 3] = std::numeric_limits<float>::infinity();
   bad[70001 * 8 + 5] = std::numeric_limits<float>::quiet_NaN();
   const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (300007, 8), }";
@@ -576,9 +576,9 @@ TEST_F(DatasetSpec, Generators) {
 TEST_F(DatasetSpec, Files) {
   std::string csv = write("d.csv", "a;b;c\n1;2;3\n4;5;6\n");
   Dataset from_csv = mk::load_dataset_spec("csv:" + csv + ":header:label=0:delim=;", 0, 0, 1);
-  EXPECT_EQ(from_csv.values, (std::vector<float>{2, 3, 5, 6}));
+  EXPECT_EQ(from_csv.values, (mk::PointValues{2, 3, 5, 6}));
   Dataset selected = mk::load_dataset_spec("csv:" + csv + ":header:cols=2,1:delim=;", 0, 2, 1);
-  EXPECT_EQ(selected.values, (std::vector<float>{3, 2, 6, 5}));
+  EXPECT_EQ(selected.values, (mk::PointValues{3, 2, 6, 5}));
 
   std::string npy = path("d.npy");
   mk::save_npy(npy, small_dataset(4, 3));
@@ -610,4 +610,21 @@ TEST_F(DatasetSpec, BadSpecs) {
   expect_input_error([] { mk::load_dataset_spec("blobs:spread=wide", 10, 2, 1); }, {"spread", "'wide'"});
   expect_input_error([] { mk::load_dataset_spec("uniform", 10, 0, 1); }, {"N >= 1"});
   expect_input_error([] { mk::load_dataset_spec("npy:", 0, 0, 1); }, {"missing file path"});
+}
+
+// A shard's rows are a view of the whole data set's (no copy), and a range past it is bad input.
+TEST(RowsOf, ViewsTheRowsInPlace) {
+  const Dataset data = mk::generate(spec_of("uniform", 100, 3, 5));
+  const Dataset part = mk::rows_of(data, 40, 70);
+  EXPECT_EQ(part.m, 30);
+  EXPECT_EQ(part.n, 3);
+  EXPECT_TRUE(part.values.empty());
+  EXPECT_TRUE(part.holds_rows());
+  EXPECT_EQ(part.points(), data.row(40));
+  EXPECT_EQ(part.at(29, 2), data.at(69, 2));
+  EXPECT_EQ(part.identity, data.identity);
+  const Dataset inner = mk::rows_of(part, 10, 11);
+  EXPECT_EQ(inner.points(), data.row(50));
+  EXPECT_THROW(mk::rows_of(data, 90, 101), InputError);
+  EXPECT_THROW(mk::rows_of(data, 50, 40), InputError);
 }

@@ -73,7 +73,7 @@ TEST_F(LabelFiles, CsvLabelColumnComesBackWithThePoints) {
   const mk::LabelledDataset both = mk::load_labelled_dataset("csv:" + file + ":header:label=1", "", 0, 0, 1);
   EXPECT_EQ(both.data.m, 3);
   EXPECT_EQ(both.data.n, 2);
-  EXPECT_EQ(both.data.values, (std::vector<float>{1.5f, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(both.data.values, (mk::PointValues{1.5f, 3, 4, 5, 6, 7}));
   EXPECT_EQ(both.labels.values, (std::vector<int32_t>{2, 0, 1}));
   EXPECT_EQ(both.labels.identity["xxh3_128"], both.data.identity["xxh3_128"]);
 }
@@ -83,7 +83,7 @@ TEST_F(LabelFiles, CsvLabelsThatAreNotWholeNumbersAreRejected) {
   expect_input_error([&] { mk::load_labelled_dataset("csv:" + words + ":label=1", "", 0, 0, 1); },
                      {words, "line 1, column 1", "'setosa' is not a number"});
   // The points alone still load: a text class column does not stop a benchmark.
-  EXPECT_EQ(mk::load_dataset_spec("csv:" + words + ":label=1", 0, 0, 1).values, (std::vector<float>{1, 2}));
+  EXPECT_EQ(mk::load_dataset_spec("csv:" + words + ":label=1", 0, 0, 1).values, (mk::PointValues{1, 2}));
   const std::string fraction = write("f.csv", "1,2\n3,0.5\n");
   expect_input_error([&] { mk::load_labelled_dataset("csv:" + fraction + ":label=1", "", 0, 0, 1); },
                      {"line 2, column 1", "not a whole number"});

@@ -124,7 +124,8 @@ TEST(QuantizeSklearn, PsnrMatchesScikitLearnFromTheSamePalette) {
   Dataset initial;
   initial.m = kColours;
   initial.n = 3;
-  initial.values = seed_centroids(pixels, KRange{kColours, kColours}, seeding, query_host_cpu()).packed;
+  const std::vector<float> palette = seed_centroids(pixels, KRange{kColours, kColours}, seeding, query_host_cpu()).packed;
+  initial.values.assign(palette.begin(), palette.end());
   const std::string pixels_npy = folder.file("pixels.npy"), init_npy = folder.file("init.npy");
   save_npy(pixels_npy, pixels);
   save_npy(init_npy, initial);

@@ -128,7 +128,8 @@ TEST_F(QuantizeGpu, EndsWhereTheCpuEndsFromTheSamePalette) {
     Dataset initial;
     initial.m = k;
     initial.n = 3;
-    initial.values = seed_centroids(rgb_points(image), KRange{k, k}, seeding, query_host_cpu()).packed;
+    const std::vector<float> palette = seed_centroids(rgb_points(image), KRange{k, k}, seeding, query_host_cpu()).packed;
+    initial.values.assign(palette.begin(), palette.end());
     const std::string npy = folder.file("init" + std::to_string(k) + ".npy");
     save_npy(npy, initial);
     QuantizeSettings settings;

@@ -17,7 +17,7 @@ Dataset make_dataset(int n, const std::vector<float>& values) {
   Dataset data;
   data.n = n;
   data.m = int64_t(values.size()) / n;
-  data.values = values;
+  data.values.assign(values.begin(), values.end());
   return data;
 }
 

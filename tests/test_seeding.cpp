@@ -196,7 +196,7 @@ TEST(KmeansppCpu, PlainKmeansppDrawsTheSecondCentreWithProbabilityProportionalTo
   Dataset data;
   data.n = 1;
   data.m = 5;
-  data.values = line;
+  data.values.assign(line.begin(), line.end());
   const int trials = 20000;
   double observed[5][5] = {};
   for (int seed = 0; seed < trials; ++seed) {

@@ -35,7 +35,8 @@ using testing_support::TempFolder;
 nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
 
 // Σ over the points of the squared distance to the nearest of `centres`, in FP64 here.
-double inertia_fp64(const Dataset& data, const std::vector<float>& centres, int k) {
+template <class Centres>
+double inertia_fp64(const Dataset& data, const Centres& centres, int k) {
   double total = 0;
   for (int64_t i = 0; i < data.m; ++i) {
     double best = std::numeric_limits<double>::infinity();

@@ -166,12 +166,12 @@ class CpuOpenMpRun : public PreparedRun {
       // Out-of-core: the chunked runner writes each chunk here (points_slot()).
       points_.assign(size_t(problem.m) * problem.n, 0.0f);
     } else {
-      if (data.m != problem.m || data.n != problem.n || data.values.size() != size_t(problem.m) * problem.n)
+      if (data.m != problem.m || data.n != problem.n || !data.holds_rows())
         throw InputError("cpu-openmp: dataset is " + std::to_string(data.m) + "x" + std::to_string(data.n) +
                          " but the problem is " + problem.str());
       // A private copy, like a GPU upload: the run must not depend on the caller keeping
       // its dataset alive.
-      points_.assign(data.values.begin(), data.values.end());
+      points_.assign(data.points(), data.points() + size_t(problem.m) * problem.n);
     }
     for (int t = 0; t < threads_; ++t)
       per_thread_.push_back(std::make_unique<ThreadAccumulators>(slots_, problem.n, problem.k.count()));

@@ -88,6 +88,10 @@ class ShardedRun : public PreparedRun {
   struct Shard;
   void prepare_shard(int index, const Variant& variant, const Problem& problem, const Dataset& data,
                      const Params& params);
+  // One all-reduce of a double: NCCL connects a rank to its peers at its first collective, which
+  // then counts as preparation, not as a fit's first step (4 H200s at e36ddab spent ~90 ms of
+  // a 10-step, 225 ms fit loop outside their shards' accumulation).
+  void connect(Shard& shard);
   void step_accumulate(Shard& shard, bool store_labels);
   void read_pending_timing(Shard& shard);
   void reduce(Shard& shard);

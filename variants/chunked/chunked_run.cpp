@@ -20,13 +20,13 @@ ChunkSource chunk_source_of(const Dataset& data) {
     source.mapped_file = true;
     return source;
   }
-  if (data.values.size() != size_t(data.m) * size_t(data.n))
+  if (!data.holds_rows())
     throw InputError("the data set holds " + std::to_string(data.values.size()) + " values, not " +
                      std::to_string(data.m) + " × " + std::to_string(data.n));
   ChunkSource source;
   source.m = data.m;
   source.n = data.n;
-  source.rows = data.values.data();
+  source.rows = data.points();
   source.description = "host array";
   return source;
 }

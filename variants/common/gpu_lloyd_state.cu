@@ -64,7 +64,7 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
     throw UnsupportedError("layout=soa transposes the points when it uploads them, so it cannot take streamed "
                            "chunks (out-of-core): use layout=aos");
   if (!problem.streamed && (data.m != problem.m || data.n != problem.n ||
-                            data.values.size() != size_t(problem.m) * size_t(problem.n)))
+                            !data.holds_rows()))
     throw InputError("the dataset is " + std::to_string(data.m) + " x " + std::to_string(data.n) +
                      " but the problem is " + problem.str());
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -81,7 +81,7 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
     // No values yet: the chunked runner writes each chunk here (points_slot()).
     check(cudaMemsetAsync(points_.get(), 0, points_.bytes(), stream_), "zero the chunk buffer");
   } else if (layout == Layout::AoS) {
-    check(cudaMemcpyAsync(points_.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice,
+    check(cudaMemcpyAsync(points_.get(), data.points(), values * sizeof(float), cudaMemcpyHostToDevice,
                           stream_),
           "upload points");
     check(cudaMemsetAsync(points_.get() + values, 0, (size_t(padded_points) * problem.n - values) * sizeof(float),
@@ -91,7 +91,7 @@ LloydState::LloydState(const Problem& problem, const Dataset& data, Layout layou
   } else if (layout == Layout::SoA) {
     // Transposing on the device keeps host memory at one copy of the data.
     DeviceBuffer<float> staging(values, "points staging for SoA transpose");
-    check(cudaMemcpyAsync(staging.get(), data.values.data(), values * sizeof(float), cudaMemcpyHostToDevice,
+    check(cudaMemcpyAsync(staging.get(), data.points(), values * sizeof(float), cudaMemcpyHostToDevice,
                           stream_),
           "upload points");
     transpose_to_soa<<<1024, 256, 0, stream_>>>(staging.get(), points_.get(), problem.m, problem.n);

@@ -15,8 +15,8 @@ namespace mk::tensor_multik {
 // it and no multiply is needed.
 float point_scale_for_update(const Dataset& data) {
   float largest = 0.f;
-  const float* values = data.values.data();
-  const int64_t count = int64_t(data.values.size());
+  const float* values = data.points();
+  const int64_t count = data.m * int64_t(data.n);
 #pragma omp parallel for reduction(max : largest) schedule(static)
   for (int64_t i = 0; i < count; ++i) largest = std::max(largest, std::fabs(values[i]));
   if (largest == 0.f || (largest >= 0x1p-6f && largest < 0x1p14f)) return 1.f;
@@ -29,7 +29,7 @@ std::vector<float> column_means(const Dataset& data) {
   const int n = data.n;
   const int64_t m = data.m, rows_per_block = 1 << 16, blocks = (m + rows_per_block - 1) / rows_per_block;
   std::vector<double> partial(size_t(blocks) * n, 0.0);
-  const float* values = data.values.data();
+  const float* values = data.points();
 #pragma omp parallel for schedule(static)
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t end = std::min(m, (b + 1) * rows_per_block);
@@ -60,7 +60,7 @@ double mean_centred_square(const Dataset& data, const std::vector<float>& mean) 
   const int n = data.n;
   const int64_t m = data.m, rows_per_block = 1 << 16, blocks = (m + rows_per_block - 1) / rows_per_block;
   std::vector<double> partial(size_t(blocks), 0.0);
-  const float* values = data.values.data();
+  const float* values = data.points();
 #pragma omp parallel for schedule(static)
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t end = std::min(m, (b + 1) * rows_per_block);
