@@ -143,6 +143,22 @@ OutlierShape outlier_shape_for(const Variant& v) {
   return {3, 3};  // refused: bind_or_fail then reports the variant's reason
 }
 
+// Two passes' centroids agree up to the last bits, and their counts exactly: FP64 atomics add
+// in a run-to-run order, and a kernel that divides in place (tensor-multik's last block adds
+// the data's mean to the mean of centred points) rounds unlike the update phase (the mean of
+// the points).
+void expect_same_step(const IterationResult& a, const IterationResult& b) {
+  ASSERT_EQ(a.per_k.size(), b.per_k.size());
+  for (size_t i = 0; i < a.per_k.size(); ++i) {
+    ASSERT_EQ(a.per_k[i].centroids.size(), b.per_k[i].centroids.size());
+    for (size_t j = 0; j < a.per_k[i].centroids.size(); ++j) {
+      const double x = a.per_k[i].centroids[j], y = b.per_k[i].centroids[j];
+      EXPECT_NEAR(x, y, 4e-7 * std::max({1.0, std::abs(x), std::abs(y)})) << "K=" << a.per_k[i].k << " value " << j;
+    }
+    EXPECT_EQ(a.per_k[i].counts, b.per_k[i].counts) << "K=" << a.per_k[i].k;
+  }
+}
+
 TEST_P(StepPhases, SplitStepEqualsTheFusedStep) {
   const Shape shape = shape_for(*variant_);
   const Dataset data = blobs(6000, shape.n, 11);
@@ -160,16 +176,8 @@ TEST_P(StepPhases, SplitStepEqualsTheFusedStep) {
   const StepSummary summary = split->update({});
   const IterationResult a = fused->read_back(), b = split->read_back();
   ASSERT_EQ(summary.per_k.size(), a.per_k.size());
+  expect_same_step(a, b);
   for (size_t i = 0; i < a.per_k.size(); ++i) {
-    // Equal up to the rounding of the division: a kernel that divides in place (tensor-multik's
-    // last block adds the data's mean to the mean of centred points) and the update phase
-    // (the mean of the points) round differently in the last bits.
-    ASSERT_EQ(a.per_k[i].centroids.size(), b.per_k[i].centroids.size());
-    for (size_t j = 0; j < a.per_k[i].centroids.size(); ++j) {
-      const double x = a.per_k[i].centroids[j], y = b.per_k[i].centroids[j];
-      EXPECT_NEAR(x, y, 4e-7 * std::max({1.0, std::abs(x), std::abs(y)})) << "K=" << a.per_k[i].k << " value " << j;
-    }
-    EXPECT_EQ(a.per_k[i].counts, b.per_k[i].counts);
     // The same FP64 sum, possibly added in another order (csr-sparse's fused and split paths).
     EXPECT_NEAR(a.per_k[i].inertia, summary.per_k[i].inertia, 1e-12 * a.per_k[i].inertia);
     // The shift is Σ‖c_new − c_old‖², recomputed here from the read-back centroids.
@@ -210,6 +218,36 @@ TEST_P(StepPhases, FrozenKKeepsItsCentroids) {
   EXPECT_FALSE(summary.per_k[size_t(frozen)].active);
   EXPECT_EQ(summary.per_k[size_t(frozen)].shift, 0.0);
   if (k.count() > 1) EXPECT_GT(summary.per_k[0].shift, 0.0);  // the others moved
+}
+
+TEST_P(StepPhases, AnUpdateWithoutASummaryMovesTheCentroidsAsOneWithIt) {
+  const Shape shape = shape_for(*variant_);
+  const Dataset data = blobs(6000, shape.n, 13);
+  const KRange k = shape.k;
+  const auto start = initial_centroids(data, k, InitMethod::RandomSample, 7);
+  auto with = bind_or_fail(data, k);
+  auto without = bind_or_fail(data, k);
+  ASSERT_TRUE(with && without);
+  with->set_centroids(start);
+  ASSERT_TRUE(splits_its_step(*with)) << variant_->name() << " does not split its step";
+  UpdateOptions no_summary;
+  no_summary.summary = false;
+  for (PreparedRun* run : {with.get(), without.get()}) run->set_centroids(start);
+  // Two steps each: the second accumulates from the first one's centroids.
+  for (int step = 0; step < 2; ++step) {
+    with->accumulate({});
+    EXPECT_EQ(with->update({}).per_k.size(), size_t(k.count()));
+    without->accumulate({});
+    const StepSummary none = without->update(no_summary);
+    if (variant_->runs_on_gpu()) EXPECT_TRUE(none.per_k.empty());  // host runs compute it anyway
+  }
+  without->synchronize();
+  expect_same_step(with->read_back(), without->read_back());
+  // Without a summary there are no empty counts for farthest or random to act on.
+  UpdateOptions farthest = no_summary;
+  farthest.empty = EmptyPolicy::Farthest;
+  without->accumulate({});
+  if (variant_->runs_on_gpu()) EXPECT_THROW(without->update(farthest), InputError);
 }
 
 TEST_P(StepPhases, FarthestPolicyMovesTheFarthestPointIntoTheEmptyCluster) {

@@ -55,6 +55,11 @@ struct UpdateOptions {
   std::vector<uint8_t> active;
   EmptyPolicy empty = EmptyPolicy::Keep;
   uint64_t seed = 0;  // random policy: the draw depends on (seed, K, cluster) only
+  // false: the caller reads no summary (a sharded run's iterate()), so a GPU run enqueues the
+  // division and returns at once with an empty StepSummary, leaving the wait to the caller;
+  // only with EmptyPolicy::Keep (the other policies act on the summary's empty counts). Host
+  // runs compute the summary anyway.
+  bool summary = true;
 };
 
 // What a step reports per K, in one small read-back: the convergence test and the progress

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,7 +95,9 @@ class ShardedRun : public PreparedRun {
   void connect(Shard& shard);
   void step_accumulate(Shard& shard, bool store_labels);
   void read_pending_timing(Shard& shard);
-  void reduce(Shard& shard);
+  // Enqueues the all-reduce of the shard's accumulators; with `wait`, also waits for it (polling
+  // for a failed peer: Communicator::finish). Returns the stream a wait is still owed on.
+  std::optional<void*> reduce(Shard& shard, bool wait = true);
   void abort_all(const std::string& reason);
 
   std::vector<std::unique_ptr<Shard>> shards_;

@@ -230,10 +230,17 @@ StepSummary DeviceUpdate::run(const UpdateOptions& options, const AccumulatorRef
   std::vector<uint8_t> active = options.active.empty() ? std::vector<uint8_t>(size_t(kc), 1) : options.active;
   if (int(active.size()) != kc)
     throw InputError("update: " + std::to_string(active.size()) + " active flags for " + std::to_string(kc) + " Ks");
+  if (!options.summary && options.empty != EmptyPolicy::Keep)
+    throw InputError(std::string("update without a summary keeps empty clusters; --empty ") + to_string(options.empty) +
+                     " needs the summary's empty counts");
   check(cudaMemcpyAsync(previous_.get(), state_.centroids(), previous_.bytes(), cudaMemcpyDeviceToDevice, stream),
         "keep the centroids before the update");
   check(cudaMemsetAsync(summary_.get(), 0, summary_.bytes(), stream), "zero the update summary");
   divide(active);
+  if (!options.summary) {
+    ++step_;
+    return StepSummary{};
+  }
   read_summary();
 
   std::vector<int> relocated(size_t(kc), 0);
