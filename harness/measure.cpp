@@ -338,9 +338,8 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
     if (!plan.runs()) throw UnsupportedError(plan.message);
     std::unique_ptr<PreparedRun> run;
     if (plan.out_of_core()) {
-      ChunkSource source = chunk_source_of(*spec.dataset);
-      source.lock_mapped_file = plan.lock_mapped_file;
-      auto chunked = prepare_chunked(variant, problem, source, plan.chunk_points, row.params, device);
+      auto chunked = prepare_chunked(variant, problem, chunk_source_of(*spec.dataset), plan.chunk_points, row.params,
+                                     device);
       row.out_of_core = chunked->info().to_json();
       row.out_of_core["bytes_per_iteration"] = problem.data_bytes();
       if (on_gpu)

@@ -266,19 +266,6 @@ MemoryPlan out_of_core_plan(const DataSource& data, const RowWork& work, const D
   return plan;
 }
 
-// A GPU run streaming a memory-mapped file that the host can hold besides the plan: its pages
-// are page-locked once (the file is in the page cache, or read into it once), so each chunk is
-// one DMA from the mapping instead of a copy into a pinned buffer first. Staged, the mapped
-// 1 GiB .npy of the load stage streamed at 28.8 GB/s of 53.6 pinned on an H200 (f4e130c).
-void lock_mapped_file_if_it_fits(MemoryPlan& plan, const DataSource& data, const RowWork& work,
-                                 const MemoryLimits& limits) {
-  if (!data.mappable || !work.variant || !work.variant->runs_on_gpu() || limits.host_limit_bytes <= 0) return;
-  const double file = double(work.problem.m) * work.problem.n * sizeof(float);
-  if (double(plan.host.total()) + file > double(plan.host_usable)) return;
-  plan.host.add("points: page-locked in the page cache (the file fits the host)", file);
-  plan.lock_mapped_file = true;
-}
-
 // Marks what exceeds the limits; true when the plan fits.
 bool check_limits(MemoryPlan& plan, const MemoryLimits& limits) {
   if (limits.host_limit_bytes > 0) {
@@ -391,10 +378,7 @@ MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const Device
                                                 : largest_fitting_chunk(data, work, device, limits);
     if (chunk > 0) {
       MemoryPlan plan = out_of_core_plan(data, work, device, limits, chunk);
-      if (check_limits(plan, limits)) {
-        lock_mapped_file_if_it_fits(plan, data, work, limits);
-        return plan;
-      }
+      if (check_limits(plan, limits)) return plan;
       if (forced) {
         refuse(plan, data, work, limits, "chunks of " + format_count(chunk) + " points do not fit either");
         return plan;

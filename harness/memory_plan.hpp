@@ -98,9 +98,6 @@ struct MemoryPlan {
   std::string message;      // for a refusal: the sizes, the limits and the way out
   int64_t chunk_points = 0;  // out-of-core: points per chunk (the last may be shorter)
   int64_t chunks = 0;        // out-of-core: how many
-  // Out of core from a memory-mapped file that fits the host besides the rest of the plan: the
-  // GPU run page-locks the mapping once (ChunkSource::lock_mapped_file).
-  bool lock_mapped_file = false;
 
   bool in_core() const { return mode == PlanMode::InCore; }
   bool out_of_core() const { return mode == PlanMode::OutOfCore; }

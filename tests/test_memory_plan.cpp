@@ -290,27 +290,6 @@ TEST(MemoryPlanOutOfCore, ChunkPointsForceStreamingWhereTheDataWouldFit) {
   EXPECT_EQ(largest.chunks, 1) << "all 100000 points fit one chunk";
 }
 
-// A mapped file that the host can hold besides the rest of the plan is page-locked for direct
-// DMA (and counted on the host); one that it cannot hold is staged, and counts nothing.
-TEST(MemoryPlanOutOfCore, AMappedFileIsPageLockedOnlyWhereTheHostHoldsIt) {
-  const Variant& naive = Registry::instance().get("naive-atomics");
-  const int64_t m = int64_t(64) << 20;  // 2 GiB of points
-  RowWork work{&naive, shape(m, 8, {3, 7}), Params::object(), false, false};
-  work.chunk_points = int64_t(8) << 20;
-  DataSource mapped = describe_data_source("uniform", m, 8);
-  mapped.mappable = true;
-  const MemoryPlan roomy = plan_memory(mapped, work, h100_like(), with_gpu(64 * GiB, 40 * GiB));
-  ASSERT_TRUE(roomy.out_of_core()) << roomy.message;
-  EXPECT_TRUE(roomy.lock_mapped_file);
-  EXPECT_NE(roomy.host.describe().find("page-locked"), std::string::npos) << roomy.host.describe();
-  const MemoryPlan tight = plan_memory(mapped, work, h100_like(), with_gpu(5 * GiB / 2, 40 * GiB));
-  ASSERT_TRUE(tight.out_of_core()) << tight.message;
-  EXPECT_FALSE(tight.lock_mapped_file) << "2 GiB of file and 0.5 GiB of staging exceed 90 % of 2.5 GiB";
-  const MemoryPlan unmapped = plan_memory(describe_data_source("uniform", m, 8), work, h100_like(),
-                                          with_gpu(64 * GiB, 40 * GiB));
-  EXPECT_FALSE(unmapped.lock_mapped_file);
-}
-
 TEST(MemoryPlanOutOfCore, VariantsThatCannotStreamAreRefusedWithTheReason) {
   const Variant& tensor = Registry::instance().get("tensor-multik");
   RowWork work{&tensor, shape(100000, 8, {3, 7}), Params::object(), false, false};

@@ -31,12 +31,6 @@ __global__ void add_totals(double* __restrict__ total_sums, const double* __rest
     total_inertia[i] += inertia[i];
 }
 
-bool read_only_registration(int device) {
-  int supported = 0;
-  return cudaDeviceGetAttribute(&supported, cudaDevAttrHostRegisterReadOnlySupported, device) == cudaSuccess &&
-         supported != 0;
-}
-
 struct Totals {
   DeviceBuffer<double> sums;
   DeviceBuffer<unsigned long long> counts;
@@ -75,12 +69,10 @@ class GpuChunkedRun : public ChunkedRunBase {
     check(cudaEventCreateWithFlags(&start_, cudaEventDisableTiming), "cudaEventCreate");
     // Page-locking the rows once lets every chunk go by one DMA straight from them. Where the
     // host refuses (a locked-memory limit), each chunk is staged through two pinned buffers, as
-    // are the chunks of a memory-mapped file that the plan did not let stay whole in RAM. A
-    // mapping is read-only: cudaHostRegisterReadOnly is what lets the driver lock it.
+    // are the chunks of a memory-mapped file (locking it would hold the whole file in RAM).
     const size_t bytes = size_t(problem.m) * problem.n * sizeof(float);
-    const bool lock = !source.mapped_file || (source.lock_mapped_file && read_only_registration(device.ordinal));
-    const unsigned flags = cudaHostRegisterPortable | (source.mapped_file ? cudaHostRegisterReadOnly : 0u);
-    if (lock && cudaHostRegister(const_cast<float*>(source.rows), bytes, flags) == cudaSuccess) {
+    if (!source.mapped_file &&
+        cudaHostRegister(const_cast<float*>(source.rows), bytes, cudaHostRegisterPortable) == cudaSuccess) {
       registered_ = true;
     } else {
       cudaGetLastError();

@@ -35,11 +35,9 @@ struct ChunkSource {
   int n = 0;
   const float* rows = nullptr;
   std::string description;  // "host array" | "memory-mapped file"
-  // A mapped file's chunks are staged through the pinned buffers, unless the caller's memory
-  // plan lets the whole file stay in RAM (MemoryPlan::lock_mapped_file): then the mapping is
-  // page-locked once, read-only, and each chunk is one DMA, as from a host array.
+  // A mapped file is not page-locked for direct DMA (that would pin the whole file in RAM):
+  // its chunks are staged through the pinned buffers.
   bool mapped_file = false;
-  bool lock_mapped_file = false;
 };
 ChunkSource chunk_source_of(const Dataset& data);
 
@@ -47,8 +45,8 @@ struct ChunkedRunInfo {
   int64_t chunk_points = 0;
   int64_t chunks = 0;
   int slots = 0;
-  // How chunks reach the variant's buffer: "registered" (the host rows, or the mapped file's
-  // pages, page-locked once with cudaHostRegister, each chunk one DMA), "staged" (registration refused: each chunk copied
+  // How chunks reach the variant's buffer: "registered" (the host rows page-locked once with
+  // cudaHostRegister, each chunk one DMA), "staged" (registration refused: each chunk copied
   // by all cores into one of two pinned buffers, then DMA), "host" (a CPU variant: memcpy).
   std::string transfer;
   std::string source;
