@@ -31,7 +31,7 @@ struct Kernels {
 template <int MAXC, bool VEC4>
 Kernels kernels_for() {
   return {reinterpret_cast<const void*>(&gpu::seeding_persistent<MAXC, VEC4>), &gpu::seeding_pass<MAXC, VEC4>,
-          &gpu::seeding_select<MAXC>};
+          &gpu::seeding_select<MAXC, VEC4>};
 }
 
 // Candidates live in registers: the smallest instantiation that holds L of them.

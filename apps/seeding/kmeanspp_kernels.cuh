@@ -241,7 +241,7 @@ __device__ void pass_phase(const State& s, int step, float* rows, Shared& sh) {
 
 // The select phase after the pass of `step`: the winner becomes chosen[step]; blocks draw the
 // next step's candidates (block b, b + gridDim.x, ... draws candidate b). rows: n floats.
-template <int MAXC>
+template <int MAXC, bool VEC4>
 __device__ void select_phase(const State& s, int step, float* rows, Shared& sh) {
   const int count = step == 0 ? 1 : s.candidates;
   u64 part[MAXC];
@@ -276,6 +276,7 @@ __device__ void select_phase(const State& s, int step, float* rows, Shared& sh) 
   const int t_begin = min(s.tiles, int(threadIdx.x) * per_thread);
   const int t_end = min(s.tiles, t_begin + per_thread);
   u64 tiles_mine = 0;
+#pragma unroll 8
   for (int t = t_begin; t < t_end; ++t) tiles_mine += weights[t];
 
   for (int b = blockIdx.x; b < s.candidates; b += gridDim.x) {
@@ -316,13 +317,32 @@ __device__ void select_phase(const State& s, int step, float* rows, Shared& sh) 
     }
     const u64 rest = target - sh.before_tile;
     const int64_t first = int64_t(tile) * kTile + int64_t(threadIdx.x) * kTileRun;
+    // The run's distances side by side, so their loads are in flight together (this latency
+    // is paid once a step by the whole GPU); each in squared_distance's order.
+    float dist[kTileRun];
+#pragma unroll
+    for (int q = 0; q < kTileRun; ++q) dist[q] = 0.0f;
+    if (VEC4) {
+      for (int d = 0; d < n; d += 4) {
+        const float4 c = *reinterpret_cast<const float4*>(rows + d);
+#pragma unroll
+        for (int q = 0; q < kTileRun; ++q)
+          if (first + q < s.m)
+            dist[q] = add_squares(dist[q], *reinterpret_cast<const float4*>(s.points + size_t(first + q) * size_t(n) + d), c);
+      }
+    } else {
+      for (int d = 0; d < n; ++d) {
+#pragma unroll
+        for (int q = 0; q < kTileRun; ++q)
+          if (first + q < s.m) dist[q] = add_square(dist[q], s.points[size_t(first + q) * size_t(n) + d], rows[d]);
+      }
+    }
     u64 w[kTileRun];
     u64 mine = 0;
 #pragma unroll
     for (int q = 0; q < kTileRun; ++q) {
       const int64_t i = first + q;
-      w[q] = i < s.m ? u64(s.quantize(fminf(s.d2[i], squared_distance(s.points + size_t(i) * size_t(n), rows, n))))
-                     : 0ull;
+      w[q] = i < s.m ? u64(s.quantize(fminf(s.d2[i], dist[q]))) : 0ull;
       mine += w[q];
     }
     u64 points_before = 0;
@@ -376,7 +396,7 @@ __global__ void __launch_bounds__(kBlock, min_blocks(MAXC)) seeding_persistent(S
   for (int step = 0; step < s.kmax; ++step) {
     pass_phase<MAXC, VEC4>(s, step, rows, sh);
     grid.sync();
-    select_phase<MAXC>(s, step, rows, sh);
+    select_phase<MAXC, VEC4>(s, step, rows, sh);
     grid.sync();
   }
 }
@@ -390,11 +410,11 @@ __global__ void __launch_bounds__(kBlock, min_blocks(MAXC)) seeding_pass(State s
   pass_phase<MAXC, VEC4>(s, step, reinterpret_cast<float*>(dynamic_rows), sh);
 }
 
-template <int MAXC>
+template <int MAXC, bool VEC4>
 __global__ void __launch_bounds__(kBlock) seeding_select(State s, int step) {
   extern __shared__ float4 dynamic_rows[];
   __shared__ Shared sh;
-  select_phase<MAXC>(s, step, reinterpret_cast<float*>(dynamic_rows), sh);
+  select_phase<MAXC, VEC4>(s, step, reinterpret_cast<float*>(dynamic_rows), sh);
 }
 
 }  // namespace mk::seeding::gpu
