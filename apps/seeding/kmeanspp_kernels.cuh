@@ -382,9 +382,12 @@ __global__ void __launch_bounds__(kBlock) first_distances(const float* points, i
   if ((threadIdx.x & 31) == 0) atomicMax(largest_bits, __float_as_uint(largest));
 }
 
-// Three blocks of 256 threads an SM at L <= 8 (80 registers): the pass streams the points and
-// needs loads in flight more than registers. Wider candidate sets get what they need.
-constexpr int min_blocks(int max_candidates) { return max_candidates <= 8 ? 3 : 1; }
+// Four blocks of 256 threads an SM at L <= 8 (64 registers; the float4 pass does not spill, the
+// persistent kernel spills 32 bytes): the pass streams the points and needs loads in flight more
+// than registers. At three blocks (72 registers) the stepwise K=64 pass on 8M x 8 ran at 35 %
+// occupancy and 35 % of the H200's DRAM bandwidth (ncu, 7a986bd). Wider candidate sets get
+// what they need.
+constexpr int min_blocks(int max_candidates) { return max_candidates <= 8 ? 4 : 1; }
 
 // One kernel for all steps: two grid-wide barriers a step, no launch between steps.
 template <int MAXC, bool VEC4>
