@@ -161,7 +161,7 @@ MKBENCH_REGISTER_COMMAND(
       sub.add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
       sub.add_flag("--cpu", options->cpu, "the OpenMP path even where a GPU is present");
       sub.add_option("--gpu-schedule", options->schedule,
-                     "k-means++ on the GPU: auto | persistent (one cooperative kernel) | stepwise (two kernels a step)")
+                     "k-means++ on the GPU: auto (= stepwise) | persistent (one cooperative kernel) | stepwise (two kernels a step)")
           ->capture_default_str();
       sub.add_option("--out", options->out, "write a JSON record here (atomically)");
       sub.add_option("--centroids-out", options->centroids_out, "write the kmax centres as a kmax x N .npy");

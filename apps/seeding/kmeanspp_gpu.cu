@@ -28,14 +28,16 @@ struct Kernels {
   void (*select)(gpu::State, int);
 };
 
-template <int MAXC, bool VEC4>
+template <int MAXC, bool VEC4, int PASS_BLOCKS = gpu::min_blocks(MAXC)>
 Kernels kernels_for() {
-  return {reinterpret_cast<const void*>(&gpu::seeding_persistent<MAXC, VEC4>), &gpu::seeding_pass<MAXC, VEC4>,
-          &gpu::seeding_select<MAXC, VEC4>};
+  return {reinterpret_cast<const void*>(&gpu::seeding_persistent<MAXC, VEC4>),
+          &gpu::seeding_pass<MAXC, VEC4, PASS_BLOCKS>, &gpu::seeding_select<MAXC, VEC4>};
 }
 
 // Candidates live in registers: the smallest instantiation that holds L of them.
-Kernels pick_kernels(int candidates, bool vec4) {
+Kernels pick_kernels(int candidates, bool vec4, int n) {
+  if (candidates <= 8 && n <= gpu::kNarrowPassMaxN)
+    return vec4 ? kernels_for<8, true, gpu::kNarrowPassBlocks>() : kernels_for<8, false, gpu::kNarrowPassBlocks>();
   if (candidates <= 8) return vec4 ? kernels_for<8, true>() : kernels_for<8, false>();
   if (candidates <= 16) return vec4 ? kernels_for<16, true>() : kernels_for<16, false>();
   return vec4 ? kernels_for<32, true>() : kernels_for<32, false>();
@@ -79,7 +81,7 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
                         uint64_t seed, const DeviceInfo& device, GpuSchedule schedule) {
   check(cudaSetDevice(device.ordinal), "k-means++: cudaSetDevice");
   const int tiles = int((m + gpu::kTile - 1) / gpu::kTile);
-  const Kernels kernels = pick_kernels(candidates, n % 4 == 0);
+  const Kernels kernels = pick_kernels(candidates, n % 4 == 0, n);
 
   // The pending centre and the candidates of a step sit in shared memory.
   const size_t rows_bytes = size_t(1 + candidates) * size_t(n) * sizeof(float);
@@ -98,7 +100,9 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
   check(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device.ordinal),
         "k-means++: cooperative launch attribute");
   const int persistent_per_sm = blocks_per_sm(kernels.persistent, rows_bytes);
-  bool persistent = schedule != GpuSchedule::Stepwise && cooperative && persistent_per_sm > 0;
+  // auto is stepwise: faster than the persistent kernel at both of issue 31's shapes on an H200
+  // (0a98c74: 10.59 against 11.24 ms, 169.5 against 172.3 ms) and on an H100 (a0a8b08).
+  const bool persistent = schedule == GpuSchedule::Persistent && cooperative && persistent_per_sm > 0;
   if (schedule == GpuSchedule::Persistent && !persistent)
     throw UnsupportedError("k-means++: the persistent schedule needs cooperative launches, which this device or "
                            "shape does not allow; use the stepwise schedule");

@@ -382,12 +382,16 @@ __global__ void __launch_bounds__(kBlock) first_distances(const float* points, i
   if ((threadIdx.x & 31) == 0) atomicMax(largest_bits, __float_as_uint(largest));
 }
 
-// Four blocks of 256 threads an SM at L <= 8 (64 registers; the float4 pass does not spill, the
-// persistent kernel spills 32 bytes): the pass streams the points and needs loads in flight more
-// than registers. At three blocks (72 registers) the stepwise K=64 pass on 8M x 8 ran at 35 %
-// occupancy and 35 % of the H200's DRAM bandwidth (ncu, 7a986bd). Wider candidate sets get
-// what they need.
-constexpr int min_blocks(int max_candidates) { return max_candidates <= 8 ? 4 : 1; }
+// Three blocks of 256 threads an SM at L <= 8 (80 registers): the pass streams the points and
+// needs loads in flight more than registers. Wider candidate sets get what they need.
+constexpr int min_blocks(int max_candidates) { return max_candidates <= 8 ? 3 : 1; }
+// The stepwise pass over narrow points (N <= 8) at four blocks an SM (64 registers, no spill):
+// on an H100 the K=64 run on 8M x 8 took 10.67 ms against 11.30 ms at three blocks, while the
+// K=1024 run on 2M x 32 took 276 ms against 212 ms (947d4c2 against a0a8b08, the same machine).
+// At three blocks that pass ran at 35 % occupancy and 35 % of the H200's DRAM bandwidth (ncu,
+// 7a986bd). The persistent kernel stays at three: at four it spills, and was slower (12.24 ms).
+constexpr int kNarrowPassBlocks = 4;
+constexpr int kNarrowPassMaxN = 8;
 
 // One kernel for all steps: two grid-wide barriers a step, no launch between steps.
 template <int MAXC, bool VEC4>
@@ -406,8 +410,8 @@ __global__ void __launch_bounds__(kBlock, min_blocks(MAXC)) seeding_persistent(S
 
 // The same phases as two kernels a step (where cooperative launches are unavailable, and to
 // measure against the persistent kernel).
-template <int MAXC, bool VEC4>
-__global__ void __launch_bounds__(kBlock, min_blocks(MAXC)) seeding_pass(State s, int step) {
+template <int MAXC, bool VEC4, int BLOCKS = min_blocks(MAXC)>
+__global__ void __launch_bounds__(kBlock, BLOCKS) seeding_pass(State s, int step) {
   extern __shared__ float4 dynamic_rows[];
   __shared__ Shared sh;
   pass_phase<MAXC, VEC4>(s, step, reinterpret_cast<float*>(dynamic_rows), sh);
