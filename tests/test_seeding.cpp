@@ -405,11 +405,8 @@ TEST_F(KmeansppGpu, ChoosesTheSameCentresAsTheCpuPathOnBothSchedules) {
   };
   for (const Case& c : cases) {
     const std::vector<int64_t> cpu = seeding::kmeanspp_cpu(c.data, c.kmax, c.candidates, 77).chosen;
-    for (auto schedule : {seeding::GpuSchedule::Persistent, seeding::GpuSchedule::Stepwise}) {
-      const seeding::KmeansppRun gpu = seeding::kmeanspp_gpu(c.data, c.kmax, c.candidates, 77, device_, schedule);
-      EXPECT_EQ(gpu.chosen, cpu) << c.data.m << " x " << c.data.n << " K=" << c.kmax << " L=" << c.candidates << " "
-                                 << gpu.path;
-    }
+    const seeding::KmeansppRun gpu = seeding::kmeanspp_gpu(c.data, c.kmax, c.candidates, 77, device_);
+    EXPECT_EQ(gpu.chosen, cpu) << c.data.m << " x " << c.data.n << " K=" << c.kmax << " L=" << c.candidates;
   }
 }
 
@@ -475,8 +472,7 @@ TEST(SeedCommand, BadInputExitsWithCodeTwo) {
   for (const std::string arguments : {"seed --cpu --init nonsense --k 3 --dims 2 --points 100",
                                       "seed --cpu --k 200 --dims 2 --points 100",
                                       "seed --cpu --runs 0 --k 3 --dims 2 --points 100",
-                                      "seed --cpu --candidates 40 --k 3 --dims 2 --points 100",
-                                      "seed --cpu --gpu-schedule sometimes --k 3 --dims 2 --points 100"}) {
+                                      "seed --cpu --candidates 40 --k 3 --dims 2 --points 100"}) {
     const Outcome outcome = run_mkbench(arguments);
     EXPECT_EQ(outcome.code, 2) << arguments << "\n" << outcome.output;
   }

@@ -34,7 +34,6 @@ struct SeedCommandOptions {
   int runs = 5;
   int device = 0;
   bool cpu = false;
-  std::string schedule = "auto";
   std::string out;
   std::string centroids_out;
 };
@@ -51,7 +50,6 @@ int seed_command(const SeedCommandOptions& options) {
   const int64_t m = parse_count(options.points);
   if (m < 1) throw InputError("M (points) must be at least 1, got " + options.points);
   const KRange k = parse_k_range(options.k);
-  const seeding::GpuSchedule schedule = seeding::parse_gpu_schedule(options.schedule);
 
   const int gpus = options.cpu ? 0 : gpu_count();
   if (gpus > 0 && (options.device < 0 || options.device >= gpus))
@@ -74,9 +72,10 @@ int seed_command(const SeedCommandOptions& options) {
   std::vector<float> packed;
   for (int r = 0; r < options.runs; ++r) {
     if (kmeanspp) {
-      // The internal entry point, to pick the GPU schedule; seed_centroids packs the same indices.
+      // The internal entry point, for the chosen indices and the upload's time; seed_centroids
+      // packs the same indices.
       seeding::KmeansppRun run =
-          device.is_gpu ? seeding::kmeanspp_gpu(data, k.kmax, candidates, options.seed, device, schedule)
+          device.is_gpu ? seeding::kmeanspp_gpu(data, k.kmax, candidates, options.seed, device)
                         : seeding::kmeanspp_cpu(data, k.kmax, candidates, options.seed);
       if (r > 0 && run.chosen != chosen)
         throw std::logic_error("k-means++ chose different centres for the same seed in two runs");
@@ -133,8 +132,7 @@ int seed_command(const SeedCommandOptions& options) {
     };
     if (kmeanspp) {
       document["candidates"] = candidates;
-      document["schedule"] = options.schedule;
-      // Two runs (CPU and GPU, or two schedules) chose the same centres iff these agree.
+      // Two runs (CPU and GPU) chose the same centres iff these agree.
       document["chosen_xxh3_128"] = to_hex(xxh3_128(chosen.data(), chosen.size() * sizeof(int64_t)));
       document["chosen_first"] = std::vector<int64_t>(chosen.begin(), chosen.begin() + std::min<size_t>(8, chosen.size()));
     }
@@ -160,9 +158,6 @@ MKBENCH_REGISTER_COMMAND(
       sub.add_option("--runs", options->runs, "repetitions (the median is reported)")->capture_default_str();
       sub.add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
       sub.add_flag("--cpu", options->cpu, "the OpenMP path even where a GPU is present");
-      sub.add_option("--gpu-schedule", options->schedule,
-                     "k-means++ on the GPU: auto (= stepwise) | persistent (one cooperative kernel) | stepwise (two kernels a step)")
-          ->capture_default_str();
       sub.add_option("--out", options->out, "write a JSON record here (atomically)");
       sub.add_option("--centroids-out", options->centroids_out, "write the kmax centres as a kmax x N .npy");
       return [options] { return seed_command(*options); };

@@ -23,7 +23,7 @@ struct KmeansppRun {
   std::vector<int64_t> chosen;  // kmax point indices, in the order chosen
   double seconds = 0;           // the seeding: host wall time (CPU), device time (GPU)
   double upload_seconds = 0;    // GPU: allocating and copying the points
-  std::string path;             // "cpu-openmp", "gpu-persistent" or "gpu-stepwise"
+  std::string path;             // "cpu-openmp" or "gpu"
 };
 
 // Both expect a validated dataset (finite, m >= kmax >= 1). InputError when squared distances
@@ -35,18 +35,12 @@ struct KmeansppRun {
 KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t seed,
                          const float* weights = nullptr);
 
-// How the GPU path runs its kmax dependent steps:
-//   Persistent: one cooperative kernel, two grid syncs a step;
-//   Stepwise:   two kernels a step on one stream, no host synchronisation between them;
-//   Auto:       Persistent where the device supports cooperative launches, else Stepwise.
-enum class GpuSchedule { Auto, Persistent, Stepwise };
-GpuSchedule parse_gpu_schedule(const std::string& text);  // "auto" | "persistent" | "stepwise"
-
-KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device,
-                         GpuSchedule schedule = GpuSchedule::Auto);
+// The GPU path runs its kmax dependent steps as two kernels a step on one stream, with no host
+// synchronisation between them.
+KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device);
 // The same on m × n row-major points already on device.ordinal (the Python package's CuPy or
 // torch arrays): nothing is uploaded, and the same points draw the same centres.
 KmeansppRun kmeanspp_gpu_on_device(const float* points, int64_t m, int n, int kmax, int candidates, uint64_t seed,
-                                   const DeviceInfo& device, GpuSchedule schedule = GpuSchedule::Auto);
+                                   const DeviceInfo& device);
 
 }  // namespace mk::seeding

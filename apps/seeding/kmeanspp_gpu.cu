@@ -23,15 +23,13 @@ using mk::gpu::check_launch;
 using mk::gpu::DeviceBuffer;
 
 struct Kernels {
-  const void* persistent;
   void (*pass)(gpu::State, int);
   void (*select)(gpu::State, int);
 };
 
 template <int MAXC, bool VEC4, int PASS_BLOCKS = gpu::min_blocks(MAXC)>
 Kernels kernels_for() {
-  return {reinterpret_cast<const void*>(&gpu::seeding_persistent<MAXC, VEC4>),
-          &gpu::seeding_pass<MAXC, VEC4, PASS_BLOCKS>, &gpu::seeding_select<MAXC, VEC4>};
+  return {&gpu::seeding_pass<MAXC, VEC4, PASS_BLOCKS>, &gpu::seeding_select<MAXC, VEC4>};
 }
 
 // Candidates live in registers: the smallest instantiation that holds L of them.
@@ -57,8 +55,6 @@ class Event : public mk::gpu::OwnedEvent {
 void allow_shared_bytes(const Kernels& k, size_t bytes) {
   if (bytes <= 48 * 1024) return;
   const int value = int(bytes);
-  check(cudaFuncSetAttribute(k.persistent, cudaFuncAttributeMaxDynamicSharedMemorySize, value),
-        "k-means++: shared memory opt-in");
   check(cudaFuncSetAttribute(reinterpret_cast<const void*>(k.pass), cudaFuncAttributeMaxDynamicSharedMemorySize, value),
         "k-means++: shared memory opt-in");
   check(cudaFuncSetAttribute(reinterpret_cast<const void*>(k.select), cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -78,7 +74,7 @@ int blocks_per_sm(const void* kernel, size_t shared_bytes) {
 // `upload`: the host points to copy to the device first (then `resident` is null); else
 // `resident` holds the m × n row-major points on the device already.
 static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int64_t m, int n, int kmax, int candidates,
-                        uint64_t seed, const DeviceInfo& device, GpuSchedule schedule) {
+                        uint64_t seed, const DeviceInfo& device) {
   check(cudaSetDevice(device.ordinal), "k-means++: cudaSetDevice");
   const int tiles = int((m + gpu::kTile - 1) / gpu::kTile);
   const Kernels kernels = pick_kernels(candidates, n % 4 == 0, n);
@@ -86,7 +82,7 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
   // The pending centre and the candidates of a step sit in shared memory.
   const size_t rows_bytes = size_t(1 + candidates) * size_t(n) * sizeof(float);
   cudaFuncAttributes attributes{};
-  check(cudaFuncGetAttributes(&attributes, kernels.persistent), "k-means++: kernel attributes");
+  check(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernels.pass)), "k-means++: kernel attributes");
   if (device.smem_per_block_optin > 0 && int64_t(rows_bytes + attributes.sharedSizeBytes) > device.smem_per_block_optin)
     throw UnsupportedError("k-means++ on the GPU keeps a step's " + std::to_string(1 + candidates) + " centres of " +
                            std::to_string(n) + " dimensions in shared memory (" + std::to_string(rows_bytes >> 10) +
@@ -96,23 +92,13 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
 
   int sm_count = device.sm_count;
   if (sm_count <= 0) check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device.ordinal), "SMs");
-  int cooperative = 0;
-  check(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device.ordinal),
-        "k-means++: cooperative launch attribute");
-  const int persistent_per_sm = blocks_per_sm(kernels.persistent, rows_bytes);
-  // auto is stepwise: faster than the persistent kernel at both of issue 31's shapes on an H200
-  // (0a98c74: 10.59 against 11.24 ms, 169.5 against 172.3 ms) and on an H100 (a0a8b08).
-  const bool persistent = schedule == GpuSchedule::Persistent && cooperative && persistent_per_sm > 0;
-  if (schedule == GpuSchedule::Persistent && !persistent)
-    throw UnsupportedError("k-means++: the persistent schedule needs cooperative launches, which this device or "
-                           "shape does not allow; use the stepwise schedule");
-  const int per_sm = persistent ? persistent_per_sm : blocks_per_sm(reinterpret_cast<const void*>(kernels.pass), rows_bytes);
-  // Every block must be resident for the grid barrier; more blocks than units would idle.
+  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernels.pass), rows_bytes);
+  // One wave of resident blocks, each a balanced share of the units; more blocks than units would idle.
   const int64_t units = (m + gpu::kBlock - 1) / gpu::kBlock;
   const int pass_blocks = int(std::max<int64_t>(1, std::min<int64_t>(units, int64_t(std::max(1, per_sm)) * sm_count)));
 
   KmeansppRun run;
-  run.path = persistent ? "gpu-persistent" : "gpu-stepwise";
+  run.path = "gpu";
   Stream stream;
   const auto upload_start = std::chrono::steady_clock::now();
   DeviceBuffer<float> uploaded;
@@ -161,19 +147,12 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
   gpu::State state{points, m,       n,       d2.get(), kmax, candidates, tiles, pass_blocks,
                    make_quantizer(largest, m), draws, drawn.get(), chosen.get(), tile_sums.get(),
                    block_sums.get(), failed.get()};
-  if (persistent) {
-    void* arguments[] = {&state};
-    check(cudaLaunchCooperativeKernel(kernels.persistent, dim3(pass_blocks), dim3(gpu::kBlock), arguments, rows_bytes,
-                                      stream.get()),
-          "k-means++ seeding_persistent");
-  } else {
-    for (int step = 0; step < kmax; ++step) {
-      kernels.pass<<<pass_blocks, gpu::kBlock, rows_bytes, stream.get()>>>(state, step);
-      const int select_blocks = step + 1 < kmax ? candidates : 1;
-      kernels.select<<<select_blocks, gpu::kBlock, rows_bytes, stream.get()>>>(state, step);
-    }
-    check_launch("k-means++ seeding_pass/seeding_select");
+  for (int step = 0; step < kmax; ++step) {
+    kernels.pass<<<pass_blocks, gpu::kBlock, rows_bytes, stream.get()>>>(state, step);
+    const int select_blocks = step + 1 < kmax ? candidates : 1;
+    kernels.select<<<select_blocks, gpu::kBlock, rows_bytes, stream.get()>>>(state, step);
   }
+  check_launch("k-means++ seeding_pass/seeding_select");
   run.chosen.resize(size_t(kmax));
   int status = 0;
   check(cudaMemcpyAsync(run.chosen.data(), chosen.get(), chosen.bytes(), cudaMemcpyDeviceToHost, stream.get()),
@@ -192,17 +171,16 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
   return run;
 }
 
-KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device,
-                         GpuSchedule schedule) {
-  return kmeanspp_on(&data, nullptr, data.m, data.n, kmax, candidates, seed, device, schedule);
+KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device) {
+  return kmeanspp_on(&data, nullptr, data.m, data.n, kmax, candidates, seed, device);
 }
 
 KmeansppRun kmeanspp_gpu_on_device(const float* points, int64_t m, int n, int kmax, int candidates, uint64_t seed,
-                                   const DeviceInfo& device, GpuSchedule schedule) {
+                                   const DeviceInfo& device) {
   if (!points || m < kmax || kmax < 1 || n < 1)
     throw InputError("k-means++ on device points: " + std::to_string(m) + " x " + std::to_string(n) +
                      " points cannot seed K=" + std::to_string(kmax));
-  return kmeanspp_on(nullptr, points, m, n, kmax, candidates, seed, device, schedule);
+  return kmeanspp_on(nullptr, points, m, n, kmax, candidates, seed, device);
 }
 
 }  // namespace mk::seeding

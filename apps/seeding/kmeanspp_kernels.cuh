@@ -15,7 +15,6 @@
 // sums and the recomputed in-tile weights agree exactly and every draw is found.
 // Step 0 is the same pass with the first centre as both the pending centre and the only
 // candidate: it produces the tile sums of the first D².
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cub/block/block_scan.cuh>
@@ -389,27 +388,14 @@ constexpr int min_blocks(int max_candidates) { return max_candidates <= 8 ? 3 : 
 // on an H100 the K=64 run on 8M x 8 took 10.67 ms against 11.30 ms at three blocks, while the
 // K=1024 run on 2M x 32 took 276 ms against 212 ms (947d4c2 against a0a8b08, the same machine).
 // At three blocks that pass ran at 35 % occupancy and 35 % of the H200's DRAM bandwidth (ncu,
-// 7a986bd). The persistent kernel stays at three: at four it spills, and was slower (12.24 ms).
+// 7a986bd).
 constexpr int kNarrowPassBlocks = 4;
 constexpr int kNarrowPassMaxN = 8;
 
-// One kernel for all steps: two grid-wide barriers a step, no launch between steps.
-template <int MAXC, bool VEC4>
-__global__ void __launch_bounds__(kBlock, min_blocks(MAXC)) seeding_persistent(State s) {
-  extern __shared__ float4 dynamic_rows[];
-  float* rows = reinterpret_cast<float*>(dynamic_rows);
-  __shared__ Shared sh;
-  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  for (int step = 0; step < s.kmax; ++step) {
-    pass_phase<MAXC, VEC4>(s, step, rows, sh);
-    grid.sync();
-    select_phase<MAXC, VEC4>(s, step, rows, sh);
-    grid.sync();
-  }
-}
-
-// The same phases as two kernels a step (where cooperative launches are unavailable, and to
-// measure against the persistent kernel).
+// The two phases of a step, two kernels launched back to back on one stream. One cooperative
+// kernel for all steps (two grid barriers a step) was slower at both of issue 31's shapes on an
+// H200 (0a98c74: 11.24 against 10.59 ms, 172.3 against 169.5 ms) and an H100 (a0a8b08), and was
+// deleted.
 template <int MAXC, bool VEC4, int BLOCKS = min_blocks(MAXC)>
 __global__ void __launch_bounds__(kBlock, BLOCKS) seeding_pass(State s, int step) {
   extern __shared__ float4 dynamic_rows[];

@@ -30,13 +30,6 @@ int candidate_count(int kmax, int requested) {
   return 2 + int(std::floor(std::log(double(kmax))));
 }
 
-GpuSchedule parse_gpu_schedule(const std::string& text) {
-  if (text == "auto") return GpuSchedule::Auto;
-  if (text == "persistent") return GpuSchedule::Persistent;
-  if (text == "stepwise") return GpuSchedule::Stepwise;
-  throw InputError("unknown GPU schedule '" + text + "': expected auto, persistent or stepwise");
-}
-
 }  // namespace seeding
 
 namespace {
