@@ -384,7 +384,7 @@ class KmeansppGpu : public ::testing::Test {
   DeviceInfo device_;
 };
 
-TEST_F(KmeansppGpu, ChoosesTheSameCentresAsTheCpuPathOnBothSchedules) {
+TEST_F(KmeansppGpu, ChoosesTheSameCentresAsTheCpuPath) {
   struct Case {
     Dataset data;
     int kmax;
