@@ -384,7 +384,7 @@ __global__ void __launch_bounds__(kBlock) first_distances(const float* points, i
 // Three blocks of 256 threads an SM at L <= 8 (80 registers): the pass streams the points and
 // needs loads in flight more than registers. Wider candidate sets get what they need.
 constexpr int min_blocks(int max_candidates) { return max_candidates <= 8 ? 3 : 1; }
-// The stepwise pass over narrow points (N <= 8) at four blocks an SM (64 registers, no spill):
+// The pass over narrow points (N <= 8) at four blocks an SM (64 registers, no spill):
 // on an H100 the K=64 run on 8M x 8 took 10.67 ms against 11.30 ms at three blocks, while the
 // K=1024 run on 2M x 32 took 276 ms against 212 ms (947d4c2 against a0a8b08, the same machine).
 // At three blocks that pass ran at 35 % occupancy and 35 % of the H200's DRAM bandwidth (ncu,
