@@ -11,7 +11,7 @@
 #include "core/byte_size.hpp"
 #include "core/errors.hpp"
 #include "core/host_memory.hpp"
-#include "variants/common/staged_upload.hpp"
+#include "variants/common/pinned_staging.hpp"
 
 namespace mk {
 namespace {
@@ -258,7 +258,7 @@ MemoryPlan out_of_core_plan(const DataSource& data, const RowWork& work, const D
     // Where the host refuses to page-lock the points for direct DMA, the chunks are staged
     // through a pinned ring: planned for, so the fallback cannot exceed the limit.
     plan.host.add("pinned staging ring",
-                  double(gpu::StagedUploader::kBuffers) * double(gpu::StagedUploader::kPieceBytes));
+                  double(gpu::PinnedStaging::kBuffers) * double(gpu::PinnedStaging::kPieceBytes));
     if (limits.gpu)
       for (int s = 0; s < kGpuChunkSlots; ++s)
         for (const auto& part : slot.parts) plan.gpu.add("chunk slot " + std::to_string(s) + " " + part.what, double(part.bytes));

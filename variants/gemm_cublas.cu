@@ -331,11 +331,12 @@ class GemmCublas : public Variant {
     // No point in a tile more than one step beyond M.
     while (tile != kTileRows.front() && tile / 4 >= problem.m) tile /= 4;
     const bool smem_fits = gemm::block_accumulator_bytes(problem, true) <= device.smem_per_block_optin;
-    // update=dgemm where each point would add N FP64 atomics for every K of a range of small K:
-    // Fashion-MNIST's 2..20 (N=784) spent 1165 µs of a 16384-row tile in those atomics against
-    // 135 µs in the distance SGEMM (ncu on an H200 at 8f3971d). One large K spreads its
-    // atomics over many addresses and keeps them (see docs/variants.md, gemm-cublas).
-    const bool dgemm = problem.n >= 64 && slots <= 128 * int64_t(problem.k.count());
+    // update=dgemm for a range of K at N >= 64 where the block-private sums do not fit: each point
+    // would add N FP64 atomics for every K. On an H200 (mkbench run, median of 10,
+    // ab/gemm-cublas-update-dgemm.txt): Fashion-MNIST's 2..20 (N=784) 3.22 ms a step against
+    // 5.70 with global atomics; for one K the atomics won at every shape tried (N=784 K=10:
+    // 0.74 against 0.92; N=128 K=100, 1024; N=256 K=64; N=768 K=1000).
+    const bool dgemm = problem.k.count() >= 2 && problem.n >= 64 && slots <= 128 * int64_t(problem.k.count());
     Params params = {{"tile_rows", tile},
                      {"precision", "fp32"},
                      {"block", 256},

@@ -19,7 +19,7 @@
 #include "datasets/point_indices.hpp"
 #include "core/errors.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
-#include "variants/common/staged_upload.hpp"
+#include "variants/common/pinned_staging.hpp"
 
 namespace mk {
 namespace {
@@ -133,14 +133,14 @@ cudaStream_t producer_stream(uintptr_t stream) {
 }
 
 // Host rows into the run's buffer through the process's pinned ring
-// (variants/common/staged_upload.hpp): 24 ms for 10M x 32 floats on an H200 host, against 42–51 ms
+// (variants/common/pinned_staging.hpp): 24 ms for 10M x 32 floats on an H200 host, against 42–51 ms
 // for page-locking them in place in 64 MiB pieces (the way up to 8f3971d) and 160–190 ms from
 // pageable memory (reports/results/nvidia-h200/ab/host-transfer.txt).
 void upload_host_rows(const DevicePoints& points, float* destination, cudaStream_t stream) {
   if (points.float64 || points.col_stride != 1 || points.row_stride != points.n)
     throw InputError("host rows must be C-ordered float32 (the module converts other arrays first)");
   const size_t bytes = size_t(points.m) * size_t(points.n) * sizeof(float);
-  gpu::staged_uploader_for_current_device().upload(destination, points.data, bytes, stream);
+  gpu::pinned_staging_for_current_device().upload(destination, points.data, bytes, stream);
   check(cudaStreamSynchronize(stream), "uploading the host rows into the run");
 }
 

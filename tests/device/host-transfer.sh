@@ -1,6 +1,6 @@
 # tests/device.sh stage host-transfer (sourced by tests/device.sh; docs/gpu-machine.md lists what it writes).
-# The measurements behind the host<->device copies (variants/common/staged_upload.hpp,
-# variants/common/host_transfer.hpp): tests/device/host_transfer.cu, built here with nvcc, reads
+# The measurements behind the host<->device copies (variants/common/pinned_staging.hpp):
+# tests/device/host_transfer.cu, built here with nvcc, reads
 # 10M int32 labels back and uploads 1.28 GB of host rows several ways. Writes
 # $OUT/host-transfer.txt (the standing's ab/host-transfer.txt).
 nvcc -std=c++17 -O2 -arch=sm_90 -Xcompiler -fopenmp -o $BUILD/host_transfer tests/device/host_transfer.cu \

@@ -1,5 +1,5 @@
-// The host<->device transfer measurements behind variants/common/staged_upload.hpp and
-// variants/common/host_transfer.hpp (the stage host-transfer builds and runs this file):
+// The host<->device transfer measurements behind variants/common/pinned_staging.hpp (the stage
+// host-transfer builds and runs this file):
 // - reading 10M int32 labels back into a new host vector, several ways;
 // - uploading 10M x 32 floats (1.28 GB) of ordinary host memory: page-locked in place piece by
 //   piece, from pageable memory, and staged through rings of pinned buffers of several sizes.

@@ -12,7 +12,7 @@
 #include "core/errors.hpp"
 #include "variants/chunked/chunked_base.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
-#include "variants/common/staged_upload.hpp"
+#include "variants/common/pinned_staging.hpp"
 
 namespace mk::chunked {
 namespace {
@@ -69,7 +69,7 @@ class GpuChunkedRun : public ChunkedRunBase {
     check(cudaEventCreateWithFlags(&start_, cudaEventDisableTiming), "cudaEventCreate");
     // Page-locking the rows once lets every chunk go by one DMA straight from them. Where the
     // host refuses (a locked-memory limit), the chunks are staged through a ring of small pinned
-    // buffers (variants/common/staged_upload.hpp), as are the chunks of a memory-mapped file
+    // buffers (variants/common/pinned_staging.hpp), as are the chunks of a memory-mapped file
     // (locking it would hold the whole file in RAM). Two chunk-sized staging buffers, filled
     // one chunk at a time, moved 35.5 GB/s from a mapped file in the page cache on an H200 host
     // (load-ooc-mapped.json at 27a21c1).
@@ -79,7 +79,7 @@ class GpuChunkedRun : public ChunkedRunBase {
       registered_ = true;
     } else {
       cudaGetLastError();
-      uploader_ = std::make_unique<gpu::StagedUploader>();
+      staging_ = std::make_unique<gpu::PinnedStaging>();
     }
   }
 
@@ -125,7 +125,7 @@ class GpuChunkedRun : public ChunkedRunBase {
       if (registered_) {
         check(cudaMemcpyAsync(slot.points, chunk_rows_at(c), bytes, cudaMemcpyHostToDevice, stream), "chunk upload");
       } else {
-        uploader_->upload(slot.points, chunk_rows_at(c), bytes, stream);
+        staging_->upload(slot.points, chunk_rows_at(c), bytes, stream);
       }
       run.set_point_count(rows);
       run.accumulate(options);
@@ -167,7 +167,7 @@ class GpuChunkedRun : public ChunkedRunBase {
   std::array<std::unique_ptr<PreparedRun>, kGpuChunkSlots> runs_;
   std::array<Totals, kGpuChunkSlots> totals_;
   std::array<cudaEvent_t, kGpuChunkSlots> done_{};
-  std::unique_ptr<gpu::StagedUploader> uploader_;  // staged chunks only
+  std::unique_ptr<gpu::PinnedStaging> staging_;  // staged chunks only
   cudaEvent_t start_ = nullptr;
   cudaStream_t stream_ = nullptr;
   bool registered_ = false;
