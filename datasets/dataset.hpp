@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/huge_pages.hpp"
 #include "core/problem.hpp"
 
 namespace mk {
@@ -20,9 +21,12 @@ class MappedFile;
 // An allocator whose new elements are left uninitialised (default-initialised). Loaders and
 // generators write every value on all cores, which also spreads the pages' first touch over the
 // cores; a std::vector<float> zero-fills on one thread first, most of the time taken to generate
-// 2415919104 x 16 points on a 4xH200 host (e36ddab).
+// 2415919104 x 16 points on a 4xH200 host (e36ddab). Blocks of 4 MiB or more are 2 MiB-aligned
+// and advised to huge pages (core/huge_pages.hpp): 10M labels read back into 4 KiB pages took
+// 24 ms on an H200 host, 11 ms into huge pages (reports/results/nvidia-h200/ab/host-transfer.txt).
 template <class T>
 struct UninitialisedAllocator : std::allocator<T> {
+  using value_type = T;
   UninitialisedAllocator() noexcept = default;
   template <class U>
   UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
@@ -30,6 +34,8 @@ struct UninitialisedAllocator : std::allocator<T> {
   struct rebind {
     using other = UninitialisedAllocator<U>;
   };
+  T* allocate(size_t count) { return static_cast<T*>(allocate_huge_page_friendly(count * sizeof(T))); }
+  void deallocate(T* pointer, size_t count) noexcept { release_huge_page_friendly(pointer, count * sizeof(T)); }
   template <class U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;
@@ -39,12 +45,29 @@ struct UninitialisedAllocator : std::allocator<T> {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
+template <class T, class U>
+bool operator==(const UninitialisedAllocator<T>&, const UninitialisedAllocator<U>&) noexcept {
+  return true;
+}
+template <class T, class U>
+bool operator!=(const UninitialisedAllocator<T>&, const UninitialisedAllocator<U>&) noexcept {
+  return false;
+}
 using PointValues = std::vector<float, UninitialisedAllocator<float>>;
 // Points equal a plain vector of the same values (a caller's or a test's expected points).
 inline bool operator==(const PointValues& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 inline bool operator==(const std::vector<float>& a, const PointValues& b) { return b == a; }
+// Labels as variants return them (KResult::labels): M of them, written by a device copy or by
+// the variant, never zero-filled first.
+using LabelValues = std::vector<int32_t, UninitialisedAllocator<int32_t>>;
+inline bool operator==(const LabelValues& a, const std::vector<int32_t>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+inline bool operator==(const std::vector<int32_t>& a, const LabelValues& b) { return b == a; }
+inline bool operator!=(const LabelValues& a, const std::vector<int32_t>& b) { return !(a == b); }
+inline bool operator!=(const std::vector<int32_t>& a, const LabelValues& b) { return !(b == a); }
 
 struct Dataset {
   int64_t m = 0;

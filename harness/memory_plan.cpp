@@ -11,6 +11,7 @@
 #include "core/byte_size.hpp"
 #include "core/errors.hpp"
 #include "core/host_memory.hpp"
+#include "variants/common/pinned_staging.hpp"
 
 namespace mk {
 namespace {
@@ -255,8 +256,9 @@ MemoryPlan out_of_core_plan(const DataSource& data, const RowWork& work, const D
   const bool on_gpu = work.variant->runs_on_gpu();
   if (on_gpu) {
     // Where the host refuses to page-lock the points for direct DMA, the chunks are staged
-    // through two pinned buffers: planned for, so the fallback cannot exceed the limit.
-    plan.host.add("pinned staging (2 chunks)", 2.0 * double(plan.chunk_points) * problem.n * 4.0);
+    // through a pinned ring: planned for, so the fallback cannot exceed the limit.
+    plan.host.add("pinned staging ring",
+                  double(gpu::PinnedStaging::kBuffers) * double(gpu::PinnedStaging::kPieceBytes));
     if (limits.gpu)
       for (int s = 0; s < kGpuChunkSlots; ++s)
         for (const auto& part : slot.parts) plan.gpu.add("chunk slot " + std::to_string(s) + " " + part.what, double(part.bytes));

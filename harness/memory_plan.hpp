@@ -77,8 +77,8 @@ struct RowWork {
 };
 
 // Out-of-core chunks are at most this many bytes of points: past it the copies are long
-// enough to hide every per-chunk launch (a chunk of 1 GiB takes ~19 ms at 55 GB/s), and the
-// pinned staging buffers (two chunks) stay modest.
+// enough to hide every per-chunk launch (a chunk of 1 GiB takes ~19 ms at 55 GB/s), and a
+// chunk slot's device buffers stay modest.
 inline constexpr int64_t kMaxChunkBytes = int64_t(1) << 30;
 // Below this many points a chunk's launches and synchronisation would cost more than its
 // copy: the plan refuses rather than run chunks this small.

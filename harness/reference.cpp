@@ -63,7 +63,7 @@ std::vector<double> column_spread(const Dataset& data) {
   return spread;
 }
 
-void reference_update(const Dataset& data, int k, const std::vector<int32_t>& labels,
+void reference_update(const Dataset& data, int k, const int32_t* labels,
                       const float* centroids_before, std::vector<double>& centroids,
                       std::vector<int64_t>& counts) {
   const int n = data.n;
@@ -143,7 +143,7 @@ std::vector<KReference> reference_step(const Dataset& data, const KRange& krange
     }
     ref.inertia = 0;
     for (int64_t i = 0; i < m; ++i) ref.inertia += ref.best[i];
-    reference_update(data, k, ref.labels, packed, ref.centroids, ref.counts);
+    reference_update(data, k, ref.labels.data(), packed, ref.centroids, ref.counts);
     out.push_back(std::move(ref));
   }
   return out;
@@ -204,7 +204,7 @@ VerifyReport compare_with_reference(const Dataset& data, const KRange& krange,
         else ++verdict.label_mismatches;
       }
       if (verdict.label_mismatches == 0 && verdict.tie_flips > 0)
-        reference_update(data, k, mine.labels, before, expected_centroids, expected_counts);
+        reference_update(data, k, mine.labels.data(), before, expected_centroids, expected_counts);
     }
     for (int c = 0; c < k; ++c)
       if (mine.counts.size() != size_t(k) || mine.counts[c] != expected_counts[c]) ++verdict.count_mismatches;

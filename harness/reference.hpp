@@ -47,8 +47,8 @@ struct KReference {
 std::vector<KReference> reference_step(const Dataset& data, const KRange& k,
                                        const std::vector<float>& centroids_before);
 
-// Centroid update in FP64 from given labels (used for tie-aware comparison).
-void reference_update(const Dataset& data, int k, const std::vector<int32_t>& labels,
+// Centroid update in FP64 from given labels, data.m of them (used for tie-aware comparison).
+void reference_update(const Dataset& data, int k, const int32_t* labels,
                       const float* centroids_before, std::vector<double>& centroids,
                       std::vector<int64_t>& counts);
 

@@ -89,9 +89,9 @@ py::object optional_value(const std::optional<double>& value) {
 }
 
 // A NumPy array that owns `values` (freed when Python drops the array).
-py::array_t<int32_t> owned_array(std::vector<int32_t>&& values) {
-  auto* owned = new std::vector<int32_t>(std::move(values));
-  py::capsule free_when_done(owned, [](void* pointer) { delete static_cast<std::vector<int32_t>*>(pointer); });
+py::array_t<int32_t> owned_array(LabelValues&& values) {
+  auto* owned = new LabelValues(std::move(values));
+  py::capsule free_when_done(owned, [](void* pointer) { delete static_cast<LabelValues*>(pointer); });
   return py::array_t<int32_t>({py::ssize_t(owned->size())}, {py::ssize_t(sizeof(int32_t))}, owned->data(),
                               free_when_done);
 }

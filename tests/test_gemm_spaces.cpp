@@ -418,6 +418,21 @@ TEST(GemmCublas, SharedAccumulatorsRestrictionNamesTheBytes) {
   EXPECT_TRUE(contains(cublas_variant().param_space(p, h100_like()).check(params), "update=smem"));
 }
 
+// A range of small K at large N adds its sums by one DGEMM a tile; one large K, or a small N,
+// keeps the atomics; update=dgemm's two FP64 tiles count against the tile budget.
+TEST(GemmCublas, DefaultUpdateIsDgemmForRangesOfSmallKAtLargeN) {
+  const DeviceInfo device = h100_like();
+  EXPECT_EQ(cublas_variant().default_params(make_problem(60000, 784, 2, 20), device).at("update"), "dgemm");
+  EXPECT_EQ(cublas_variant().default_params(make_problem(1 << 21, 128, 1024, 1024), device).at("update"), "global");
+  EXPECT_EQ(cublas_variant().default_params(make_problem(1 << 21, 32, 1024, 1024), device).at("update"), "global");
+  const Problem wide = make_problem(int64_t(1) << 22, 4096, 2, 20);
+  const ParamSpace space = cublas_variant().param_space(wide, device);
+  Params params = cublas_variant().default_params(wide, device);
+  params["update"] = "dgemm";
+  params["tile_rows"] = 1048576;  // 1M × (4096 + 209) × 8 B = 32 GiB
+  EXPECT_TRUE(contains(space.check(params), "update=dgemm")) << space.check(params).value_or("legal");
+}
+
 // ---------------------------------------------------------------------------------------
 // On a GPU: every legal parameter point, not just the defaults the generic GPU test uses.
 

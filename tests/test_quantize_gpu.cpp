@@ -87,7 +87,7 @@ TEST_F(QuantizeGpu, BytePathLabelsAndSumsAreExact) {
     run->synchronize();
     const IterationResult pass = run->read_back();
     const HostAccumulators acc = copy_accumulators(*run);
-    const std::vector<int32_t>& labels = pass.per_k.at(0).labels;
+    const LabelValues& labels = pass.per_k.at(0).labels;
     ASSERT_EQ(labels.size(), size_t(rgb.m));
     std::vector<double> sums(size_t(k) * 3, 0.0);
     std::vector<unsigned long long> counts(size_t(k), 0);

@@ -33,7 +33,7 @@ KResult result_from_reference(const KReference& ref, bool with_labels) {
   r.centroids.assign(ref.centroids.begin(), ref.centroids.end());
   r.counts = ref.counts;
   r.inertia = ref.inertia;
-  if (with_labels) r.labels = ref.labels;
+  if (with_labels) r.labels.assign(ref.labels.begin(), ref.labels.end());
   return r;
 }
 
@@ -89,7 +89,8 @@ TEST(Reference, ReferenceUpdateAveragesGivenLabelsAndKeepsEmptyClusters) {
   const std::vector<float> before = {7, 8, 9, 10, 11, 12};
   std::vector<double> centroids;
   std::vector<int64_t> counts;
-  reference_update(data, 3, {1, 1, 1, 1, 1, 0}, before.data(), centroids, counts);
+  const std::vector<int32_t> labels = {1, 1, 1, 1, 1, 0};
+  reference_update(data, 3, labels.data(), before.data(), centroids, counts);
   EXPECT_EQ(counts, (std::vector<int64_t>{1, 5, 0}));
   const std::vector<double> expected = {10, 11, 22.0 / 5.0, 21.0 / 5.0, 11, 12};
   for (size_t j = 0; j < expected.size(); ++j) EXPECT_DOUBLE_EQ(centroids[j], expected[j]) << "value " << j;

@@ -369,7 +369,7 @@ TEST(TensorMultiKDeviceCases, LooserOffsetToleranceStillSeesAnUpdateThatMovedNot
       r.k = ref.k;
       r.counts = ref.counts;
       r.inertia = ref.inertia;
-      r.labels = ref.labels;
+      r.labels.assign(ref.labels.begin(), ref.labels.end());
       const float* start = before.data() + size_t(k.slot_offset(ref.k)) * c.n;
       r.centroids.assign(start, start + size_t(ref.k) * c.n);
       unchanged.per_k.push_back(r);

@@ -34,11 +34,14 @@ void check_cublas(cublasStatus_t status, const char* what) {
 }
 
 // One warp per point of the tile: argmin of ‖c‖² − 2x·c over each K's slots (lanes over
-// centroids, coalesced along the dots row), exact re-check of near ties, update.
+// centroids, coalesced along the dots row), exact re-check of near ties, update. With
+// update=dgemm (`onehot` set) the kernel adds no coordinates: it writes the point widened to
+// FP64 (x64, rows × n) and a 1 at (row, slot) of the one-hot matrix (column-major, ld = rows),
+// and one DGEMM per tile adds X64ᵀ·onehot into the FP64 sums.
 __global__ void argmin_update_from_dots(gpu::PointsView points, int64_t row0, int rows, const float* __restrict__ dots,
                             const float* __restrict__ norms, const float* __restrict__ centroids,
                             gpu::KRangeView ks, gpu::AccumulatorView acc, ExpansionErrorModel model,
-                            bool private_sums) {
+                            bool private_sums, double* __restrict__ x64, double* __restrict__ onehot) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int n = points.n;
   const gemm::UpdateTargets targets = gemm::carve_update_targets(smem, ks, n, private_sums, acc);
@@ -54,6 +57,7 @@ __global__ void argmin_update_from_dots(gpu::PointsView points, int64_t row0, in
     for (int d = lane; d < n; d += 32) {
       const float v = points.at(i, d);
       x_norm2 = fmaf(v, v, x_norm2);
+      if (x64) x64[int64_t(r) * n + d] = double(v);
     }
     x_norm2 = gemm::warp_sum(x_norm2);
     const float* row = dots + int64_t(r) * ks.slots;
@@ -74,7 +78,14 @@ __global__ void argmin_update_from_dots(gpu::PointsView points, int64_t row0, in
         label = top.index;
         distance = gemm::warp_exact_squared_distance(points, i, centroids + int64_t(base + label) * n, n);
       }
-      gemm::warp_add_point(points, i, base + label, n, targets);
+      if (onehot) {
+        if (lane == 0) {
+          onehot[int64_t(base + label) * rows + r] = 1.0;
+          atomicAdd(targets.counts + base + label, 1ull);
+        }
+      } else {
+        gemm::warp_add_point(points, i, base + label, n, targets);
+      }
       if (lane == 0) {
         atomicAdd(targets.inertia + (k - ks.kmin), distance);
         if (acc.labels) acc.labels[int64_t(k - ks.kmin) * points.m + i] = label;
@@ -85,10 +96,22 @@ __global__ void argmin_update_from_dots(gpu::PointsView points, int64_t row0, in
   gemm::flush_update_targets(targets, ks, n, private_sums, acc);
 }
 
+enum class SumsUpdate { global, smem, dgemm };
+
+SumsUpdate parse_sums_update(const std::string& name) {
+  if (name == "smem") return SumsUpdate::smem;
+  if (name == "dgemm") return SumsUpdate::dgemm;
+  return SumsUpdate::global;
+}
+
+// Bytes of a tile's update=dgemm operands: the rows widened to FP64 and the one-hot matrix.
+int64_t dgemm_operand_bytes(int64_t rows, int64_t n, int64_t slots) { return rows * (n + slots) * 8; }
+
 struct CublasConfig {
   int tile_rows;
   bool tf32;
   int block;
+  SumsUpdate update;
   bool private_sums;
   Layout layout;
 
@@ -96,7 +119,8 @@ struct CublasConfig {
       : tile_rows(params.at("tile_rows").get<int>()),
         tf32(params.at("precision").get<std::string>() == "tf32"),
         block(params.at("block").get<int>()),
-        private_sums(params.at("update").get<std::string>() == "smem"),
+        update(parse_sums_update(params.at("update").get<std::string>())),
+        private_sums(update == SumsUpdate::smem),
         layout(parse_layout(params.at("layout").get<std::string>())) {}
 };
 
@@ -117,6 +141,10 @@ class GemmCublasRun : public gpu::GpuRun {
     tile_rows_ = int(std::min<int64_t>(config_.tile_rows, problem.m));
     dots_.allocate(size_t(tile_rows_) * slots, "gemm-cublas dot-product tile");
     norms_.allocate(slots, "centroid norms");
+    if (config_.update == SumsUpdate::dgemm) {
+      x64_.allocate(size_t(tile_rows_) * problem.n, "gemm-cublas FP64 point tile");
+      onehot_.allocate(size_t(tile_rows_) * slots, "gemm-cublas one-hot tile");
+    }
     model_ = gemm::expansion_error_model(cublas_arithmetic(config_.tf32), problem.n);
 
     smem_bytes_ = size_t(gemm::block_accumulator_bytes(problem, config_.private_sums));
@@ -168,10 +196,21 @@ class GemmCublasRun : public gpu::GpuRun {
                    "cublasSgemm");
       const int64_t wanted = (rows + warps_per_block - 1) / warps_per_block;
       const int blocks = int(std::min<int64_t>(wanted, grid_limit_));
+      const bool dgemm = config_.update == SumsUpdate::dgemm;
+      if (dgemm)
+        gpu::check(cudaMemsetAsync(onehot_.get(), 0, size_t(rows) * slots * sizeof(double), stream),
+                   "zero the one-hot tile");
       argmin_update_from_dots<<<blocks, config_.block, smem_bytes_, stream>>>(
           points, row0, rows, dots_.get(), norms_.get(), state_.centroids(), state_.k_range(), acc, model_,
-          config_.private_sums);
+          config_.private_sums, dgemm ? x64_.get() : nullptr, dgemm ? onehot_.get() : nullptr);
       gpu::check_launch("argmin_update_from_dots");
+      if (dgemm) {
+        // Column-major: sums (n × slots, ld = n) += X64 (n × rows, ld = n) · onehot (rows × slots).
+        const double one_d = 1.0;
+        check_cublas(cublasDgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, slots, rows, &one_d, x64_.get(), n,
+                                 onehot_.get(), rows, &one_d, acc.sums, n),
+                     "cublasDgemm");
+      }
     }
     state_.finalize();
   }
@@ -181,6 +220,8 @@ class GemmCublasRun : public gpu::GpuRun {
   int tile_rows_ = 0;
   gpu::DeviceBuffer<float> dots_;
   gpu::DeviceBuffer<float> norms_;
+  gpu::DeviceBuffer<double> x64_;     // update=dgemm only
+  gpu::DeviceBuffer<double> onehot_;  // update=dgemm only
   ExpansionErrorModel model_;
   size_t smem_bytes_ = 0;
   int grid_limit_ = 1;
@@ -225,6 +266,9 @@ class GemmCublas : public Variant {
       rows = params.at("tile_rows").get<int64_t>();
     footprint.add("dot-product tile", double(std::min<int64_t>(rows, problem.m)) * double(slots) * 4.0);
     footprint.add("centroid norms", double(slots) * 4.0);
+    if (params.is_object() && params.value("update", std::string()) == "dgemm")
+      footprint.add("FP64 point and one-hot tiles",
+                    double(dgemm_operand_bytes(std::min<int64_t>(rows, problem.m), problem.n, slots)));
     return footprint;
   }
 
@@ -236,8 +280,9 @@ class GemmCublas : public Variant {
     space.axes.push_back({"precision", {"fp32", "tf32"},
                           "SGEMM arithmetic: fp32, or TF32 tensor cores (labels still exact via re-check)"});
     space.axes.push_back({"block", {128, 256}, "threads per block of the argmin kernel (one warp per point)"});
-    space.axes.push_back({"update", {"global", "smem"},
-                          "centroid sums: global FP64 atomics, or block-private shared FP64 then flush"});
+    space.axes.push_back({"update", {"global", "smem", "dgemm"},
+                          "centroid sums: global FP64 atomics, block-private shared FP64 then flush, or one "
+                          "FP64 DGEMM a tile (the rows widened to FP64 times a one-hot matrix)"});
     space.axes.push_back({"layout", {"aos", "soa"}, "point layout in device memory"});
 
     const bool tf32_ok = device.cc_major >= 8;
@@ -261,7 +306,13 @@ class GemmCublas : public Variant {
     space.restrictions.push_back(
         {"update=smem needs sum(K)*(8N+8)+8*count(K) = " + std::to_string(smem_need) +
              " bytes <= shared memory per block (" + std::to_string(smem_have) + ")",
-         [smem_need, smem_have](const Params& p) { return p.at("update") == "global" || smem_need <= smem_have; }});
+         [smem_need, smem_have](const Params& p) { return p.at("update") != "smem" || smem_need <= smem_have; }});
+    const int64_t n = problem.n;
+    space.restrictions.push_back(
+        {"update=dgemm needs tile_rows*(N+sum(K))*8 bytes <= " + std::to_string(budget >> 20) + " MiB",
+         [n, slots, budget](const Params& p) {
+           return p.at("update") != "dgemm" || dgemm_operand_bytes(p.at("tile_rows").get<int>(), n, slots) <= budget;
+         }});
     const bool soa_ok = problem.m <= INT32_MAX;
     space.restrictions.push_back({"layout=soa needs M <= 2^31-1 (cuBLAS leading dimension is an int)",
                                   [soa_ok](const Params& p) { return soa_ok || p.at("layout") == "aos"; }});
@@ -280,10 +331,16 @@ class GemmCublas : public Variant {
     // No point in a tile more than one step beyond M.
     while (tile != kTileRows.front() && tile / 4 >= problem.m) tile /= 4;
     const bool smem_fits = gemm::block_accumulator_bytes(problem, true) <= device.smem_per_block_optin;
+    // update=dgemm for a range of K at N >= 64 where the block-private sums do not fit: each point
+    // would add N FP64 atomics for every K. On an H200 (mkbench run, median of 10,
+    // ab/gemm-cublas-update-dgemm.txt): Fashion-MNIST's 2..20 (N=784) 3.22 ms a step against
+    // 5.70 with global atomics; for one K the atomics won at every shape tried (N=784 K=10:
+    // 0.74 against 0.92; N=128 K=100, 1024; N=256 K=64; N=768 K=1000).
+    const bool dgemm = problem.k.count() >= 2 && problem.n >= 64 && slots <= 128 * int64_t(problem.k.count());
     Params params = {{"tile_rows", tile},
                      {"precision", "fp32"},
                      {"block", 256},
-                     {"update", smem_fits && slots <= 128 ? "smem" : "global"},
+                     {"update", smem_fits && slots <= 128 ? "smem" : dgemm ? "dgemm" : "global"},
                      {"layout", "aos"}};
     const ParamSpace space = param_space(problem, device);
     if (!space.check(params)) return params;

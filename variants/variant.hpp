@@ -50,7 +50,7 @@ struct KResult {
   std::vector<float> centroids;   // k*n row-major, after the update
   std::vector<int64_t> counts;    // k
   double inertia = 0;             // Σ min squared distance, w.r.t. the centroids before the update
-  std::vector<int32_t> labels;    // m, only when labels were requested
+  LabelValues labels;             // m, only when labels were requested
 };
 
 struct IterationResult {

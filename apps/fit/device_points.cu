@@ -19,6 +19,7 @@
 #include "datasets/point_indices.hpp"
 #include "core/errors.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/common/pinned_staging.hpp"
 
 namespace mk {
 namespace {
@@ -46,46 +47,84 @@ __global__ void gather_rows(const T* __restrict__ src, int64_t m, int n, int64_t
   }
 }
 
-// Per feature (one thread each; a block covers kThreads features of `rows` consecutive rows,
-// so a warp reads consecutive addresses of a row): the FP64 sum, the largest |x|, and the first
-// non-finite value's flat index. Non-negative floats order as their bit patterns.
-__global__ void column_sums(const float* __restrict__ x, int64_t m, int n, int64_t rows, double* sum,
-                            unsigned* max_abs_bits, unsigned long long* first_bad) {
-  const int f = blockIdx.y * blockDim.x + threadIdx.x;
-  if (f >= n) return;
+// The moments kernels' tiling: a block takes `rows` consecutive rows of the row-major points, its
+// threads spread over (row, feature) so a warp reads consecutive addresses: for N <= kThreads,
+// kThreads / N rows a pass (N = 32: 8 rows, every thread busy); for a wider N, grid.y tiles the
+// features, one row a pass. One thread a feature, walking its rows alone, took 2.5 ms for both
+// passes over 10M x 32 on an H200 (python-bench.json at 8f3971d, "moments").
+struct MomentsTile {
+  int f;             // this thread's feature, or -1 when idle
+  int row_lane;      // its first row within the pass
+  int rows_a_pass;   // rows the block advances by
+};
+
+__device__ MomentsTile moments_tile(int n) {
+  if (n <= kThreads) {
+    const int rows_a_pass = kThreads / n;
+    const int t = threadIdx.x;
+    if (t >= rows_a_pass * n) return {-1, 0, rows_a_pass};
+    return {t % n, t / n, rows_a_pass};
+  }
+  const int f = blockIdx.y * kThreads + threadIdx.x;
+  return {f < n ? f : -1, 0, 1};
+}
+
+// The block's per-thread partials of feature f (slot threadIdx.x) summed per feature, then one
+// atomic a feature a block.
+__device__ void add_block_partials(double* partial, const MomentsTile& tile, int n, double value, double* total) {
+  partial[threadIdx.x] = value;
+  __syncthreads();
+  if (tile.f >= 0 && tile.row_lane == 0) {
+    double sum = 0;
+    for (int lane = 0; lane < tile.rows_a_pass; ++lane) sum += partial[threadIdx.x + lane * n];
+    atomicAdd(total + tile.f, sum);
+  }
+}
+
+// Per feature: the FP64 sum, the largest |x|, and the first non-finite value's flat index.
+// Non-negative floats order as their bit patterns.
+__global__ void __launch_bounds__(kThreads) column_sums(const float* __restrict__ x, int64_t m, int n, int64_t rows,
+                                                       double* sum, unsigned* max_abs_bits,
+                                                       unsigned long long* first_bad) {
+  __shared__ double partial[kThreads];
+  const MomentsTile tile = moments_tile(n);
   const int64_t begin = int64_t(blockIdx.x) * rows;
   const int64_t end = begin + rows < m ? begin + rows : m;
   double s = 0;
   float largest = 0;
-  for (int64_t r = begin; r < end; ++r) {
-    const float v = x[r * n + f];
-    if (!isfinite(v)) {
-      atomicMin(first_bad, (unsigned long long)(r * n + f));
-      break;
+  if (tile.f >= 0)
+    for (int64_t r = begin + tile.row_lane; r < end; r += tile.rows_a_pass) {
+      const float v = x[r * n + tile.f];
+      if (!isfinite(v)) {
+        atomicMin(first_bad, (unsigned long long)(r * n + tile.f));
+        break;
+      }
+      s += v;
+      largest = fmaxf(largest, fabsf(v));
     }
-    s += v;
-    largest = fmaxf(largest, fabsf(v));
-  }
-  atomicAdd(sum + f, s);
-  atomicMax(max_abs_bits, __float_as_uint(largest));
+  if (tile.f >= 0) atomicMax(max_abs_bits, __float_as_uint(largest));
+  add_block_partials(partial, tile, n, s, sum);
 }
 
 // Per feature: Σ (x - mean)², the second of data_moments' two passes (a large offset does not
 // cancel the variance).
-__global__ void column_squares(const float* __restrict__ x, int64_t m, int n, int64_t rows,
-                               const double* __restrict__ mean, double* squares) {
-  const int f = blockIdx.y * blockDim.x + threadIdx.x;
-  if (f >= n) return;
+__global__ void __launch_bounds__(kThreads) column_squares(const float* __restrict__ x, int64_t m, int n, int64_t rows,
+                                                          const double* __restrict__ mean, double* squares) {
+  __shared__ double partial[kThreads];
+  const MomentsTile tile = moments_tile(n);
   const int64_t begin = int64_t(blockIdx.x) * rows;
   const int64_t end = begin + rows < m ? begin + rows : m;
-  const double mu = mean[f];
   double s = 0;
-  for (int64_t r = begin; r < end; ++r) {
-    const double d = double(x[r * n + f]) - mu;
-    s += d * d;
+  if (tile.f >= 0) {
+    const double mu = mean[tile.f];
+    for (int64_t r = begin + tile.row_lane; r < end; r += tile.rows_a_pass) {
+      const double d = double(x[r * n + tile.f]) - mu;
+      s += d * d;
+    }
   }
-  atomicAdd(squares + f, s);
+  add_block_partials(partial, tile, n, s, squares);
 }
+
 
 cudaStream_t producer_stream(uintptr_t stream) {
   if (stream == 1) return cudaStreamLegacy;
@@ -93,47 +132,16 @@ cudaStream_t producer_stream(uintptr_t stream) {
   return reinterpret_cast<cudaStream_t>(stream);
 }
 
-// Page-locks [begin, begin + bytes) for a DMA: read-only first, so a NumPy array that is not
-// writeable can be locked too. False where the host refuses (a locked-memory limit, a range
-// already registered): the copy then goes from pageable memory and gives the same bytes.
-bool register_rows(char* begin, size_t bytes) {
-  if (cudaHostRegister(begin, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly) == cudaSuccess) return true;
-  cudaGetLastError();  // the refusal is not the fit's error
-  if (cudaHostRegister(begin, bytes, cudaHostRegisterPortable) == cudaSuccess) return true;
-  cudaGetLastError();
-  return false;
-}
-
-// Bytes a host-rows upload locks and copies at a time. 10M x 32 floats (1.28 GB) on an H200
-// machine at e7c9734 (reports/results/nvidia-h200/ab/python-upload-pieces.txt): 64 MiB pieces 49.2 ms,
-// 256 MiB 52.1 ms, the whole array locked then copied 71.2 ms.
-constexpr size_t kUploadPieceBytes = size_t(64) << 20;
-
-// Host rows into the run's buffer, page-locked in place piece by piece: from pageable memory the
-// driver stages the copy through its own small buffers (7 GB/s on an H100 host,
-// python-bench.json at d67c0f1), and locking a piece on the host overlaps the DMA of the one
-// before it. Pieces start on page boundaries, so no page is locked twice.
+// Host rows into the run's buffer through the process's pinned ring
+// (variants/common/pinned_staging.hpp): 24 ms for 10M x 32 floats on an H200 host, against 42–51 ms
+// for page-locking them in place in 64 MiB pieces (the way up to 8f3971d) and 160–190 ms from
+// pageable memory (reports/results/nvidia-h200/ab/host-transfer.txt).
 void upload_host_rows(const DevicePoints& points, float* destination, cudaStream_t stream) {
   if (points.float64 || points.col_stride != 1 || points.row_stride != points.n)
     throw InputError("host rows must be C-ordered float32 (the module converts other arrays first)");
   const size_t bytes = size_t(points.m) * size_t(points.n) * sizeof(float);
-  char* const rows = static_cast<char*>(const_cast<void*>(points.data));
-  const size_t page = 4096;
-  const size_t piece = kUploadPieceBytes;
-  std::vector<char*> locked;
-  cudaError_t status = cudaSuccess;
-  for (size_t offset = 0; offset < bytes && status == cudaSuccess;) {
-    // The first piece ends on a page boundary; every later one starts on one.
-    const uintptr_t aligned_end = (reinterpret_cast<uintptr_t>(rows + offset) + piece + page - 1) / page * page;
-    const size_t length = std::min(bytes - offset, size_t(aligned_end - reinterpret_cast<uintptr_t>(rows + offset)));
-    if (register_rows(rows + offset, length)) locked.push_back(rows + offset);
-    status = cudaMemcpyAsync(reinterpret_cast<char*>(destination) + offset, rows + offset, length,
-                             cudaMemcpyHostToDevice, stream);
-    offset += length;
-  }
-  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
-  for (char* begin : locked) cudaHostUnregister(begin);
-  check(status, "uploading the host rows into the run");
+  gpu::pinned_staging_for_current_device().upload(destination, points.data, bytes, stream);
+  check(cudaStreamSynchronize(stream), "uploading the host rows into the run");
 }
 
 // The points into the run's buffer (row-major, stride n), after the producer's pending work.
@@ -162,7 +170,7 @@ void copy_into_run(const DevicePoints& points, float* destination, cudaStream_t 
 // data_moments and check_finite on the device; the message is check_finite's.
 DataMoments device_moments(const float* x, int64_t m, int n) {
   const int64_t rows = std::max<int64_t>(256, (m + 4095) / 4096);  // at most 4096 row blocks
-  const dim3 grid(unsigned((m + rows - 1) / rows), unsigned((n + kThreads - 1) / kThreads));
+  const dim3 grid(unsigned((m + rows - 1) / rows), n <= kThreads ? 1u : unsigned((n + kThreads - 1) / kThreads));
   DeviceBuffer<double> sums(size_t(n) * 2, "moments");
   DeviceBuffer<unsigned> largest(1, "moments: largest |x|");
   DeviceBuffer<unsigned long long> bad(1, "moments: first non-finite");

@@ -40,7 +40,7 @@ struct KFit {
   std::vector<float> centroids;       // k * n
   std::vector<int64_t> counts;        // k
   std::vector<double> sums;           // k * n, FP64 coordinate sums per cluster
-  std::vector<int32_t> labels;        // m
+  LabelValues labels;                 // m
 };
 
 struct LoopOutcome {

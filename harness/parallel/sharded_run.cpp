@@ -451,7 +451,7 @@ std::optional<double> ShardedRun::conversion_ms() const {
 IterationResult ShardedRun::read_back() {
   const std::vector<RowRange> ranges = split_rows(problem_.m, total_shards_);
   const bool all_local = int(shards_.size()) == total_shards_;
-  std::vector<std::vector<int32_t>> labels(size_t(problem_.k.count()));
+  std::vector<LabelValues> labels(size_t(problem_.k.count()));
   workers_->run([&](int i) {
     Shard& s = *shards_[size_t(i)];
     s.result = s.run->read_back();

@@ -42,7 +42,7 @@ class ChunkedRunBase : public ChunkedRun {
   std::vector<double> sums_;      // slots × n: the step's totals over every chunk
   std::vector<unsigned long long> counts_;
   std::vector<double> inertia_;  // one per K
-  std::vector<std::vector<int32_t>> labels_;  // per K, M each, when the step stored them
+  std::vector<LabelValues> labels_;  // per K, M each, when the step stored them
   bool labels_valid_ = false;
   bool accumulated_ = false;
 };

@@ -108,7 +108,7 @@ void ChunkedRunBase::begin_step(bool with_labels) {
   std::fill(counts_.begin(), counts_.end(), 0ull);
   std::fill(inertia_.begin(), inertia_.end(), 0.0);
   labels_valid_ = with_labels;
-  if (with_labels) labels_.assign(size_t(problem_.k.count()), std::vector<int32_t>(size_t(problem_.m), -1));
+  if (with_labels) labels_.assign(size_t(problem_.k.count()), LabelValues(size_t(problem_.m), -1));
   accumulated_ = false;
 }
 

@@ -4,13 +4,19 @@ namespace mk::gemm {
 
 namespace {
 
+// A warp a slot, lanes over the coordinates (coalesced): one thread a slot took 48 µs at
+// N=784, ΣK=209 on an H200 (ncu at 8f3971d). FP64 partial sums, so the order does not matter
+// at float precision.
 __global__ void centroid_squared_norms(const float* __restrict__ centroids, int slots, int n,
                                        float* __restrict__ norms) {
-  for (int s = blockIdx.x * blockDim.x + threadIdx.x; s < slots; s += gridDim.x * blockDim.x) {
+  const int lane = threadIdx.x & 31;
+  const int warps = gridDim.x * blockDim.x / 32;
+  for (int s = (blockIdx.x * blockDim.x + threadIdx.x) / 32; s < slots; s += warps) {
     const float* c = centroids + int64_t(s) * n;
     double total = 0;
-    for (int d = 0; d < n; ++d) total = fma(double(c[d]), double(c[d]), total);
-    norms[s] = float(total);
+    for (int d = lane; d < n; d += 32) total = fma(double(c[d]), double(c[d]), total);
+    for (int offset = 16; offset > 0; offset >>= 1) total += __shfl_xor_sync(0xffffffffu, total, offset);
+    if (lane == 0) norms[s] = float(total);
   }
 }
 
@@ -19,7 +25,7 @@ __global__ void centroid_squared_norms(const float* __restrict__ centroids, int 
 void launch_centroid_squared_norms(const float* centroids, int slots, int n, float* norms,
                                    cudaStream_t stream) {
   const int block = 128;
-  const int grid = (slots + block - 1) / block;
+  const int grid = (slots + block / 32 - 1) / (block / 32);
   centroid_squared_norms<<<grid, block, 0, stream>>>(centroids, slots, n, norms);
   gpu::check_launch("centroid_squared_norms");
 }

@@ -1,6 +1,7 @@
 #include "variants/common/gpu_lloyd_state.cuh"
 
 #include "variants/common/device_update.cuh"
+#include "variants/common/pinned_staging.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -198,12 +199,7 @@ IterationResult LloydState::read_back() {
     r.centroids.assign(centroids.begin() + size_t(offset) * n, centroids.begin() + size_t(offset + k) * n);
     r.counts.assign(counts.begin() + offset, counts.begin() + offset + k);
     r.inertia = inertia[index];
-    if (labels_valid_) {
-      r.labels.resize(problem_.m);
-      check(cudaMemcpy(r.labels.data(), labels_.get() + size_t(index) * problem_.m,
-                       size_t(problem_.m) * sizeof(int32_t), cudaMemcpyDeviceToHost),
-            "read labels");
-    }
+    if (labels_valid_) r.labels = download_labels(labels_.get() + size_t(index) * problem_.m, size_t(problem_.m), stream_);
     result.per_k.push_back(std::move(r));
   }
   return result;
