@@ -31,7 +31,7 @@ struct DevicePoints {
   // stream, 2 the per-thread default stream, else a cudaStream_t; waited on before the copy.
   uintptr_t stream = 0;
   // C-ordered float32 rows in host memory (a NumPy array): one host-to-device copy into the
-  // run's buffer, page-locked in place for it where the host allows (no staging copy), then
+  // run's buffer through the device's pinned ring (variants/common/pinned_staging.hpp), then
   // everything as for device memory.
   bool on_host = false;
 };

@@ -1,6 +1,6 @@
 """Small fits that run every piece of the Python package's own device code once, for
-compute-sanitizer (tests/device/sanitize-python.sh): a NumPy array's upload (70 MB: two of its
-64 MiB page-locked pieces), a CuPy array of one K with k-means++, and a CuPy range, whose
+compute-sanitizer (tests/device/sanitize-python.sh): a NumPy array's upload (70 MB: three 32 MiB
+pieces through the pinned ring), a CuPy array of one K with k-means++, and a CuPy range, whose
 K-choice passes read the run's device buffer. Prints one line, "fits: ...", and exits non-zero
 when a fit fails."""
 import sys
@@ -19,7 +19,7 @@ if mkbench.gpu_count() == 0:
     print("no CUDA GPU: these fits exercise the GPU code")
     sys.exit(2)
 
-X = np.random.default_rng(1).random((2_200_000, 8), dtype=np.float32)  # 70.4 MB: two upload pieces
+X = np.random.default_rng(1).random((2_200_000, 8), dtype=np.float32)  # 70.4 MB: three pieces of the ring
 one = mkbench.KMeans(6, init="k-means++", max_iter=3, tol=0, random_state=2).fit(X)
 device_X = cupy.asarray(X[:20_000])
 device_one = mkbench.KMeans(5, init="k-means++", max_iter=3, tol=0, random_state=3).fit(device_X)
