@@ -58,6 +58,7 @@ nlohmann::json DeviceInfo::to_json() const {
             {"fp32_gflops_measured", peaks.fp32_gflops_measured},
             {"dram_read_gbps_measured", peaks.dram_read_gbps_measured},
             {"dram_copy_gbps_measured", peaks.dram_copy_gbps_measured},
+            {"h2d_pinned_gbps_measured", peaks.h2d_pinned_gbps_measured},
             {"measured_at", peaks.measured_at}}}};
 }
 

@@ -16,6 +16,9 @@ struct Peaks {
   double fp32_gflops_measured = 0;
   double dram_read_gbps_measured = 0;
   double dram_copy_gbps_measured = 0;
+  // Host to device from page-locked memory, the roof of out-of-core rows (0 where a cache written
+  // before `mkbench peak` measured it is read).
+  double h2d_pinned_gbps_measured = 0;
   std::string measured_at;  // ISO date of the measurement, empty if never
 };
 

@@ -1,4 +1,4 @@
-// `mkbench peak`: measure and cache the machine's FP32 and DRAM roofs.
+// `mkbench peak`: measure and cache the machine's FP32, DRAM and pinned host-to-device roofs.
 #include <iostream>
 #include <memory>
 
@@ -75,6 +75,7 @@ int peak_command(const PeakOptions& options) {
   table.rows.push_back({"DRAM copy GB/s (read+write)", format_number(p.dram_copy_gbps_measured, 0),
                         format_number(p.dram_gbps_theoretical, 0),
                         format_number(percent_of(p.dram_copy_gbps_measured, p.dram_gbps_theoretical), 1)});
+  table.rows.push_back({"host->device GB/s (pinned)", format_number(p.h2d_pinned_gbps_measured, 1), "", ""});
   std::cout << device.name << " (" << device.sm_count << " SMs, " << device.sm_clock_mhz << " MHz, measured "
             << p.measured_at << ")\n";
   print_table(std::cout, table, OutputFormat::Table);

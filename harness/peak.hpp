@@ -1,6 +1,7 @@
 #pragma once
-// Measured machine peaks (`mkbench peak`): FP32 FMA rate, DRAM read bandwidth and
-// device-to-device copy bandwidth, cached per device so every run can quote them.
+// Measured machine peaks (`mkbench peak`): FP32 FMA rate, DRAM read bandwidth, device-to-device
+// copy bandwidth and pinned host-to-device bandwidth, cached per device so every run can quote
+// them.
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,9 +16,11 @@ struct PeakMeasurement {
   double fp32_gflops = 0;
   double dram_read_gbps = 0;
   double dram_copy_gbps = 0;
+  double h2d_pinned_gbps = 0;  // 0 where no pinned buffer could be had
   // Each run's value, so a reader can judge the spread.
-  std::vector<double> fp32_runs, read_runs, copy_runs;
+  std::vector<double> fp32_runs, read_runs, copy_runs, h2d_runs;
   int64_t read_buffer_bytes = 0;
+  int64_t h2d_bytes = 0;
   std::string measured_at;  // ISO date
 
   nlohmann::json to_json() const;

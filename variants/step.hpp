@@ -21,6 +21,11 @@ EmptyPolicy parse_empty_policy(const std::string& text);  // InputError for anyt
 
 struct AccumulateOptions {
   bool store_labels = false;  // materialise labels (per K) for read_back()
+  // One flag per K of the range (kmin first), as UpdateOptions::active: a K whose flag is 0 is
+  // frozen by the caller, so a run may leave it out of this pass (its sums, counts, inertia
+  // and labels are then not computed; the update leaves it as it is). Empty = every K. Runs
+  // that cannot skip a K compute it anyway (gemm-cublas skips: docs/variant-interface.md).
+  std::vector<uint8_t> active;
 };
 
 // The FP64 accumulators of a step, where the run keeps them (device memory for GPU runs,

@@ -59,6 +59,7 @@ LoopOutcome run_to_convergence(PreparedRun& run, const KRange& k, int n, const s
   update.empty = settings.empty;
   update.seed = settings.seed;
   int moving = count;
+  std::vector<double> last_inertia(size_t(count), 0.0);
 
   // A split step's one-time build (tensor-multik's sums kernels: 24.5 ms a step over a
   // 30-step fit at 325a8bc, against 0.55 ms for run's iteration) is not an iteration's cost.
@@ -68,13 +69,18 @@ LoopOutcome run_to_convergence(PreparedRun& run, const KRange& k, int n, const s
   const auto iterations_start = std::chrono::steady_clock::now();
   for (int iteration = 1; iteration <= settings.max_iter && moving > 0; ++iteration) {
     const auto step_start = std::chrono::steady_clock::now();
-    run.accumulate(AccumulateOptions{false});
-    const StepSummary step = run.update(update);
+    run.accumulate(AccumulateOptions{false, update.active});
+    StepSummary step = run.update(update);
     ++outcome.steps;
     const std::vector<uint8_t> active_during_step = update.active;
-    for (const KStepSummary& ks : step.per_k) {
+    for (KStepSummary& ks : step.per_k) {
       const size_t index = size_t(ks.k - k.kmin);
-      if (!update.active[index]) continue;
+      // A frozen K may have been left out of the pass: its inertia is the one it froze with.
+      if (!update.active[index]) {
+        ks.inertia = last_inertia[index];
+        continue;
+      }
+      last_inertia[index] = ks.inertia;
       KFit& fit = outcome.per_k[index];
       ++fit.iterations;
       fit.last_shift = ks.shift;

@@ -177,6 +177,18 @@ void LloydState::finalize() {
   check_launch("divide_sums");
 }
 
+void LloydState::set_active_ks(const std::vector<uint8_t>& active) {
+  every_k_active_ = std::all_of(active.begin(), active.end(), [](uint8_t flag) { return flag != 0; });
+  if (every_k_active_ || active == active_ks_host_) return;
+  if (active.size() != size_t(problem_.k.count()))
+    throw DeviceError("active-K flags for " + std::to_string(active.size()) + " Ks, the range has " +
+                      std::to_string(problem_.k.count()));
+  if (!active_ks_.get()) active_ks_.allocate(active.size(), "active-K flags");
+  active_ks_host_ = active;
+  check(cudaMemcpyAsync(active_ks_.get(), active_ks_host_.data(), active.size(), cudaMemcpyHostToDevice, stream_),
+        "upload active-K flags");
+}
+
 IterationResult LloydState::read_back() {
   check(cudaStreamSynchronize(stream_), "iteration");
   const int slots = problem_.k.sum();
@@ -213,13 +225,16 @@ void GpuRun::synchronize() { check(cudaStreamSynchronize(state_.stream()), "iter
 void GpuRun::accumulate(const AccumulateOptions& options) {
   const int before = state_.deferred_finalize_calls();
   state_.set_division_deferred(true);
+  state_.set_active_ks(options.active);
   try {
     iterate(options.store_labels);
   } catch (...) {
     state_.set_division_deferred(false);
+    state_.set_active_ks({});
     throw;
   }
   state_.set_division_deferred(false);
+  state_.set_active_ks({});  // a timed iterate() afterwards passes over every K
   if (state_.deferred_finalize_calls() == before)
     throw UnsupportedError(
         "this run divides inside its own kernel, so it cannot leave the sums for an update phase");

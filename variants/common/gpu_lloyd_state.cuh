@@ -137,6 +137,10 @@ class LloydState {
   int deferred_finalize_calls() const { return deferred_finalize_calls_; }
   AccumulatorRefs accumulator_refs();
   IterationResult read_back();
+  // The Ks a split step still moves (AccumulateOptions::active), for kernels that can leave a
+  // frozen K out: active_ks() is nullptr while every K moves, else one byte a K on the device.
+  void set_active_ks(const std::vector<uint8_t>& active);
+  const uint8_t* active_ks() const { return every_k_active_ ? nullptr : active_ks_.get(); }
 
   PointsView points() const { return {points_.get(), problem_.m, problem_.n, layout_ == Layout::SoA}; }
   KRangeView k_range() const { return {problem_.k.kmin, problem_.k.kmax, problem_.k.sum()}; }
@@ -158,6 +162,9 @@ class LloydState {
   DeviceBuffer<unsigned long long> counts_;
   DeviceBuffer<double> inertia_;
   DeviceBuffer<int32_t> labels_;
+  DeviceBuffer<uint8_t> active_ks_;
+  std::vector<uint8_t> active_ks_host_;  // what active_ks_ holds
+  bool every_k_active_ = true;
   bool labels_valid_ = false;
   bool division_deferred_ = false;
   int deferred_finalize_calls_ = 0;
