@@ -118,6 +118,21 @@ struct Stream {
   ~Stream() { cudaStreamDestroy(handle); }
 };
 
+// One warm-up, then `runs` timed calls of `once`: `amount` (FLOPs or bytes) / time, in G/s.
+template <typename Once>
+std::vector<double> rates_of(EventTimer& timer, cudaStream_t stream, int runs, double amount, const char* what,
+                             Once once) {
+  once();
+  cuda_check(cudaStreamSynchronize(stream), what);
+  std::vector<double> rates;
+  for (int r = 0; r < runs; ++r) {
+    timer.start();
+    once();
+    rates.push_back(amount / (timer.stop_ms() * 1e-3) / 1e9);
+  }
+  return rates;
+}
+
 int resident_blocks(const void* kernel, int block, int sm_count) {
   int per_sm = 0;
   cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0), "occupancy query");
@@ -158,14 +173,8 @@ PeakMeasurement measure_peaks(const DeviceInfo& device, int runs) {
                                                                iterations);
       cuda_check(cudaGetLastError(), "fma_throughput launch");
     };
-    launch();
-    cuda_check(cudaStreamSynchronize(stream.handle), "fma_throughput");
-    for (int r = 0; r < runs; ++r) {
-      timer.start();
-      launch();
-      const double ms = timer.stop_ms();
-      result.fp32_runs.push_back(flops_per_iteration * iterations / (ms * 1e-3) / 1e9);
-    }
+    result.fp32_runs =
+        rates_of(timer, stream.handle, runs, flops_per_iteration * iterations, "fma_throughput", launch);
     result.fp32_gflops = median_of(result.fp32_runs);
   }
 
@@ -191,14 +200,7 @@ PeakMeasurement measure_peaks(const DeviceInfo& device, int runs) {
                                                             static_cast<float*>(partials.ptr));
       cuda_check(cudaGetLastError(), "read_reduce launch");
     };
-    read_once();
-    cuda_check(cudaStreamSynchronize(stream.handle), "read_reduce");
-    for (int r = 0; r < runs; ++r) {
-      timer.start();
-      read_once();
-      const double ms = timer.stop_ms();
-      result.read_runs.push_back(double(bytes) / (ms * 1e-3) / 1e9);
-    }
+    result.read_runs = rates_of(timer, stream.handle, runs, double(bytes), "read_reduce", read_once);
     result.dram_read_gbps = median_of(result.read_runs);
 
     // Copy: one half into the other; a copy reads and writes every byte.
@@ -207,14 +209,7 @@ PeakMeasurement measure_peaks(const DeviceInfo& device, int runs) {
     auto copy_once = [&] {
       cuda_check(cudaMemcpyAsync(base + half, base, half, cudaMemcpyDeviceToDevice, stream.handle), "cudaMemcpy D2D");
     };
-    copy_once();
-    cuda_check(cudaStreamSynchronize(stream.handle), "cudaMemcpy D2D");
-    for (int r = 0; r < runs; ++r) {
-      timer.start();
-      copy_once();
-      const double ms = timer.stop_ms();
-      result.copy_runs.push_back(2.0 * double(half) / (ms * 1e-3) / 1e9);
-    }
+    result.copy_runs = rates_of(timer, stream.handle, runs, 2.0 * double(half), "cudaMemcpy D2D", copy_once);
     result.dram_copy_gbps = median_of(result.copy_runs);
   }
 
@@ -239,14 +234,7 @@ PeakMeasurement measure_peaks(const DeviceInfo& device, int runs) {
     auto copy_once = [&] {
       cuda_check(cudaMemcpyAsync(buffer.ptr, host, bytes, cudaMemcpyHostToDevice, stream.handle), "pinned H2D copy");
     };
-    copy_once();
-    cuda_check(cudaStreamSynchronize(stream.handle), "pinned H2D copy");
-    for (int r = 0; r < runs; ++r) {
-      timer.start();
-      copy_once();
-      const double ms = timer.stop_ms();
-      result.h2d_runs.push_back(double(bytes) / (ms * 1e-3) / 1e9);
-    }
+    result.h2d_runs = rates_of(timer, stream.handle, runs, double(bytes), "pinned H2D copy", copy_once);
     result.h2d_pinned_gbps = median_of(result.h2d_runs);
     cudaFreeHost(host);
   }

@@ -1,12 +1,11 @@
 #include "variants/chunked/chunked_run.hpp"
 
 #include <algorithm>
-#include <cstring>
 
-#include <omp.h>
 
 #include "core/errors.hpp"
 #include "variants/chunked/chunked_base.hpp"
+#include "variants/common/pinned_staging.hpp"
 
 namespace mk {
 
@@ -46,16 +45,7 @@ Problem chunk_problem(const Problem& problem, int64_t chunk_points) {
 namespace chunked {
 
 void copy_floats_parallel(float* destination, const float* source, size_t count) {
-  // Pieces of at least 1 MiB: below that the threads' start-up costs more than the copy.
-  constexpr size_t kPiece = size_t(1) << 18;
-  const int64_t pieces = int64_t((count + kPiece - 1) / kPiece);
-  // A chunk of one piece is copied without a parallel region (its start-up would dominate).
-#pragma omp parallel for schedule(static) if (pieces > 1)
-  for (int64_t p = 0; p < pieces; ++p) {
-    const size_t begin = size_t(p) * kPiece;
-    const size_t end = std::min(count, begin + kPiece);
-    std::memcpy(destination + begin, source + begin, (end - begin) * sizeof(float));
-  }
+  gpu::copy_bytes_parallel(destination, source, count * sizeof(float));
 }
 
 ChunkedRunBase::ChunkedRunBase(const Problem& problem, const ChunkSource& source, int64_t chunk_points)
