@@ -22,8 +22,9 @@ class MappedFile;
 // generators write every value on all cores, which also spreads the pages' first touch over the
 // cores; a std::vector<float> zero-fills on one thread first, most of the time taken to generate
 // 2415919104 x 16 points on a 4xH200 host (e36ddab). Blocks of 4 MiB or more are 2 MiB-aligned
-// and advised to huge pages (core/huge_pages.hpp): 10M labels read back into 4 KiB pages took
-// 24 ms on an H200 host, 11 ms into huge pages (reports/results/nvidia-h200/ab/host-transfer.txt).
+// and advised to huge pages (core/huge_pages.hpp): 10M labels read back into a zero-filled vector
+// of 4 KiB pages took 29–30 ms on an H200 host, 13–14 ms into huge pages, and 3.2 ms into
+// uninitialised huge pages filled on all cores (reports/results/nvidia-h200/ab/host-transfer.txt).
 template <class T>
 struct UninitialisedAllocator : std::allocator<T> {
   using value_type = T;

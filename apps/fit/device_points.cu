@@ -51,7 +51,7 @@ __global__ void gather_rows(const T* __restrict__ src, int64_t m, int n, int64_t
 // threads spread over (row, feature) so a warp reads consecutive addresses: for N <= kThreads,
 // kThreads / N rows a pass (N = 32: 8 rows, every thread busy); for a wider N, grid.y tiles the
 // features, one row a pass. One thread a feature, walking its rows alone, took 2.5 ms for both
-// passes over 10M x 32 on an H200 (python-bench.json at 8f3971d, "moments").
+// passes over 10M x 32 on an H200 (python-bench.json at b36ae50, "moments").
 struct MomentsTile {
   int f;             // this thread's feature, or -1 when idle
   int row_lane;      // its first row within the pass
@@ -132,9 +132,9 @@ cudaStream_t producer_stream(uintptr_t stream) {
   return reinterpret_cast<cudaStream_t>(stream);
 }
 
-// Host rows into the run's buffer through the process's pinned ring
-// (variants/common/pinned_staging.hpp): 24 ms for 10M x 32 floats on an H200 host, against 42–51 ms
-// for page-locking them in place in 64 MiB pieces (the way up to 8f3971d) and 160–190 ms from
+// Host rows into the run's buffer through the device's pinned ring
+// (variants/common/pinned_staging.hpp): 24 ms for 10M x 32 floats on an H200 host, against 46–57 ms
+// for page-locking them in place in 64 MiB pieces (the way up to 8f3971d) and 146–191 ms from
 // pageable memory (reports/results/nvidia-h200/ab/host-transfer.txt).
 void upload_host_rows(const DevicePoints& points, float* destination, cudaStream_t stream) {
   if (points.float64 || points.col_stride != 1 || points.row_stride != points.n)
