@@ -1,0 +1,56 @@
+// Host buffers that first-touch quickly (core/huge_pages.hpp, datasets/dataset.hpp's
+// UninitialisedAllocator) and the pinned ring's parallel copy (variants/common/pinned_staging.hpp):
+// large blocks come 2 MiB-aligned, every size is usable and freed, and the copy moves every byte.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "core/huge_pages.hpp"
+#include "datasets/dataset.hpp"
+#include "variants/common/pinned_staging.hpp"
+
+namespace mk {
+namespace {
+
+TEST(HugePages, BlocksFromFourMiBAre2MiBAlignedAndSmallerOnesAreUsable) {
+  for (size_t bytes : {size_t(1), size_t(4096), (size_t(4) << 20) - 1, size_t(4) << 20, (size_t(9) << 20) + 3}) {
+    SCOPED_TRACE(bytes);
+    auto* block = static_cast<unsigned char*>(allocate_huge_page_friendly(bytes));
+    ASSERT_NE(block, nullptr);
+    if (bytes >= (size_t(4) << 20)) EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % (size_t(2) << 20), 0u);
+    std::memset(block, 0xab, bytes);  // every byte is ours
+    EXPECT_EQ(block[bytes - 1], 0xab);
+    release_huge_page_friendly(block, bytes);
+  }
+}
+
+TEST(HugePages, LabelValuesHoldWhatIsWrittenAndEqualAPlainVector) {
+  const size_t count = (size_t(5) << 20) / sizeof(int32_t) + 7;  // a huge-page block
+  LabelValues labels(count);
+  std::vector<int32_t> expected(count);
+  std::iota(expected.begin(), expected.end(), -3);
+  std::copy(expected.begin(), expected.end(), labels.begin());
+  EXPECT_TRUE(labels == expected);
+  LabelValues moved = std::move(labels);
+  EXPECT_TRUE(moved == expected);
+  moved.push_back(1);  // growing reallocates through the same allocator
+  EXPECT_EQ(moved.size(), count + 1);
+  EXPECT_TRUE(LabelValues({1, 2, 3}) != std::vector<int32_t>({1, 2, 4}));
+}
+
+TEST(PinnedStagingCopy, CopiesEveryByteOfOddSizes) {
+  for (size_t bytes : {size_t(0), size_t(1), size_t(1000), (size_t(1) << 20) + 1, (size_t(3) << 20) + 12345}) {
+    SCOPED_TRACE(bytes);
+    std::vector<unsigned char> from(bytes), to(bytes + 1, 0x5a);
+    for (size_t i = 0; i < bytes; ++i) from[i] = static_cast<unsigned char>(i * 131 + 7);
+    gpu::copy_bytes_parallel(to.data(), from.data(), bytes);
+    EXPECT_EQ(std::memcmp(to.data(), from.data(), bytes), 0);
+    EXPECT_EQ(to[bytes], 0x5a);  // nothing past the end
+  }
+}
+
+}  // namespace
+}  // namespace mk
