@@ -1,7 +1,6 @@
 // Validation of loaded points and the centroid seeds every variant starts from.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -66,7 +65,7 @@ std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitM
   if (k.kmin < 1 || k.kmax < k.kmin)
     throw InputError("invalid K range " + k.str() + " for initial centroids");
   if (data.n < 1 || data.m < 1) throw InputError("cannot pick initial centroids from an empty dataset");
-  if (!data.holds_rows())
+  if (!data.holds_rows() && !data.is_on_demand())
     throw InputError("dataset holds " + std::to_string(data.values.size()) + " values but claims " +
                      std::to_string(data.m) + " x " + std::to_string(data.n));
   if (k.kmax > data.m)
@@ -84,7 +83,7 @@ std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitM
     float* block = centroids.data() + static_cast<size_t>(k.slot_offset(kk)) * n;
     for (int c = 0; c < kk; ++c) {
       int64_t point = method == InitMethod::FirstK ? c : order[c];
-      std::memcpy(block + c * n, data.row(point), n * sizeof(float));
+      copy_rows(data, point, point + 1, block + c * n);  // an on-demand data set makes the row
     }
   }
   return centroids;

@@ -4,10 +4,18 @@
 // not depend on the thread count or schedule.
 #include <cstdint>
 
+// The mixer and the unit draws also compile for the device (nvcc), where they give the same bits:
+// variants/chunked/ makes a generator's out-of-core chunks on the GPU with them.
+#ifdef __CUDACC__
+#define MK_HOST_DEVICE __host__ __device__
+#else
+#define MK_HOST_DEVICE
+#endif
+
 namespace mk {
 
 // SplitMix64's output function: a bijective 64-bit mixer with good avalanche.
-inline uint64_t mix64(uint64_t z) {
+MK_HOST_DEVICE inline uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
@@ -37,12 +45,12 @@ class CounterRng {
       : key_(mix64(seed ^ mix64(static_cast<uint64_t>(stream) * 0x9e3779b97f4a7c15ULL))) {}
 
   // Equivalent to jumping a SplitMix64 generator straight to position `index`.
-  uint64_t bits(uint64_t index) const { return mix64(key_ + (index + 1) * 0x9e3779b97f4a7c15ULL); }
+  MK_HOST_DEVICE uint64_t bits(uint64_t index) const { return mix64(key_ + (index + 1) * 0x9e3779b97f4a7c15ULL); }
 
   // 24 random bits scaled by 2^-24: every result is an exact float in [0, 1).
-  float unit_float(uint64_t index) const { return float(bits(index) >> 40) * 0x1p-24f; }
+  MK_HOST_DEVICE float unit_float(uint64_t index) const { return float(bits(index) >> 40) * 0x1p-24f; }
   // 53 random bits: a double in [0, 1).
-  double unit_double(uint64_t index) const { return double(bits(index) >> 11) * 0x1p-53; }
+  MK_HOST_DEVICE double unit_double(uint64_t index) const { return double(bits(index) >> 11) * 0x1p-53; }
   // Uniform integer in [0, bound) by multiply-high (bias below 2^-32 for bounds < 2^32).
   uint64_t below(uint64_t index, uint64_t bound) const {
     return static_cast<uint64_t>((static_cast<unsigned __int128>(bits(index)) * bound) >> 64);

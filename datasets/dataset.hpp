@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -70,6 +71,17 @@ inline bool operator==(const std::vector<int32_t>& a, const LabelValues& b) { re
 inline bool operator!=(const LabelValues& a, const std::vector<int32_t>& b) { return !(a == b); }
 inline bool operator!=(const std::vector<int32_t>& a, const LabelValues& b) { return !(b == a); }
 
+struct GeneratorSpec {
+  std::string kind = "uniform";  // uniform | blobs
+  int64_t m = 0;
+  int n = 0;
+  uint64_t seed = 42;
+  int centers = 8;          // blobs
+  double spread = 1.0;      // blobs: per-dimension standard deviation
+  double box = 10.0;        // blobs: centres uniform in [-box, box]
+  double zero_fraction = 0; // sparse variant: fraction of entries forced to exactly 0
+};
+
 struct Dataset {
   int64_t m = 0;
   int n = 0;
@@ -91,7 +103,13 @@ struct Dataset {
   // sharded run is such a view, so preparing the shards copies nothing on the host.
   const float* borrowed_rows = nullptr;
 
+  // A generator's points made on demand (generate_on_demand): `values` is empty and points()
+  // is null; every row is a pure function of (spec, row), so an out-of-core run makes each
+  // chunk where it is needed (on the host, or on the GPU) and no host memory holds the data.
+  // Only out-of-core runs take such a Dataset; copy_rows reads any rows of it.
+  std::shared_ptr<const GeneratorSpec> on_demand;
   bool is_mapped() const { return mapped_rows != nullptr; }
+  bool is_on_demand() const { return on_demand != nullptr; }
   const float* points() const { return mapped_rows ? mapped_rows : borrowed_rows ? borrowed_rows : values.data(); }
   // Whether points() holds all m x n values.
   bool holds_rows() const {
@@ -122,20 +140,19 @@ struct DataShape {
   int n = 0;
 };
 
-struct GeneratorSpec {
-  std::string kind = "uniform";  // uniform | blobs
-  int64_t m = 0;
-  int n = 0;
-  uint64_t seed = 42;
-  int centers = 8;          // blobs
-  double spread = 1.0;      // blobs: per-dimension standard deviation
-  double box = 10.0;        // blobs: centres uniform in [-box, box]
-  double zero_fraction = 0; // sparse variant: fraction of entries forced to exactly 0
-};
-
 // Deterministic for a given spec; parallel generation uses counter-based streams so the
 // result does not depend on the thread count.
 Dataset generate(const GeneratorSpec& spec);
+// Rows [begin, end) of generate(spec), bit for bit, into `out` ((end - begin) x n), on all
+// cores. InputError for a bad spec or a range outside [0, m].
+void generate_rows(const GeneratorSpec& spec, int64_t begin, int64_t end, float* out);
+// The data set generate(spec) describes (its shape, identity and sparsity) with no points held:
+// Dataset::on_demand. Its sparsity is the spec's zero fraction (generate() counts the zeros it
+// made; the uniform values themselves are exactly 0 with probability 2^-24).
+Dataset generate_on_demand(const GeneratorSpec& spec);
+// Rows [begin, end) of any data set into `out`: copied where they are held (values, a mapped
+// file, a view), generated for an on-demand one.
+void copy_rows(const Dataset& data, int64_t begin, int64_t end, float* out);
 // The centres generate() places the blobs around (centers x n, row-major); tests and
 // reports use them to judge how well a clustering recovered the blobs.
 std::vector<float> blob_centers(const GeneratorSpec& spec);
@@ -198,6 +215,13 @@ std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitM
 // Generators take their shape from m and n; a file decides its own (m and n are then
 // ignored: callers holding a shape the user typed compare it with the result).
 Dataset load_dataset_spec(const std::string& spec, int64_t m, int n, uint64_t seed);
+// The generator a spec names ("uniform...", "blobs..."), with shape m x n and `seed`; nullopt
+// for a file spec. InputError as load_dataset_spec for a malformed generator spec.
+std::optional<GeneratorSpec> generator_spec_of(const std::string& spec, int64_t m, int n, uint64_t seed);
+// The data a spec names with no points held, for runs that are all out of core: a C-order .npy
+// left in its memory mapping (load_npy_mapped), a generator made on demand (generate_on_demand).
+// InputError for any other spec.
+Dataset load_dataset_spec_unheld(const std::string& spec, int64_t m, int n, uint64_t seed);
 // True for the csv:, npy: and idx: forms.
 bool is_file_dataset_spec(const std::string& spec);
 // The shape a file spec's data will have, read from the header where the format has one

@@ -1,7 +1,9 @@
 // Synthetic datasets: uniform [0,1) like the seeds, Gaussian blobs like sklearn's
 // make_blobs, and either of them with a fraction of entries forced to exactly zero.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -64,20 +66,11 @@ double measure_sparsity(const PointValues& values) {
   return double(zeros) / double(count);
 }
 
-Dataset generate(const GeneratorSpec& spec) {
+void generate_rows(const GeneratorSpec& spec, int64_t begin, int64_t end, float* out) {
   validate_spec(spec);
-  Dataset data;
-  data.m = spec.m;
-  data.n = spec.n;
-  const size_t total = static_cast<size_t>(spec.m) * spec.n;
-  try {
-    data.values.resize(total);
-  } catch (const std::bad_alloc&) {
-    throw InputError("cannot allocate " + std::to_string(double(total) * 4 / (1 << 30)) +
-                     " GiB of host memory for a " + std::to_string(spec.m) + " x " +
-                     std::to_string(spec.n) + " dataset");
-  }
-
+  if (begin < 0 || end < begin || end > spec.m)
+    throw InputError("rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") of a generator of " +
+                     std::to_string(spec.m) + " points");
   const bool blobs = spec.kind == "blobs";
   const std::vector<float> centres = blobs ? blob_centers(spec) : std::vector<float>();
   const CounterRng uniform(spec.seed, RandomStream::UniformValue);
@@ -88,7 +81,6 @@ Dataset generate(const GeneratorSpec& spec) {
   const double zero_fraction = spec.zero_fraction;
   const int n = spec.n;
   const double two_pi = 6.283185307179586476925286766559;
-  float* values = data.values.data();
 
   // Box-Muller turns one pair of uniforms into two normals; pairs are numbered by the flat
   // entry index (entries 2p and 2p+1 share pair p), so a row boundary inside a pair only
@@ -105,8 +97,8 @@ Dataset generate(const GeneratorSpec& spec) {
   };
 
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < spec.m; ++i) {
-    float* row = values + static_cast<size_t>(i) * n;
+  for (int64_t i = begin; i < end; ++i) {
+    float* row = out + static_cast<size_t>(i - begin) * n;
     const uint64_t first_entry = static_cast<uint64_t>(i) * n;
     if (!blobs) {
       // Both values are computed before selecting so the random mask is a select, not a
@@ -140,10 +132,49 @@ Dataset generate(const GeneratorSpec& spec) {
       }
     }
   }
+}
 
+Dataset generate(const GeneratorSpec& spec) {
+  validate_spec(spec);
+  Dataset data;
+  data.m = spec.m;
+  data.n = spec.n;
+  const size_t total = static_cast<size_t>(spec.m) * spec.n;
+  try {
+    data.values.resize(total);
+  } catch (const std::bad_alloc&) {
+    throw InputError("cannot allocate " + std::to_string(double(total) * 4 / (1 << 30)) +
+                     " GiB of host memory for a " + std::to_string(spec.m) + " x " +
+                     std::to_string(spec.n) + " dataset");
+  }
+  generate_rows(spec, 0, spec.m, data.values.data());
   data.identity = identity_of(spec);
   data.sparsity = measure_sparsity(data.values);
   return data;
+}
+
+Dataset generate_on_demand(const GeneratorSpec& spec) {
+  validate_spec(spec);
+  Dataset data;
+  data.m = spec.m;
+  data.n = spec.n;
+  data.identity = identity_of(spec);
+  data.sparsity = spec.zero_fraction;
+  data.finite_checked = true;  // validate_spec keeps spread and box finite: so is every value
+  data.on_demand = std::make_shared<const GeneratorSpec>(spec);
+  return data;
+}
+
+void copy_rows(const Dataset& data, int64_t begin, int64_t end, float* out) {
+  if (begin < 0 || end < begin || end > data.m)
+    throw InputError("rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") of a data set of " +
+                     std::to_string(data.m) + " points");
+  if (data.is_on_demand()) return generate_rows(*data.on_demand, begin, end, out);
+  if (!data.holds_rows())
+    throw InputError("the data set holds " + std::to_string(data.values.size()) + " values, not " +
+                     std::to_string(data.m) + " x " + std::to_string(data.n));
+  const size_t n = size_t(data.n);
+  std::copy(data.row(begin), data.row(begin) + size_t(end - begin) * n, out);
 }
 
 }  // namespace mk

@@ -52,8 +52,8 @@ double parse_real(const std::string& text, const std::string& what, const std::s
   return value;
 }
 
-Dataset generator_from_spec(const std::string& spec, const std::string& kind, const std::string& settings,
-                            int64_t m, int n, uint64_t seed) {
+GeneratorSpec generator_from_spec(const std::string& spec, const std::string& kind, const std::string& settings,
+                                  int64_t m, int n, uint64_t seed) {
   GeneratorSpec generator;
   generator.kind = kind;
   generator.m = m;
@@ -83,7 +83,7 @@ Dataset generator_from_spec(const std::string& spec, const std::string& kind, co
   if (m < 1 || n < 1)
     throw InputError("dataset '" + spec + "' is generated and needs M >= 1 points and N >= 1 dimensions (got M=" +
                      std::to_string(m) + ", N=" + std::to_string(n) + ")");
-  return generate(generator);
+  return generator;
 }
 
 char parse_delimiter(const std::string& value, const std::string& spec) {
@@ -150,6 +150,20 @@ const std::string& file_path(const std::string& spec, const std::string& rest) {
 
 }  // namespace
 
+std::optional<GeneratorSpec> generator_spec_of(const std::string& spec, int64_t m, int n, uint64_t seed) {
+  const auto [kind, rest] = split_spec(spec);
+  if (kind == "uniform" || kind == "blobs") return generator_from_spec(spec, kind, rest, m, n, seed);
+  return std::nullopt;
+}
+
+Dataset load_dataset_spec_unheld(const std::string& spec, int64_t m, int n, uint64_t seed) {
+  const auto [kind, rest] = split_spec(spec);
+  if (kind == "npy") return load_npy_mapped(file_path(spec, rest));
+  if (auto generator = generator_spec_of(spec, m, n, seed)) return generate_on_demand(*generator);
+  throw InputError("dataset '" + spec + "' cannot be left unheld: only a .npy file (memory-mapped) or a generator "
+                   "(made chunk by chunk) can");
+}
+
 bool is_file_dataset_spec(const std::string& spec) {
   const std::string kind = split_spec(spec).kind;
   return kind == "csv" || kind == "npy" || kind == "idx";
@@ -157,7 +171,7 @@ bool is_file_dataset_spec(const std::string& spec) {
 
 Dataset load_dataset_spec(const std::string& spec, int64_t m, int n, uint64_t seed) {
   const auto [kind, rest] = split_spec(spec);
-  if (kind == "uniform" || kind == "blobs") return generator_from_spec(spec, kind, rest, m, n, seed);
+  if (kind == "uniform" || kind == "blobs") return generate(generator_from_spec(spec, kind, rest, m, n, seed));
   if (kind == "csv") {
     const CsvSpec csv = parse_csv_spec(spec, rest);
     return load_csv(csv.path, csv.options);

@@ -107,10 +107,12 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.add_flag("!--no-tuned", options.use_tuned, "ignore tuned configurations; use the variant's defaults");
   app.add_flag("--store-labels", options.store_labels, "materialise labels in the timed loop too");
   app.add_option("--chunk-points", options.chunk_points,
-                 "out of core: stream the points from host memory in chunks of this many, e.g. 32M "
-                 "(docs/out-of-core.md)");
+                 "out of core: stream the points in chunks of this many, e.g. 32M (docs/out-of-core.md)");
   app.add_flag("--out-of-core", options.out_of_core,
                "out of core with the largest chunks that fit (without it, only when the points do not fit)");
+  app.add_flag("--hold-points", options.hold_points,
+               "out of core, hold the points in host memory and copy each chunk from there (without it, a "
+               "generator's chunks are generated where they are read and a .npy's read from its mapping)");
   // CLI11 fills the ints either way; remember which shorthands the user actually typed.
   app.callback([&options, grid, block, ppt, dims, points] {
     options.dims_given = dims->count() > 0;
@@ -140,14 +142,15 @@ std::vector<std::string> split_names(const std::string& text) {
 // Before the points exist: the host must hold them (and the FP64 reference under --verify,
 // a CPU variant's copy), else exit 2; a GPU variant must fit the GPU's free memory, else its
 // row is refused, and when no variant fits, the run is (exit 3) without making the data.
-// True when the data is a C-order .npy and every row that runs is out of core: the points
-// then stay in the memory-mapped file (load_npy_mapped), which the plans did not count.
+// True when the points need not be held (points_stay_unheld: every row that runs is out of core,
+// and the data is a C-order .npy, or a generator without --verify).
 bool plan_run_memory(const RunOptions& options, const std::vector<const Variant*>& variants, const Params& overrides,
                      int64_t m, const KRange& k, const DeviceInfo& device, int64_t chunk_points) {
-  const DataSource source = describe_data_source(options.dataset, m, options.dims);
+  const DataSource described = describe_data_source(options.dataset, m, options.dims);
+  const DataSource source = options.hold_points ? held_whole(described) : described;
   const MemoryLimits limits = current_memory_limits(device);
   std::optional<MemoryPlan> refused;
-  size_t fitting = 0, in_core = 0;
+  std::vector<MemoryPlan> plans;
   for (const Variant* variant : variants) {
     RowWork work{variant, Problem{}, overrides, options.verify || options.store_labels, options.verify};
     work.chunk_points = chunk_points;
@@ -157,12 +160,12 @@ bool plan_run_memory(const RunOptions& options, const std::vector<const Variant*
     work.problem.k = k;
     const MemoryPlan plan = plan_memory(source, work, device, limits);
     if (plan.host_exceeded) plan.enforce();
-    if (plan.runs()) ++fitting;
-    else if (!refused) refused = plan;
-    in_core += plan.in_core();
+    if (!plan.runs() && !refused) refused = plan;
+    plans.push_back(plan);
   }
-  if (!fitting && refused) refused->enforce();
-  return source.mappable && fitting > 0 && in_core == 0;
+  const bool any_runs = std::any_of(plans.begin(), plans.end(), [](const MemoryPlan& p) { return p.runs(); });
+  if (!any_runs && refused) refused->enforce();
+  return points_stay_unheld(source, options.verify, plans);
 }
 
 }  // namespace
@@ -220,10 +223,14 @@ int run_command(const RunOptions& options) {
   }
   if (placement->sharded()) std::cerr << "mkbench: " << placement->describe() << "\n";
 
-  const bool leave_in_file = plan_run_memory(options, measured, overrides, m, k, device, chunk_points);
+  const bool unheld = plan_run_memory(options, measured, overrides, m, k, device, chunk_points);
   const auto load_start = std::chrono::steady_clock::now();
-  Dataset data = leave_in_file ? load_npy_mapped(options.dataset.substr(std::string("npy:").size()))
-                               : load_dataset_spec(options.dataset, m, options.dims, options.seed);
+  Dataset data = unheld ? load_dataset_spec_unheld(options.dataset, m, options.dims, options.seed)
+                        : load_dataset_spec(options.dataset, m, options.dims, options.seed);
+  const bool leave_in_file = data.is_mapped();
+  if (data.is_on_demand())
+    std::cerr << "mkbench: dataset " << options.dataset << " is generated chunk by chunk where the out-of-core run "
+              << "reads it; no host memory holds it\n";
   if (from_file) check_file_shape(options, data);
   check_finite(data);
   if (from_file)  // the load phase of issue 34's goal (tests/device/load.sh reads this line)

@@ -48,6 +48,9 @@ struct RunOptions {
   bool store_labels = false;
   std::string chunk_points;  // --chunk-points: out of core with chunks of this many points (a count: 32M)
   bool out_of_core = false;  // --out-of-core: out of core with the largest chunks that fit
+  // --hold-points: a generator's points made whole in host memory, a .npy's copied, even out of
+  // core (the host-to-device path measured); without it, out of core leaves them unheld.
+  bool hold_points = false;
 };
 
 // The user's explicit tunables as overrides (validates --layout: InputError).

@@ -202,7 +202,8 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
         work.problem.m = m;
         work.problem.n = n;
         work.problem.k = k;
-        const DataSource source = file_data ? describe_loaded_data(*file_data) : describe_data_source(dataset, m, n);
+        const DataSource source =
+            file_data ? describe_loaded_data(*file_data) : held_whole(describe_data_source(dataset, m, n));
         const MemoryPlan plan = plan_memory(source, work, device, host_limits);
         if (plan.host_exceeded) plan.enforce();
       }

@@ -213,6 +213,10 @@ std::vector<float> pack_centroids(const IterationResult& result) {
 
 VerifyReport verify_one_step(PreparedRun& run, const Dataset& data, const KRange& k,
                              const std::vector<float>& centroids_before) {
+  // The FP64 reference reads every point; `run` makes the data whole under --verify.
+  if (!data.holds_rows())
+    throw UnsupportedError("--verify needs every point at hand for the FP64 reference, and these are " +
+                           std::string(data.is_on_demand() ? "generated chunk by chunk" : "not held"));
   run.set_centroids(centroids_before);
   run.iterate(true);
   run.synchronize();
@@ -352,9 +356,12 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
       }
       run = std::move(chunked);
     } else {
-      if (spec.dataset->is_mapped())  // the plan counts an in-core copy for such data: not expected
-        throw UnsupportedError("the points were left in their memory-mapped file, which only out-of-core runs "
-                               "read; this row's plan is in core (" + plan.summary() + ")");
+      if (spec.dataset->is_mapped() || spec.dataset->is_on_demand())  // planned out of core: not expected
+        throw UnsupportedError(std::string("the points were ") +
+                               (spec.dataset->is_mapped() ? "left in their memory-mapped file"
+                                                          : "left to be generated chunk by chunk") +
+                               ", which only out-of-core runs read; this row's plan is in core (" + plan.summary() +
+                               ")");
       run = variant.prepare(problem, *spec.dataset, row.params, device);
     }
     if (!run) throw DeviceError("variant " + row.variant + " returned no prepared run");

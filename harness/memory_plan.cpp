@@ -125,8 +125,25 @@ DataSource describe_data_source(const std::string& spec, int64_t m, int n) {
     source.m = m;
     source.n = n;
     source.host_bytes = int64_t(double(m) * n * 4.0);
+    source.generable = kind == "uniform" || kind == "blobs";
     source.description = kind + " " + format_count(m) + " × " + std::to_string(n) + " float32";
   }
+  return source;
+}
+
+bool points_stay_unheld(const DataSource& data, bool verifying, const std::vector<MemoryPlan>& plans) {
+  if (!data.mappable && !(data.generable && !verifying)) return false;
+  bool any_runs = false;
+  for (const MemoryPlan& plan : plans) {
+    if (plan.in_core()) return false;
+    any_runs |= plan.runs();
+  }
+  return any_runs;
+}
+
+DataSource held_whole(DataSource source) {
+  source.mappable = false;
+  source.generable = false;
   return source;
 }
 
@@ -134,12 +151,16 @@ DataSource describe_loaded_data(const Dataset& data) {
   DataSource source;
   source.m = data.m;
   source.n = data.n;
-  // In a mapped file: what an in-core run would have to copy (out of core counts nothing).
-  source.host_bytes = data.is_mapped() ? int64_t(double(data.m) * data.n * sizeof(float))
-                                       : int64_t(data.values.size() * sizeof(float));
+  // In a mapped file or made on demand: what an in-core run would have to hold (out of core
+  // counts nothing).
+  const bool not_held = data.is_mapped() || data.is_on_demand();
+  source.host_bytes = not_held ? int64_t(double(data.m) * data.n * sizeof(float))
+                               : int64_t(data.values.size() * sizeof(float));
   source.mappable = data.is_mapped();
+  source.generable = data.is_on_demand();
   source.description = format_count(data.m) + " × " + std::to_string(data.n) + " float32 " +
-                       (data.is_mapped() ? "(in its memory-mapped file)" : "(loaded)");
+                       (data.is_mapped() ? "(in its memory-mapped file)"
+                                         : data.is_on_demand() ? "(generated chunk by chunk)" : "(loaded)");
   return source;
 }
 
@@ -244,6 +265,8 @@ MemoryPlan out_of_core_plan(const DataSource& data, const RowWork& work, const D
   // read in and drop (clean and file-backed), so a file larger than the host can be clustered.
   if (data.mappable)
     plan.host.add("points: " + data.description + " (streamed from the memory-mapped file, not held)", 0.0);
+  else if (data.generable && !work.verify)
+    plan.host.add("points: " + data.description + " (each chunk generated where it is needed, not held)", 0.0);
   else
     plan.host.add("points: " + data.description + " (streamed from host memory)", double(data.host_bytes));
   if (work.verify) {

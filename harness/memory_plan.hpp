@@ -29,14 +29,22 @@ struct DataSource {
   // (load_npy_mapped), so an out-of-core plan counts nothing for the points on the host; in
   // core still needs them copied (host_bytes).
   bool mappable = false;
+  // A generator: out of core, each chunk is made where it is needed (Dataset::on_demand), so an
+  // out-of-core plan counts nothing for the points on the host, unless --verify's FP64
+  // reference needs them all at hand; in core they are made whole (host_bytes).
+  bool generable = false;
 };
 
 // Generators: M·N floats. .npy: the array (read from the header; twice for Fortran order,
 // which is converted to row-major). CSV: the text, read whole, plus at most one float per two
 // bytes of it. A file that cannot be found counts nothing here: its loader reports it.
 DataSource describe_data_source(const std::string& spec, int64_t m, int n);
+// The same source for a command that makes or loads the points whole before it measures (the
+// tuner, verify-matrix): neither mappable nor generable, so out of core counts them too.
+DataSource held_whole(DataSource source);
 // Points already loaded (a measurement's plan: the data is loaded, the variant is not). Points
-// left in a mapped file are mappable, and count their full size for an in-core plan.
+// left in a mapped file are mappable, and points made on demand generable; both count their full
+// size for an in-core plan.
 DataSource describe_loaded_data(const Dataset& data);
 
 struct MemoryLimits {
@@ -114,8 +122,15 @@ struct MemoryPlan {
 // (one on a CPU variant, whose "device" is the host), with the largest chunks that do, up to
 // kMaxChunkBytes; else refused, with the sizes and the way out. The points themselves stay
 // whole in host memory either way (they are streamed from there), except a mappable file's,
-// which out of core are streamed from the mapped file and not counted.
+// which out of core are streamed from the mapped file, and a generable source's without
+// --verify, whose chunks are generated where they are needed; neither is counted.
 MemoryPlan plan_memory(const DataSource& data, const RowWork& work, const DeviceInfo& device,
                        const MemoryLimits& limits);
+
+// Whether the points of a run whose rows planned `plans` on `data` need not be held: at least one
+// plan runs, none runs in core, and the source is a C-order .npy (its chunks then come from the
+// memory mapping, load_npy_mapped) or a generator without `verifying` (each chunk generated where
+// it is read, generate_on_demand). The plans counted no host memory for the points then.
+bool points_stay_unheld(const DataSource& data, bool verifying, const std::vector<MemoryPlan>& plans);
 
 }  // namespace mk

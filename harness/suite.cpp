@@ -618,12 +618,17 @@ int run_suite(const SuiteOptions& options) {
       done += group.rows.size();  // measured before the restart or the kill
       continue;
     }
+    // Out of core on a .npy or a generator, the points stay in the file's mapping or are made
+    // chunk by chunk (docs/out-of-core.md), as for `run`.
+    const bool unheld = suite_group_points_unheld(group, device);
     const std::string key = group.dataset_spec + "|" + std::to_string(group.dims) + "|" +
-                            std::to_string(group.points) + "|" + std::to_string(group.seed);
+                            std::to_string(group.points) + "|" + std::to_string(group.seed) + (unheld ? "|unheld" : "");
     if (key != dataset_key || !data) {
       data.reset();
       dataset_key.clear();
-      data = std::make_unique<Dataset>(load_dataset_spec(group.dataset_spec, group.points, group.dims, group.seed));
+      data = std::make_unique<Dataset>(
+          unheld ? load_dataset_spec_unheld(group.dataset_spec, group.points, group.dims, group.seed)
+                 : load_dataset_spec(group.dataset_spec, group.points, group.dims, group.seed));
       check_finite(*data);
       dataset_key = key;
     }

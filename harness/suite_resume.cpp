@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "harness/device_health.hpp"
@@ -10,21 +11,43 @@
 
 namespace mk {
 
+namespace {
+
+// The work of each row of `group` on `source`'s shape.
+std::vector<RowWork> group_row_works(const PlannedGroup& group, const DataSource& source) {
+  std::vector<RowWork> works;
+  for (const PlannedRow& row : group.rows) {
+    RowWork work{row.variant, row.problem, row.overrides, group.verify, group.verify};
+    work.problem.m = source.m;  // a file's own shape where its header tells it, 0 for CSV
+    work.problem.n = source.n;
+    works.push_back(work);
+  }
+  return works;
+}
+
+}  // namespace
+
+bool suite_group_points_unheld(const PlannedGroup& group, const DeviceInfo& device) {
+  const DataSource source = describe_data_source(group.dataset_spec, group.points, group.dims);
+  if (source.m < 1 || source.n < 1) return false;
+  const MemoryLimits limits = current_memory_limits(device);
+  std::vector<MemoryPlan> plans;
+  for (const RowWork& work : group_row_works(group, source))
+    if (work.variant) plans.push_back(plan_memory(source, work, device, limits));
+  return points_stay_unheld(source, group.verify, plans);
+}
+
 void check_suite_host_memory(const SuitePlan& plan, const DeviceInfo& device) {
   const MemoryLimits limits = current_memory_limits(DeviceInfo{});  // the host only: GPUs are planned per row
   for (const PlannedGroup& group : plan.groups) {
+    if (suite_group_points_unheld(group, device)) continue;  // each row's own plan counts what it holds
     const DataSource source = describe_data_source(group.dataset_spec, group.points, group.dims);
     RowWork data_only;
     data_only.problem = group.rows.empty() ? Problem{} : group.rows.front().problem;
     data_only.problem.m = source.m;
     data_only.problem.n = source.n;
     std::vector<RowWork> works{data_only};
-    for (const PlannedRow& row : group.rows) {
-      RowWork work{row.variant, row.problem, row.overrides, group.verify, group.verify};
-      work.problem.m = source.m;  // a file's own shape where its header tells it, 0 for CSV
-      work.problem.n = source.n;
-      works.push_back(work);
-    }
+    for (const RowWork& work : group_row_works(group, source)) works.push_back(work);
     for (const RowWork& work : works) {
       const MemoryPlan memory = plan_memory(source, work, device, limits);
       if (memory.host_exceeded)

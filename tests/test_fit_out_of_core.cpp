@@ -1,7 +1,8 @@
 // `mkbench fit` out of core (docs/fit.md, "Data larger than the GPU"), through the binary:
 // `--chunk-points C` (C dividing no part of M) gives the in-core fit with `--empty keep`
-// (fit_compare.hpp's tolerances, the same step counts), fit.json records the chunking, and the
-// options an out-of-core fit cannot honour are refused. On a GPU, the same for registers-multik.
+// (fit_compare.hpp's tolerances, the same step counts), fit.json records the chunking (read from
+// the .npy's memory mapping, never copied), and the options an out-of-core fit cannot honour are
+// refused. On a GPU, the same for registers-multik.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,6 +63,9 @@ void expect_chunks_match_in_core(const std::string& variant, const std::string& 
   ASSERT_TRUE(doc.contains("out_of_core")) << "fit.json does not record the chunking";
   EXPECT_EQ(doc.at("out_of_core").at("chunk_points"), kChunk);
   EXPECT_EQ(doc.at("out_of_core").at("chunks"), (kPoints + kChunk - 1) / kChunk);
+  // Planned out of core from the file's header, so the rows were never copied into host memory.
+  EXPECT_EQ(doc.at("out_of_core").at("source"), "memory-mapped file");
+  EXPECT_NE(out_of_core.output.find("read from the file's memory mapping"), std::string::npos) << out_of_core.output;
   EXPECT_FALSE(read_fit_json(whole).contains("out_of_core"));
 }
 

@@ -307,7 +307,7 @@ TEST(MemoryPlanOutOfCore, CpuVariantStreamsWhenItsCopyWouldNotFitTheHost) {
   const Variant& cpu = Registry::instance().get("cpu-openmp");
   const int64_t m = 300000;
   RowWork work{&cpu, shape(m, 32, {3, 4}), Params::object(), false, false};
-  const DataSource source = describe_data_source("uniform", m, 32);
+  const DataSource source = held_whole(describe_data_source("uniform", m, 32));  // run --hold-points
   const MemoryPlan plan = plan_memory(source, work, DeviceInfo{}, host_only(80000000));
   ASSERT_TRUE(plan.out_of_core()) << plan.message;
   EXPECT_GE(plan.chunks, 2);
@@ -317,6 +317,10 @@ TEST(MemoryPlanOutOfCore, CpuVariantStreamsWhenItsCopyWouldNotFitTheHost) {
   const MemoryPlan refused = plan_memory(source, work, DeviceInfo{}, host_only(40000000));
   EXPECT_EQ(refused.mode, PlanMode::Refused);
   EXPECT_TRUE(refused.host_exceeded);
+  // Unless nothing holds them: a generator's chunks generated where they are read.
+  const MemoryPlan generated =
+      plan_memory(describe_data_source("uniform", m, 32), work, DeviceInfo{}, host_only(40000000));
+  EXPECT_TRUE(generated.out_of_core()) << generated.message;
 }
 
 TEST(DeviceFootprint, LayoutLabelsAndPreparedOperandsAreCounted) {
@@ -373,11 +377,13 @@ TEST(DataSource, FilesAreSizedFromTheNpyHeaderAndTheCsvText) {
 
 // ------------------------------------------------------------------ the commands
 
+// Under --verify the FP64 reference reads every point, so a generator's are made whole (without
+// it they would be generated chunk by chunk: tests/test_out_of_core.cpp).
 TEST(MemoryPlanCommand, RunRefusesPointsLargerThanTheHostBeforeMakingThem) {
   const auto start = std::chrono::steady_clock::now();
-  const auto result = run_mkbench_args(
-      {"run", "--variant", "cpu-openmp", "--dims", "64", "--points", "1G", "--k", "8", "--host-memory", "128G"}, {},
-      60);
+  const auto result = run_mkbench_args({"run", "--variant", "cpu-openmp", "--dims", "64", "--points", "1G", "--k", "8",
+                                        "--verify", "--host-memory", "128G"},
+                                       {}, 60);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(result.exit_code, kExitBadInput) << result.output;
   EXPECT_EQ(result.signal, 0) << result.output;
@@ -389,7 +395,7 @@ TEST(MemoryPlanCommand, RunRefusesPointsLargerThanTheHostBeforeMakingThem) {
 
 TEST(MemoryPlanCommand, HostMemoryIsAGlobalOptionAndItsSizeIsChecked) {
   const auto before = run_mkbench_args({"--host-memory", "1G", "run", "--variant", "cpu-openmp", "--dims", "64",
-                                        "--points", "16M", "--k", "8"},
+                                        "--points", "16M", "--k", "8", "--verify"},
                                        {}, 60);
   EXPECT_EQ(before.exit_code, kExitBadInput) << before.output;
   EXPECT_NE(before.output.find("1.0 GiB limit (--host-memory"), std::string::npos) << before.output;
@@ -408,7 +414,7 @@ TEST(MemoryPlanCommand, SuiteAndTuneRefuseBeforeTheFirstRow) {
   TempFolder folder("plan_suite");
   write_file(folder.file("big.json"), R"({"name": "big", "dataset": "uniform", "iters": 2, "warmup": 0,
     "cases": [{"dims": [4], "k": ["3"], "points": ["1K"], "variants": ["cpu-openmp"]},
-              {"dims": [64], "k": ["8"], "points": ["1G"], "variants": ["cpu-openmp"]}]})");
+              {"dims": [64], "k": ["8"], "points": ["1G"], "variants": ["cpu-openmp"], "verify": true}]})");
   const auto suite = run_mkbench_args(
       {"suite", folder.file("big.json"), "--out", folder.file("r.json"), "--host-memory", "64G"}, {}, 60);
   EXPECT_EQ(suite.exit_code, kExitBadInput) << suite.output;
@@ -464,10 +470,12 @@ TEST(MemoryPlanGpu, RunStreamsOrRefusesWhatTheFreeMemoryCannotHold) {
                                          {"MKBENCH_FAKE_GPU_FREE_BYTES=1G"}, 120);
   EXPECT_EQ(streamed.exit_code, kExitOk) << streamed.output;
   EXPECT_NE(streamed.output.find("\"out_of_core\""), std::string::npos) << streamed.output;
+  EXPECT_NE(streamed.output.find("\"generated on the device\""), std::string::npos) << streamed.output;
 
-  // The issue's command, with the host's limit pinned to the single-GPU machines' 128 GiB.
+  // The issue's command under --verify (the reference holds every point), with the host's limit
+  // pinned to the single-GPU machines' 128 GiB.
   const auto issue = run_mkbench_args({"run", "--variant", "auto", "--dims", "64", "--points", "1G", "--k", "8",
-                                       "--no-peak-measure", "--host-memory", "128G"},
+                                       "--verify", "--no-peak-measure", "--host-memory", "128G"},
                                       {}, 120);
   EXPECT_EQ(issue.exit_code, kExitBadInput) << issue.output;
   EXPECT_NE(issue.output.find("of host memory"), std::string::npos) << issue.output;

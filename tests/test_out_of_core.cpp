@@ -15,6 +15,7 @@
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
+#include "generator_specs.hpp"
 #include "harness/reference.hpp"
 #include "process_helpers.hpp"
 #include "synthetic_devices.hpp"
@@ -24,18 +25,12 @@
 namespace mk {
 namespace {
 
+using testing_support::generator_spec;
 using testing_support::read_text;
 using testing_support::run_mkbench_args;
 using testing_support::TempFolder;
 
-Dataset blobs(int64_t m, int n, uint64_t seed) {
-  GeneratorSpec spec;
-  spec.kind = "blobs";
-  spec.m = m;
-  spec.n = n;
-  spec.seed = seed;
-  return generate(spec);
-}
+Dataset blobs(int64_t m, int n, uint64_t seed) { return generate(generator_spec("blobs", m, n, seed)); }
 
 Problem problem_of(const Dataset& data, KRange k) {
   Problem problem;
@@ -103,6 +98,32 @@ void check_variant_out_of_core(const Variant& variant, const DeviceInfo& device,
   }
 }
 
+// A generator's chunks made on demand (no host copy of the data) against the in-core run on the
+// same data generated whole, three steps.
+void check_generated_out_of_core(const Variant& variant, const DeviceInfo& device, const GeneratorSpec& spec,
+                                 KRange k, int64_t chunk, const std::string& transfer) {
+  SCOPED_TRACE(variant.name() + " on " + spec.kind + " made on demand, chunks of " + std::to_string(chunk));
+  const Dataset held = generate(spec);
+  const Dataset on_demand = generate_on_demand(spec);
+  const Problem problem = problem_of(held, k);
+  std::unique_ptr<PreparedRun> in_core =
+      variant.prepare(problem, held, resolve_params(variant, problem, device, Params::object()), device);
+  std::unique_ptr<ChunkedRun> chunked =
+      prepare_chunked(variant, problem, chunk_source_of(on_demand), chunk,
+                      resolve_params(variant, chunk_problem(problem, chunk), device, Params::object()), device);
+  EXPECT_EQ(chunked->info().source, "generator");
+  EXPECT_EQ(chunked->info().transfer, transfer);
+  std::vector<float> centroids = initial_centroids(on_demand, k, InitMethod::FirstK, 0);
+  for (int step = 1; step <= 3; ++step) {
+    expect_same_step(*chunked, *in_core, held, k, centroids, step);
+    centroids = packed(chunked->read_back());
+  }
+}
+
+GeneratorSpec generator(const std::string& kind, int64_t m, int n, double zeros) {
+  return generator_spec(kind, m, n, 11, zeros);
+}
+
 // ------------------------------------------------------------------ CPU (cpu-openmp)
 
 TEST(OutOfCoreCpu, ChunksThatDoNotDivideMGiveTheInCoreStepsAndTheReference) {
@@ -137,6 +158,13 @@ TEST(OutOfCoreCpu, ChunksStraightFromAMappedNpyGiveTheInCoreSteps) {
     expect_same_step(*chunked, *in_core, mapped, k, centroids, step);
     centroids = packed(chunked->read_back());
   }
+}
+
+TEST(OutOfCoreCpu, AGeneratorsChunksMadeOnDemandGiveTheInCoreSteps) {
+  const Variant& cpu = Registry::instance().get("cpu-openmp");
+  const DeviceInfo device = query_host_cpu();
+  check_generated_out_of_core(cpu, device, generator("blobs", 100003, 5, 0.1), {3, 5}, 30001, "host");
+  check_generated_out_of_core(cpu, device, generator("uniform", 100003, 6, 0), {4, 4}, 4099, "host");
 }
 
 TEST(OutOfCoreCpu, TheSplitStepLeavesHostTotalsOverEveryChunkAndUpdateFreezesKs) {
@@ -233,17 +261,20 @@ TEST(OutOfCoreCommand, RunWithChunkPointsVerifiesAndRecordsTheChunking) {
 }
 
 TEST(OutOfCoreCommand, ThePlannerStreamsOnItsOwnWhenTheCopyWouldNotFit) {
-  // 300000 × 32 floats (38.4 MB) and cpu-openmp's copy of them exceed 80 MB × 0.9 with the
-  // reference; one chunk's copy does not (tests/test_memory_plan.cpp has the arithmetic).
+  // 300000 × 32 floats (38.4 MB) held in host memory (--hold-points) and cpu-openmp's copy of
+  // them exceed 80 MB × 0.9; one chunk's copy does not (tests/test_memory_plan.cpp has the
+  // arithmetic).
   TempFolder folder("ooc_auto");
   const std::string out = folder.file("auto.json");
   const auto result = run_mkbench_args({"run", "--variant", "cpu-openmp", "--dims", "32", "--points", "300000", "--k",
-                                        "3", "--iters", "2", "--warmup", "0", "--host-memory", "80M", "--out", out},
+                                        "3", "--iters", "2", "--warmup", "0", "--host-memory", "80M", "--hold-points",
+                                        "--out", out},
                                        {}, 120);
   ASSERT_EQ(result.exit_code, kExitOk) << result.output;
   const auto row = nlohmann::json::parse(read_text(out)).at("rows").at(0);
   ASSERT_TRUE(row.contains("out_of_core")) << row.dump(1);
   EXPECT_GE(row.at("out_of_core").at("chunks").get<int>(), 2);
+  EXPECT_EQ(row.at("out_of_core").at("source"), "host array");
 }
 
 TEST(OutOfCoreCommand, AnNpyLargerThanTheHostLimitIsStreamedFromItsMappedFile) {
@@ -279,13 +310,30 @@ TEST(OutOfCoreCommand, AnNpyLargerThanTheHostLimitIsStreamedFromItsMappedFile) {
   EXPECT_NE(planned.output.find(": PASS"), std::string::npos) << planned.output;
   EXPECT_EQ(nlohmann::json::parse(read_text(auto_out)).at("rows").at(0).at("out_of_core").at("source"),
             "memory-mapped file");
-  // The same limit with the data from a generator (held in memory) is refused: the file is
-  // what made it fit.
+  // The same limit with the data from a generator is refused under --verify: the FP64 reference
+  // needs every point, so the generator makes them whole, and they do not fit.
   const auto generated = run_mkbench_args({"run", "--variant", "cpu-openmp", "--dataset", "blobs", "--points", "100003",
                                            "--dims", "32", "--k", "3", "--iters", "2", "--verify", "--host-memory",
                                            "10M"},
                                           {}, 120);
   EXPECT_EQ(generated.exit_code, kExitBadInput) << generated.output;
+}
+
+TEST(OutOfCoreCommand, AGeneratorLargerThanTheHostLimitIsMadeChunkByChunk) {
+  // The data of the test above, 12.8 MB, from the generator under a 10M host limit and without
+  // --verify: out of core, each chunk is generated where it is read and nothing holds the data.
+  TempFolder folder("ooc_generated");
+  const std::string out = folder.file("generated.json");
+  const auto result = run_mkbench_args({"run", "--variant", "cpu-openmp", "--dataset", "blobs", "--points", "100003",
+                                        "--dims", "32", "--k", "3", "--iters", "2", "--warmup", "0", "--host-memory",
+                                        "10M", "--out", out},
+                                       {}, 120);
+  ASSERT_EQ(result.exit_code, kExitOk) << result.output;
+  EXPECT_NE(result.output.find("generated chunk by chunk"), std::string::npos) << result.output;
+  const auto row = nlohmann::json::parse(read_text(out)).at("rows").at(0);
+  ASSERT_TRUE(row.contains("out_of_core")) << row.dump(1);
+  EXPECT_EQ(row.at("out_of_core").at("source"), "generator");
+  EXPECT_EQ(row.at("dataset").at("kind"), "generator") << row.at("dataset").dump();
 }
 
 TEST(OutOfCoreCommand, AnEmptyOrUnreadableChunkSizeIsBadInput) {
@@ -307,6 +355,17 @@ TEST(OutOfCoreGpu, EveryStreamingVariantGivesTheInCoreStepsAndTheReference) {
   for (const char* name : {"naive-atomics", "shared-atomics", "registers-multik", "gemm-cublas"})
     check_variant_out_of_core(Registry::instance().get(name), device, 8, {3, 5}, {30001, 4099});
   check_variant_out_of_core(Registry::instance().get("warp-centric"), device, 16, {4, 4}, {30001});
+}
+
+TEST(OutOfCoreGpu, AUniformGeneratorsChunksAreMadeOnTheDeviceAndBlobsStaged) {
+  if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  const DeviceInfo device = query_device(0);
+  check_generated_out_of_core(Registry::instance().get("registers-multik"), device,
+                              generator("uniform", 100003, 8, 0), {3, 5}, 30001, "generated on the device");
+  check_generated_out_of_core(Registry::instance().get("naive-atomics"), device,
+                              generator("uniform", 100003, 8, 0.4), {3, 3}, 4099, "generated on the device");
+  check_generated_out_of_core(Registry::instance().get("naive-atomics"), device, generator("blobs", 100003, 7, 0),
+                              {3, 5}, 30001, "staged");
 }
 
 TEST(OutOfCoreGpu, AMappedNpyIsStagedNotPageLockedAndGivesTheInCoreSteps) {

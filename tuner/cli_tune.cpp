@@ -385,7 +385,7 @@ int run_tune_command(const TuneCliOptions& options) {
   const MemoryLimits host_limits = current_memory_limits(DeviceInfo{});
   for (const auto& job : jobs) {
     const bool verify = options.verify || job.verify;
-    const DataSource source = describe_data_source(job.dataset, job.problem.m, job.problem.n);
+    const DataSource source = held_whole(describe_data_source(job.dataset, job.problem.m, job.problem.n));
     for (const Variant* variant : variants_for(job)) {
       const MemoryPlan plan =
           plan_memory(source, RowWork{variant, job.problem, Params::object(), verify, verify}, device, host_limits);

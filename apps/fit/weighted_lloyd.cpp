@@ -148,7 +148,7 @@ StepSummary weighted_update(const Dataset& data, const std::vector<float>& weigh
     if (!empty.empty() && options.empty == EmptyPolicy::Farthest) {
       // scikit-learn's _relocate_empty_clusters: the farthest points by unweighted distance to
       // their centroid before this update take their weight with them.
-      const auto far = farthest_points(data.values.data(), data.m, n, centroids.data() + size_t(base) * n, kk,
+      const auto far = farthest_points(data.points(), data.m, n, centroids.data() + size_t(base) * n, kk,
                                        int(empty.size()));
       for (size_t j = 0; j < far.size(); ++j) {
         const float* x = data.row(far[j].index);

@@ -119,7 +119,7 @@ int64_t locate(const Points& x, const std::vector<float>& d2, const std::vector<
 
 KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const float* weights) {
   const auto start = std::chrono::steady_clock::now();
-  const Points x{data.values.data(), data.m, data.n, weights};
+  const Points x{data.points(), data.m, data.n, weights};
   const Draws draws = make_draws(seed);
   const int64_t chunks = (x.m + kChunk - 1) / kChunk;
 

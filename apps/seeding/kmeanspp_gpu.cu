@@ -104,7 +104,7 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
   DeviceBuffer<float> uploaded;
   if (upload) {
     uploaded.allocate(size_t(m) * size_t(n), "k-means++ points");
-    check(cudaMemcpyAsync(uploaded.get(), upload->values.data(), uploaded.bytes(), cudaMemcpyHostToDevice,
+    check(cudaMemcpyAsync(uploaded.get(), upload->points(), uploaded.bytes(), cudaMemcpyHostToDevice,
                           stream.get()),
           "k-means++: upload");
   }

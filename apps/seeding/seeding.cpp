@@ -37,7 +37,7 @@ namespace {
 void check_request(const Dataset& data, const KRange& k) {
   if (k.kmin < 1 || k.kmax < k.kmin) throw InputError("invalid K range " + k.str() + " for seeding");
   if (data.n < 1 || data.m < 1) throw InputError("cannot seed centroids from an empty dataset");
-  if (data.values.size() != size_t(data.m) * size_t(data.n))
+  if (!data.holds_rows())  // values, a memory-mapped file's rows or a borrowed view
     throw InputError("dataset holds " + std::to_string(data.values.size()) + " values but claims " +
                      std::to_string(data.m) + " x " + std::to_string(data.n));
   if (k.kmax > data.m)

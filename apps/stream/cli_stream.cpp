@@ -13,6 +13,7 @@
 #include "datasets/dataset.hpp"
 #include "harness/build_info.hpp"
 #include "harness/measure.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/parallel/placement.hpp"
 #include "harness/results.hpp"
 
@@ -47,7 +48,11 @@ Dataset load_stream_data(const FitOptions& options) {
     const int64_t m = parse_count(options.points.empty() ? kFitDefaultPoints : options.points);
     return load_dataset_spec(options.dataset, m, options.dims > 0 ? options.dims : kFitDefaultDims, options.seed);
   }
-  Dataset data = load_dataset_spec(options.dataset, 0, 0, options.seed);
+  // One pass over the data needs no copy of it: a C-order .npy is read where it lies, in its
+  // memory mapping (hashed and checked by the same one pass as a copying load).
+  Dataset data = describe_data_source(options.dataset, 0, 0).mappable
+                     ? load_dataset_spec_unheld(options.dataset, 0, 0, options.seed)
+                     : load_dataset_spec(options.dataset, 0, 0, options.seed);
   if (options.dims > 0 && data.n != options.dims)
     throw InputError("--dims " + std::to_string(options.dims) + " does not match dataset '" + options.dataset +
                      "', which has " + std::to_string(data.n) + " dimensions per point");

@@ -28,6 +28,8 @@ class ChunkedRunBase : public ChunkedRun {
   int64_t chunk_first(int64_t chunk) const { return chunk * chunk_points_; }
   int64_t chunk_rows(int64_t chunk) const;
   const float* chunk_rows_at(int64_t chunk) const { return source_.rows + chunk_first(chunk) * source_.n; }
+  // The chunk's rows into host `out`: copied on all cores, or generated (a generator source).
+  void chunk_on_host(int64_t chunk, float* out) const;
   // Start of an accumulate(): host totals zeroed, label arrays sized when asked for.
   void begin_step(bool with_labels);
   // A slot run's labels for the chunk starting at `first` (its read_back after accumulate).

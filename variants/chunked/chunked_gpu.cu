@@ -11,6 +11,7 @@
 
 #include "core/errors.hpp"
 #include "variants/chunked/chunked_base.hpp"
+#include "variants/chunked/generated_chunk.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/common/pinned_staging.hpp"
 
@@ -70,11 +71,14 @@ class GpuChunkedRun : public ChunkedRunBase {
     // Page-locking the rows once lets every chunk go by one DMA straight from them. Where the
     // host refuses (a locked-memory limit), the chunks are staged through a ring of small pinned
     // buffers (variants/common/pinned_staging.hpp), as are the chunks of a memory-mapped file
-    // (locking it would hold the whole file in RAM). Two chunk-sized staging buffers, filled
-    // one chunk at a time, moved 35.5 GB/s from a mapped file in the page cache on an H200 host
-    // (load-ooc-mapped.json at 27a21c1).
+    // (locking it would hold the whole file in RAM): 52.2 of the 55.4 GB/s pinned H2D from a
+    // mapped file in the page cache on an H200 host (reports/results/nvidia-h200/load.txt).
+    // A generator's chunks are made on the device where it can (generated_chunk.hpp), else on
+    // the host into the ring.
     const size_t bytes = size_t(problem.m) * problem.n * sizeof(float);
-    if (!source.mapped_file &&
+    if (source.generator && generated_on_device(*source.generator)) {
+      generated_on_device_ = true;
+    } else if (!source.mapped_file && !source.generator &&
         cudaHostRegister(const_cast<float*>(source.rows), bytes, cudaHostRegisterPortable) == cudaSuccess) {
       registered_ = true;
     } else {
@@ -96,7 +100,9 @@ class GpuChunkedRun : public ChunkedRunBase {
   }
 
   ChunkedRunInfo info() const override {
-    return {chunk_points_, chunks_, kGpuChunkSlots, registered_ ? "registered" : "staged", source_.description};
+    return {chunk_points_, chunks_, kGpuChunkSlots,
+            generated_on_device_ ? "generated on the device" : registered_ ? "registered" : "staged",
+            source_.description};
   }
 
   void* stream() override { return stream_; }
@@ -122,7 +128,18 @@ class GpuChunkedRun : public ChunkedRunBase {
       const cudaStream_t stream = static_cast<cudaStream_t>(slot.stream);
       const int64_t rows = chunk_rows(c);
       const size_t bytes = size_t(rows) * n * sizeof(float);
-      if (registered_) {
+      if (generated_on_device_) {
+        generate_chunk_on_device(*source_.generator, chunk_first(c), rows, slot.points, stream);
+      } else if (source_.generator) {
+        // Whole rows a piece, each made on all cores into the pinned ring while the last DMAs run.
+        const GeneratorSpec& spec = *source_.generator;
+        const size_t row_bytes = size_t(n) * sizeof(float);
+        const int64_t first = chunk_first(c);
+        staging_->upload_made(slot.points, bytes, row_bytes, stream, [&](char* piece, size_t offset, size_t length) {
+          const int64_t begin = first + int64_t(offset / row_bytes);
+          generate_rows(spec, begin, begin + int64_t(length / row_bytes), reinterpret_cast<float*>(piece));
+        });
+      } else if (registered_) {
         check(cudaMemcpyAsync(slot.points, chunk_rows_at(c), bytes, cudaMemcpyHostToDevice, stream), "chunk upload");
       } else {
         staging_->upload(slot.points, chunk_rows_at(c), bytes, stream);
@@ -171,6 +188,7 @@ class GpuChunkedRun : public ChunkedRunBase {
   cudaEvent_t start_ = nullptr;
   cudaStream_t stream_ = nullptr;
   bool registered_ = false;
+  bool generated_on_device_ = false;
 };
 
 }  // namespace

@@ -10,6 +10,14 @@
 namespace mk {
 
 ChunkSource chunk_source_of(const Dataset& data) {
+  if (data.is_on_demand()) {
+    ChunkSource source;
+    source.m = data.m;
+    source.n = data.n;
+    source.description = "generator";
+    source.generator = data.on_demand;
+    return source;
+  }
   if (data.is_mapped()) {
     ChunkSource source;
     source.m = data.m;
@@ -51,7 +59,7 @@ void copy_floats_parallel(float* destination, const float* source, size_t count)
 ChunkedRunBase::ChunkedRunBase(const Problem& problem, const ChunkSource& source, int64_t chunk_points)
     : problem_(problem), source_(source), chunk_points_(std::min(chunk_points, problem.m)) {
   if (chunk_points < 1) throw InputError("--chunk-points must be at least 1, got " + std::to_string(chunk_points));
-  if (source.m != problem.m || source.n != problem.n || !source.rows)
+  if (source.m != problem.m || source.n != problem.n || (!source.rows && !source.generator))
     throw InputError("the out-of-core source is " + std::to_string(source.m) + " × " + std::to_string(source.n) +
                      " but the problem is " + problem.str());
   chunks_ = (problem.m + chunk_points_ - 1) / chunk_points_;
@@ -64,6 +72,12 @@ ChunkedRunBase::ChunkedRunBase(const Problem& problem, const ChunkSource& source
 
 int64_t ChunkedRunBase::chunk_rows(int64_t chunk) const {
   return std::min(chunk_points_, problem_.m - chunk_first(chunk));
+}
+
+void ChunkedRunBase::chunk_on_host(int64_t chunk, float* out) const {
+  const int64_t first = chunk_first(chunk), rows = chunk_rows(chunk);
+  if (source_.generator) return generate_rows(*source_.generator, first, first + rows, out);
+  copy_floats_parallel(out, chunk_rows_at(chunk), size_t(rows) * size_t(source_.n));
 }
 
 void ChunkedRunBase::set_centroids(const std::vector<float>& packed) {
@@ -197,12 +211,11 @@ class HostChunkedRun : public ChunkedRunBase {
 
   void accumulate(const AccumulateOptions& options) override {
     begin_step(options.store_labels);
-    const int n = problem_.n;
     for (int64_t c = 0; c < chunks_; ++c) {
       const PointsSlot slot = run_->points_slot();
       if (slot.on_device) throw DeviceError("a CPU run's chunk buffer is on a device");
       const int64_t rows = chunk_rows(c);
-      copy_floats_parallel(slot.points, chunk_rows_at(c), size_t(rows) * n);
+      chunk_on_host(c, slot.points);
       run_->set_point_count(rows);
       run_->accumulate(options);
       const AccumulatorRefs refs = run_->accumulators();

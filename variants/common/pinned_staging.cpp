@@ -67,13 +67,23 @@ size_t PinnedStaging::take_buffer() {
 }
 
 void PinnedStaging::upload(void* destination, const void* source, size_t bytes, cudaStream_t stream) {
+  const auto* from = static_cast<const char*>(source);
+  upload_made(destination, bytes, 1, stream,
+              [from](char* piece, size_t offset, size_t length) { copy_bytes_parallel(piece, from + offset, length); });
+}
+
+void PinnedStaging::upload_made(void* destination, size_t bytes, size_t unit, cudaStream_t stream,
+                                const std::function<void(char*, size_t, size_t)>& make) {
+  if (unit < 1 || unit > kPieceBytes)
+    throw InputError("staged upload in units of " + std::to_string(unit) + " bytes: the ring's pieces hold " +
+                     std::to_string(kPieceBytes) + " bytes");
+  const size_t piece = kPieceBytes / unit * unit;
   std::lock_guard<std::mutex> lock(mutex_);
   auto* to = static_cast<char*>(destination);
-  const auto* from = static_cast<const char*>(source);
-  for (size_t offset = 0; offset < bytes; offset += kPieceBytes) {
-    const size_t length = std::min(kPieceBytes, bytes - offset);
+  for (size_t offset = 0; offset < bytes; offset += piece) {
+    const size_t length = std::min(piece, bytes - offset);
     const size_t b = take_buffer();
-    copy_bytes_parallel(buffers_[b], from + offset, length);
+    make(buffers_[b], offset, length);
     check_cuda(cudaMemcpyAsync(to + offset, buffers_[b], length, cudaMemcpyHostToDevice, stream), "staged upload");
     check_cuda(cudaEventRecord(free_[b], stream), "staged upload");
   }

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -40,6 +41,11 @@ class PinnedStaging {
   // stream of the device current at construction). Returns once every byte has left `source`:
   // the caller may then reuse it, while the last DMAs may still be running on `stream`.
   void upload(void* destination, const void* source, size_t bytes, cudaStream_t stream);
+  // The same for bytes made on the host as they go: make(piece, offset, length) writes bytes
+  // [offset, offset + length) into the pinned `piece`; every piece is a whole number of `unit`
+  // bytes (a generator's rows). InputError for a unit larger than a piece.
+  void upload_made(void* destination, size_t bytes, size_t unit, cudaStream_t stream,
+                   const std::function<void(char*, size_t, size_t)>& make);
   // Device [source, source + bytes) into host `destination` after the work already on `stream`.
   // Returns when every byte has arrived.
   void download(void* destination, const void* source, size_t bytes, cudaStream_t stream);

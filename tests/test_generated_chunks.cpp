@@ -1,0 +1,134 @@
+// A generator's points made on demand (issue 34, docs/out-of-core.md "Generated chunks"): any
+// range of rows is the same bits as those rows of the whole generated data set, on the host
+// (generate_rows) and on the GPU (generate_chunk_on_device, uniform); an on-demand data set holds
+// no points yet names the same data and gives the same initial centroids; the memory plan counts
+// no host copy for it out of core unless --verify needs every point.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/errors.hpp"
+#include "datasets/dataset.hpp"
+#include "generator_specs.hpp"
+#include "harness/memory_plan.hpp"
+#include "variants/chunked/generated_chunk.hpp"
+#include "variants/variant.hpp"
+
+namespace mk {
+namespace {
+
+GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, double zeros) {
+  GeneratorSpec spec = testing_support::generator_spec(kind, m, n, 23, zeros);
+  spec.centers = 5;
+  return spec;
+}
+
+// Bitwise: -0.0f and 0.0f, or two NaNs, must not pass for one another.
+bool same_bits(const float* a, const float* b, size_t count) { return std::memcmp(a, b, count * sizeof(float)) == 0; }
+
+std::vector<GeneratorSpec> every_kind() {
+  // Odd N puts row boundaries inside Box-Muller pairs (blobs draw a pair per two entries).
+  return {spec_of("uniform", 10007, 7, 0), spec_of("uniform", 10007, 7, 0.3), spec_of("blobs", 10007, 7, 0),
+          spec_of("blobs", 10007, 5, 0.25)};
+}
+
+TEST(GenerateRows, AnyRangeIsThoseRowsOfTheWholeDataSet) {
+  for (const GeneratorSpec& spec : every_kind()) {
+    SCOPED_TRACE(spec.kind + " n=" + std::to_string(spec.n) + " zeros=" + std::to_string(spec.zero_fraction));
+    const Dataset whole = generate(spec);
+    for (const auto& [begin, end] : std::vector<std::pair<int64_t, int64_t>>{{0, spec.m}, {1, 2}, {4999, 7777},
+                                                                              {spec.m - 3, spec.m}, {50, 50}}) {
+      std::vector<float> rows(size_t(end - begin) * spec.n);
+      generate_rows(spec, begin, end, rows.data());
+      EXPECT_TRUE(same_bits(rows.data(), whole.row(begin), rows.size())) << "[" << begin << ", " << end << ")";
+    }
+  }
+}
+
+TEST(GenerateRows, ARangeOutsideTheDataSetIsAnInputError) {
+  const GeneratorSpec spec = spec_of("uniform", 100, 3, 0);
+  std::vector<float> rows(300);
+  EXPECT_THROW(generate_rows(spec, -1, 5, rows.data()), InputError);
+  EXPECT_THROW(generate_rows(spec, 90, 101, rows.data()), InputError);
+  EXPECT_THROW(generate_rows(spec, 7, 6, rows.data()), InputError);
+}
+
+TEST(GenerateOnDemand, HoldsNoPointsButNamesTheSameDataAndSeedsTheSame) {
+  for (const GeneratorSpec& spec : every_kind()) {
+    SCOPED_TRACE(spec.kind);
+    const Dataset whole = generate(spec);
+    const Dataset on_demand = generate_on_demand(spec);
+    EXPECT_TRUE(on_demand.is_on_demand());
+    EXPECT_TRUE(on_demand.values.empty());
+    EXPECT_FALSE(on_demand.holds_rows());
+    EXPECT_EQ(on_demand.identity, whole.identity) << "results pair rows by the data's identity";
+    EXPECT_EQ(on_demand.m, whole.m);
+    EXPECT_EQ(on_demand.n, whole.n);
+    std::vector<float> rows(size_t(spec.n) * 33);
+    copy_rows(on_demand, 1000, 1033, rows.data());
+    EXPECT_TRUE(same_bits(rows.data(), whole.row(1000), rows.size()));
+    const KRange k{3, 6};
+    EXPECT_EQ(initial_centroids(on_demand, k, InitMethod::FirstK, 4), initial_centroids(whole, k, InitMethod::FirstK, 4));
+    EXPECT_EQ(initial_centroids(on_demand, k, InitMethod::RandomSample, 4),
+              initial_centroids(whole, k, InitMethod::RandomSample, 4));
+  }
+}
+
+TEST(GenerateOnDemand, OutOfCorePlansCountNoHostCopyUnlessVerifying) {
+  const Dataset on_demand = generate_on_demand(spec_of("uniform", 1 << 20, 16, 0));
+  const DataSource loaded = describe_loaded_data(on_demand);
+  EXPECT_TRUE(loaded.generable);
+  EXPECT_EQ(loaded.host_bytes, int64_t(1 << 20) * 16 * 4) << "what an in-core run would have to hold";
+  const DataSource spec = describe_data_source("uniform", 1 << 20, 16);
+  EXPECT_TRUE(spec.generable);
+  EXPECT_FALSE(held_whole(spec).generable);
+  EXPECT_FALSE(describe_data_source("npy:/nonexistent.npy", 0, 0).generable);
+
+  RowWork work{&Registry::instance().get("cpu-openmp"), Problem{}, Params::object(), false, false};
+  work.problem.m = 1 << 20;
+  work.problem.n = 16;
+  work.problem.k = {3, 3};
+  work.chunk_points = 1 << 16;
+  MemoryLimits limits;
+  limits.host_limit_bytes = int64_t(1) << 40;
+  const DeviceInfo host = query_host_cpu();
+  auto points_bytes = [](const MemoryPlan& plan) {  // a part of 0 bytes is left out
+    for (const auto& part : plan.host.parts)
+      if (part.what.rfind("points:", 0) == 0) return part.bytes;
+    return int64_t(0);
+  };
+  const MemoryPlan streamed = plan_memory(spec, work, host, limits);
+  ASSERT_TRUE(streamed.out_of_core()) << streamed.summary();
+  EXPECT_EQ(points_bytes(streamed), 0) << streamed.summary();
+  work.verify = work.labels = true;  // the FP64 reference reads every point: they are made whole
+  const MemoryPlan verified = plan_memory(spec, work, host, limits);
+  ASSERT_TRUE(verified.out_of_core()) << verified.summary();
+  EXPECT_EQ(points_bytes(verified), spec.host_bytes) << verified.summary();
+}
+
+TEST(GeneratedChunkOnDevice, IsTheHostsRowsBitForBit) {
+  if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  for (const GeneratorSpec& spec : {spec_of("uniform", 100003, 7, 0), spec_of("uniform", 100003, 7, 0.3)}) {
+    SCOPED_TRACE("zeros=" + std::to_string(spec.zero_fraction));
+    ASSERT_TRUE(chunked::generated_on_device(spec));
+    const int64_t first = 12345, rows = 54321;
+    std::vector<float> host(size_t(rows) * spec.n), device(host.size());
+    generate_rows(spec, first, first + rows, host.data());
+    float* out = nullptr;
+    ASSERT_EQ(cudaMalloc(&out, device.size() * sizeof(float)), cudaSuccess);
+    chunked::generate_chunk_on_device(spec, first, rows, out, nullptr);
+    ASSERT_EQ(cudaMemcpy(device.data(), out, device.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(out);
+    EXPECT_TRUE(same_bits(device.data(), host.data(), host.size()));
+  }
+  EXPECT_FALSE(chunked::generated_on_device(spec_of("blobs", 100, 4, 0)))
+      << "blobs' double log/sin/cos may differ from the host library's in the last bit";
+}
+
+}  // namespace
+}  // namespace mk
