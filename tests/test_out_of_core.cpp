@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -334,6 +335,21 @@ TEST(OutOfCoreCommand, AGeneratorLargerThanTheHostLimitIsMadeChunkByChunk) {
   ASSERT_TRUE(row.contains("out_of_core")) << row.dump(1);
   EXPECT_EQ(row.at("out_of_core").at("source"), "generator");
   EXPECT_EQ(row.at("dataset").at("kind"), "generator") << row.at("dataset").dump();
+}
+
+TEST(OutOfCoreCommand, ASuiteGroupLargerThanTheHostLimitIsMadeChunkByChunk) {
+  // The same data as a suite's group: its check of the host's memory passes it, and its rows run
+  // out of core on chunks generated where they are read.
+  TempFolder folder("ooc_suite");
+  const std::string suite = folder.file("ooc.json");
+  std::ofstream(suite) << R"({"name": "ooc", "dataset": "blobs", "iters": 2, "warmup": 0,
+    "cases": [{"dims": [32], "k": ["3"], "points": ["100003"], "variants": ["cpu-openmp"]}]})";
+  const std::string out = folder.file("suite.json");
+  const auto result = run_mkbench_args({"suite", suite, "--out", out, "--host-memory", "10M"}, {}, 120);
+  ASSERT_EQ(result.exit_code, kExitOk) << result.output;
+  const auto row = nlohmann::json::parse(read_text(out)).at("rows").at(0);
+  ASSERT_TRUE(row.contains("out_of_core")) << row.dump(1);
+  EXPECT_EQ(row.at("out_of_core").at("source"), "generator");
 }
 
 TEST(OutOfCoreCommand, AnEmptyOrUnreadableChunkSizeIsBadInput) {
