@@ -71,6 +71,37 @@ void expect_chunks_match_in_core(const std::string& variant, const std::string& 
 
 TEST(FitOutOfCore, ChunksOfTheHostCpuGiveTheInCoreFit) { expect_chunks_match_in_core("cpu-openmp", "cpu", 0); }
 
+TEST(FitOutOfCore, AGeneratorsRowsMadeWhereTheyAreReadGiveTheInCoreFit) {
+  // The data of blob_points() from the generator itself (fit's --seed seeds it): out of core, no
+  // host memory holds it; k-means++ (the default) seeds from every row, gathered.
+  TempFolder folder("fit_generated");
+  GeneratorSpec spec;
+  spec.kind = "blobs";
+  spec.m = kPoints;
+  spec.n = 5;
+  spec.centers = 6;
+  spec.seed = 5;
+  const Dataset data = generate(spec);
+  auto args_for = [](const std::string& out) {
+    std::vector<std::string> args = fit_args("", "cpu-openmp", "cpu", out);
+    args[2] = "blobs:centers=6";  // --dataset's value
+    args.insert(args.end(), {"--points", std::to_string(kPoints), "--dims", "5"});
+    return args;
+  };
+  const auto in_core = run_mkbench_args(args_for(folder.file("whole")));
+  ASSERT_EQ(in_core.exit_code, 0) << in_core.output;
+  std::vector<std::string> args = args_for(folder.file("chunks"));
+  args.insert(args.end(), {"--chunk-points", std::to_string(kChunk)});
+  const auto out_of_core = run_mkbench_args(args);
+  ASSERT_EQ(out_of_core.exit_code, 0) << out_of_core.output;
+  EXPECT_NE(out_of_core.output.find("each generated where it is read"), std::string::npos) << out_of_core.output;
+  expect_same_fit(folder.file("chunks"), folder.file("whole"), data, 0);
+  const nlohmann::json doc = read_fit_json(folder.file("chunks"));
+  ASSERT_TRUE(doc.contains("out_of_core")) << "fit.json does not record the chunking";
+  EXPECT_EQ(doc.at("out_of_core").at("source"), "generator");
+  EXPECT_EQ(doc.at("dataset"), read_fit_json(folder.file("whole")).at("dataset")) << "the same data, named alike";
+}
+
 TEST(FitOutOfCore, OptionsItCannotHonourAreRefused) {
   struct Case {
     std::vector<std::string> extra;

@@ -1,8 +1,8 @@
 // A generator's points made on demand (issue 34, docs/out-of-core.md "Generated chunks"): any
 // range of rows is the same bits as those rows of the whole generated data set, on the host
 // (generate_rows) and on the GPU (generate_chunk_on_device, uniform); an on-demand data set holds
-// no points yet names the same data and gives the same initial centroids; the memory plan counts
-// no host copy for it out of core unless --verify needs every point.
+// no points yet names the same data and gives the same initial centroids, fit passes and seeds;
+// the memory plan counts no host copy for it out of core unless --verify needs every point.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "apps/fit/data_moments.hpp"
+#include "apps/fit/metric_passes.hpp"
+#include "apps/seeding/seeding.hpp"
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
@@ -109,6 +112,37 @@ TEST(GenerateOnDemand, OutOfCorePlansCountNoHostCopyUnlessVerifying) {
   const MemoryPlan verified = plan_memory(spec, work, host, limits);
   ASSERT_TRUE(verified.out_of_core()) << verified.summary();
   EXPECT_EQ(points_bytes(verified), spec.host_bytes) << verified.summary();
+}
+
+// fit's host passes over every row (moments, Davies-Bouldin distance sums), its samples and its
+// k-means++ seeding read the same rows, in the same order, from an on-demand data set.
+TEST(GenerateOnDemand, FitsHostPassesAndSeedingGiveWhatTheyGiveOnHeldPoints) {
+  const GeneratorSpec spec = spec_of("blobs", 20011, 6, 0.05);
+  const Dataset held = generate(spec);
+  const Dataset on_demand = generate_on_demand(spec);
+  const DataMoments a = data_moments(held), b = data_moments(on_demand);
+  EXPECT_EQ(a.mean, b.mean);
+  EXPECT_EQ(a.variance, b.variance);
+  EXPECT_EQ(a.max_abs, b.max_abs);
+
+  const KRange k{3, 3};
+  std::vector<int32_t> labels(size_t(spec.m));
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = int32_t(i % 3);
+  const std::vector<double> means(size_t(3) * spec.n, 0.5);
+  const std::vector<const int32_t*> per_k{labels.data()};
+  EXPECT_EQ(cluster_distance_sums_cpu(on_demand, k, per_k, means), cluster_distance_sums_cpu(held, k, per_k, means));
+  const std::vector<int64_t> sample{0, 7, 1023, 1024, 20010};
+  const SampleLabels from_held = gather_sample(held, sample, k, per_k);
+  const SampleLabels made = gather_sample(on_demand, sample, k, per_k);
+  EXPECT_EQ(made.points, from_held.points);
+  EXPECT_EQ(made.labels, from_held.labels);
+
+  SeedingOptions seeding;
+  seeding.seed = 9;
+  const DeviceInfo host = query_host_cpu();
+  const SeedingResult seeded = seed_centroids(on_demand, {2, 5}, seeding, host);
+  EXPECT_EQ(seeded.packed, seed_centroids(held, {2, 5}, seeding, host).packed) << "k-means++ over every row, gathered";
+  EXPECT_EQ(seeded.rows_seen, spec.m);
 }
 
 TEST(GeneratedChunkOnDevice, IsTheHostsRowsBitForBit) {

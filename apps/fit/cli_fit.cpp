@@ -90,16 +90,18 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
 
 namespace {
 
-// The fit's data. `leave_in_file`: a C-order .npy stays in its memory mapping
-// (load_npy_mapped: hashed and checked in one pass, not copied).
-Dataset load_fit_data(const FitOptions& options, bool leave_in_file) {
+// The fit's data. `unheld`: a C-order .npy stays in its memory mapping, a generator's rows are
+// made where they are read (load_dataset_spec_unheld).
+Dataset load_fit_data(const FitOptions& options, bool unheld) {
   if (!is_file_dataset_spec(options.dataset)) {
     const int64_t m = parse_count(options.points.empty() ? kFitDefaultPoints : options.points);
-    return load_dataset_spec(options.dataset, m, options.dims > 0 ? options.dims : kFitDefaultDims, options.seed);
+    const int n = options.dims > 0 ? options.dims : kFitDefaultDims;
+    return unheld ? load_dataset_spec_unheld(options.dataset, m, n, options.seed)
+                  : load_dataset_spec(options.dataset, m, n, options.seed);
   }
   // A file sets N and M itself (as for `run`): --dims and --points may only agree with it.
-  Dataset data = leave_in_file ? load_dataset_spec_unheld(options.dataset, 0, 0, options.seed)
-                               : load_dataset_spec(options.dataset, 0, 0, options.seed);
+  Dataset data = unheld ? load_dataset_spec_unheld(options.dataset, 0, 0, options.seed)
+                        : load_dataset_spec(options.dataset, 0, 0, options.seed);
   const std::string advice = " (a file sets N and M itself: leave out --dims and --points, or give the file's values)";
   if (options.dims > 0 && data.n != options.dims)
     throw InputError("--dims " + std::to_string(options.dims) + " does not match dataset '" + options.dataset +
@@ -110,16 +112,26 @@ Dataset load_fit_data(const FitOptions& options, bool leave_in_file) {
   return data;
 }
 
-// Whether the fit of a C-order .npy will run out of core, judged from the file's header before
-// any point is read. Such a fit streams its chunks from the file's mapping, as `run` does
-// (docs/out-of-core.md), so the file is never copied into host memory and may be larger than
-// it. Anything the header cannot settle (no such file, a bad shape) is left to the fit's own
-// plan on the loaded data, which reports it.
-bool fit_streams_from_file(const FitOptions& options, const KRange& k, const std::shared_ptr<const Placement>& placement,
-                           const DeviceInfo& gpu_device, int64_t chunk_points) {
-  if (!is_file_dataset_spec(options.dataset)) return false;
-  const DataSource source = describe_data_source(options.dataset, 0, 0);
-  if (!source.mappable || source.m < 1 || source.n < 1) return false;
+// Whether the fit will run out of core on points that need not be held, judged before any point
+// is read (from a .npy's header, or a generator's shape): a C-order .npy then stays in its memory
+// mapping and a generator's rows are made where they are read (docs/out-of-core.md), so no host
+// memory holds a copy of the points. Anything this cannot settle (no such file, a bad shape) is
+// left to the fit's own plan on the loaded data, which reports it.
+bool fit_leaves_points_unheld(const FitOptions& options, const KRange& k,
+                              const std::shared_ptr<const Placement>& placement, const DeviceInfo& gpu_device,
+                              int64_t chunk_points) {
+  if (!options.weights.empty()) return false;  // a weighted fit runs in core
+  const bool from_file = is_file_dataset_spec(options.dataset);
+  DataSource source;
+  try {
+    source = from_file ? describe_data_source(options.dataset, 0, 0)
+                       : describe_data_source(options.dataset,
+                                              parse_count(options.points.empty() ? kFitDefaultPoints : options.points),
+                                              options.dims > 0 ? options.dims : kFitDefaultDims);
+  } catch (const Error&) {
+    return false;
+  }
+  if (!(source.mappable || source.generable) || source.m < 1 || source.n < 1) return false;
   Problem problem;
   problem.m = source.m;
   problem.n = source.n;
@@ -216,9 +228,9 @@ int fit_command(const FitOptions& options) {
   // Under mpirun only rank 0 prints progress and writes files (every rank fits the same).
   const bool speaks = writes_outputs();
 
-  const bool leave_in_file = fit_streams_from_file(options, settings.k, placement, gpu_device, chunk_points);
+  const bool unheld = fit_leaves_points_unheld(options, settings.k, placement, gpu_device, chunk_points);
   const auto load_start = std::chrono::steady_clock::now();
-  const Dataset data = load_fit_data(options, leave_in_file);
+  const Dataset data = load_fit_data(options, unheld);
   check_finite(data);
   const double load_seconds = seconds_since(load_start);
   if (!options.weights.empty()) {
@@ -257,7 +269,9 @@ int fit_command(const FitOptions& options) {
       std::cerr << "fit: out of core, " << plan.chunk_points << " points a chunk"
                 << (plan.out_of_core_reason.empty() ? std::string(" (--chunk-points)")
                                                     : " (in core was refused: " + plan.out_of_core_reason + ")")
-                << (data.is_mapped() ? ", read from the file's memory mapping" : "")
+                << (data.is_mapped()      ? ", read from the file's memory mapping"
+                    : data.is_on_demand() ? ", each generated where it is read"
+                                          : "")
                 << "; empty clusters keep their centroids\n";
   }
 

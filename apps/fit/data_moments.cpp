@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "datasets/row_cursor.hpp"
+
 namespace mk {
 
 namespace {
@@ -19,9 +21,10 @@ std::vector<double> feature_sums(const Dataset& data, F f) {
 #pragma omp parallel
   {
     std::vector<double>& mine = partial[size_t(omp_get_thread_num())];
+    RowCursor rows(data);
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < data.m; ++i) {
-      const float* x = data.row(i);
+      const float* x = rows.row(i);
       for (int d = 0; d < n; ++d) mine[size_t(d)] += f(double(x[d]), d);
     }
   }
@@ -51,10 +54,16 @@ DataMoments data_moments(const Dataset& data) {
   });
   for (double& value : moments.variance) value /= m;
   double max_abs = 0;
-  const int64_t values = data.m * int64_t(data.n);
-  const float* points = data.row(0);
-#pragma omp parallel for reduction(max : max_abs) schedule(static)
-  for (int64_t i = 0; i < values; ++i) max_abs = std::max(max_abs, double(std::fabs(points[i])));
+  const int n = data.n;
+#pragma omp parallel reduction(max : max_abs)
+  {
+    RowCursor rows(data);
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < data.m; ++i) {
+      const float* x = rows.row(i);
+      for (int d = 0; d < n; ++d) max_abs = std::max(max_abs, double(std::fabs(x[d])));
+    }
+  }
   moments.max_abs = max_abs;
   return moments;
 }

@@ -57,7 +57,8 @@ Scores score_ks(const std::vector<KFit>& fits, const Dataset& data, const DataMo
   return score_with(
       fits, data.m, data.n, moments, settings,
       [&](const KRange& k, const std::vector<const int32_t*>& labels, const std::vector<double>& means) {
-        return settings.on_gpu && distance_sums_fit_gpu(data.m, data.n, k.count())
+        // Rows made on demand stay on the host: the GPU pass uploads them whole.
+        return settings.on_gpu && data.holds_rows() && distance_sums_fit_gpu(data.m, data.n, k.count())
                    ? cluster_distance_sums_gpu(data, k, labels, means)
                    : cluster_distance_sums_cpu(data, k, labels, means);
       },

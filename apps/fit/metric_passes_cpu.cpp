@@ -9,6 +9,7 @@
 #include "apps/fit/metric_passes.hpp"
 #include "core/errors.hpp"
 #include "datasets/counter_rng.hpp"
+#include "datasets/row_cursor.hpp"
 
 namespace mk {
 
@@ -22,9 +23,10 @@ std::vector<double> cluster_distance_sums_cpu(const Dataset& data, const KRange&
 #pragma omp parallel
   {
     std::vector<double>& mine = partial[size_t(omp_get_thread_num())];
+    RowCursor rows(data);
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < data.m; ++i) {
-      const float* x = data.row(i);
+      const float* x = rows.row(i);
       for (int kk = k.kmin; kk <= k.kmax; ++kk) {
         const int label = labels[size_t(kk - k.kmin)][i];
         const int slot = k.slot_offset(kk) + label;
@@ -74,7 +76,7 @@ SampleLabels gather_sample(const Dataset& data, const std::vector<int64_t>& samp
   out.points.resize(sample.size() * size_t(data.n));
   out.labels.resize(size_t(k.count()) * sample.size());
   for (size_t j = 0; j < sample.size(); ++j) {
-    std::copy(data.row(sample[j]), data.row(sample[j]) + data.n, out.points.begin() + ptrdiff_t(j * data.n));
+    copy_rows(data, sample[j], sample[j] + 1, out.points.data() + j * size_t(data.n));
     for (int index = 0; index < k.count(); ++index)
       out.labels[size_t(index) * sample.size() + j] = labels[size_t(index)][sample[j]];
   }

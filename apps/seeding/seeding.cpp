@@ -37,7 +37,7 @@ namespace {
 void check_request(const Dataset& data, const KRange& k) {
   if (k.kmin < 1 || k.kmax < k.kmin) throw InputError("invalid K range " + k.str() + " for seeding");
   if (data.n < 1 || data.m < 1) throw InputError("cannot seed centroids from an empty dataset");
-  if (!data.holds_rows())  // values, a memory-mapped file's rows or a borrowed view
+  if (!data.holds_rows() && !data.is_on_demand())
     throw InputError("dataset holds " + std::to_string(data.values.size()) + " values but claims " +
                      std::to_string(data.m) + " x " + std::to_string(data.n));
   if (k.kmax > data.m)
@@ -84,8 +84,7 @@ Dataset gather_rows(const Dataset& data, const std::vector<int64_t>& rows) {
   const int64_t count = sample.m;
 #pragma omp parallel for schedule(static)
   for (int64_t j = 0; j < count; ++j)
-    std::memcpy(sample.values.data() + size_t(j) * size_t(data.n), data.row(rows[size_t(j)]),
-                size_t(data.n) * sizeof(float));
+    copy_rows(data, rows[size_t(j)], rows[size_t(j)] + 1, sample.values.data() + size_t(j) * size_t(data.n));
   return sample;
 }
 
@@ -160,6 +159,10 @@ SeedingResult seed_centroids(const Dataset& data, const KRange& k, const Seeding
                  std::to_string(fit) + " rows)";
       }
     }
+    if (!data.holds_rows() && rows == data.m && data.m > kMaxSeedingSampleRows) {
+      rows = kMaxSeedingSampleRows;
+      reason = "the " + std::to_string(data.m) + " rows are generated chunk by chunk, not held";
+    }
     if (rows < k.kmax)
       throw InputError("k-means++ cannot seed K=" + std::to_string(k.kmax) + " from a sample of " +
                        std::to_string(rows) + " rows" + (reason.empty() ? "" : ": " + reason));
@@ -167,7 +170,8 @@ SeedingResult seed_centroids(const Dataset& data, const KRange& k, const Seeding
     Dataset sample;
     std::vector<float> sample_weights;
     const Dataset* from = &data;
-    if (rows < data.m) {
+    // Rows made on demand are gathered even when all are drawn: the passes read held rows.
+    if (rows < data.m || !data.holds_rows()) {
       sample_rows = stratified_rows(data.m, rows, options.seed);
       sample = gather_rows(data, sample_rows);
       from = &sample;
