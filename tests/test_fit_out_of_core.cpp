@@ -100,6 +100,13 @@ TEST(FitOutOfCore, AGeneratorsRowsMadeWhereTheyAreReadGiveTheInCoreFit) {
   ASSERT_TRUE(doc.contains("out_of_core")) << "fit.json does not record the chunking";
   EXPECT_EQ(doc.at("out_of_core").at("source"), "generator");
   EXPECT_EQ(doc.at("dataset"), read_fit_json(folder.file("whole")).at("dataset")) << "the same data, named alike";
+  // --hold-points makes them whole in host memory and copies the chunks from there.
+  std::vector<std::string> held = args_for(folder.file("held"));
+  held.insert(held.end(), {"--chunk-points", std::to_string(kChunk), "--hold-points"});
+  const auto from_host = run_mkbench_args(held);
+  ASSERT_EQ(from_host.exit_code, 0) << from_host.output;
+  EXPECT_EQ(read_fit_json(folder.file("held")).at("out_of_core").at("source"), "host array");
+  expect_same_fit(folder.file("held"), folder.file("whole"), data, 0);
 }
 
 TEST(FitOutOfCore, OptionsItCannotHonourAreRefused) {

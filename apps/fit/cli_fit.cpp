@@ -79,6 +79,9 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
                  "--stream: points per chunk (default max(sqrt(M*K), 4*K*ceil(3 ln K))); otherwise exact Lloyd out of "
                  "core in chunks of this many points (default: in core, or 1 GiB chunks when the GPU cannot hold the "
                  "data)");
+  app.add_flag("--hold-points", options.hold_points,
+               "out of core, hold the points in host memory and copy each chunk from there (without it, a "
+               "generator's rows are generated where they are read and a .npy's read from its mapping)");
   app.add_option("--weights", options.weights,
                  "npy:PATH: one non-negative weight per point (a 1-D float32/float64 array), scikit-learn's "
                  "sample_weight");
@@ -120,7 +123,7 @@ Dataset load_fit_data(const FitOptions& options, bool unheld) {
 bool fit_leaves_points_unheld(const FitOptions& options, const KRange& k,
                               const std::shared_ptr<const Placement>& placement, const DeviceInfo& gpu_device,
                               int64_t chunk_points) {
-  if (!options.weights.empty()) return false;  // a weighted fit runs in core
+  if (options.hold_points || !options.weights.empty()) return false;  // a weighted fit runs in core
   const bool from_file = is_file_dataset_spec(options.dataset);
   DataSource source;
   try {

@@ -29,6 +29,9 @@ struct FitOptions {
   bool silhouette_given = false;  // refuses them rather than ignore them)
   std::string out;
   bool quiet = false;
+  // --hold-points: out of core, the points held in host memory (a generator's made whole, a
+  // .npy's copied) and each chunk copied from there, as for `run`.
+  bool hold_points = false;
   // --device: an ordinal (one GPU, as before), or a list 0,1 | all | cpu | cpu:N that shards the
   // fit as `run --device` shards its rows (harness/parallel/placement.hpp)
   std::string device = "0";
