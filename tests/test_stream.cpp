@@ -20,6 +20,7 @@
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
+#include "tests/generator_specs.hpp"
 #include "tests/process_helpers.hpp"
 #include "tests/seeding_test_support.hpp"
 
@@ -101,6 +102,49 @@ TEST(StreamFit, SameSeedSameCentresAndAChunkSizeThatDoesNotDivideM) {
   EXPECT_NEAR(inertia_fp64(data, a.centroids, 5), a.inertia, 1e-6 * a.inertia);
   settings.seed = 43;
   EXPECT_NE(stream::stream_fit_cpu(data, settings).intermediate_points, a.intermediate_points);
+}
+
+// A generator's rows generated where the pass reads them give what the same rows held give.
+TEST(StreamFit, AGeneratorsRowsMadeOnDemandGiveTheHeldResult) {
+  const GeneratorSpec spec = testing_support::generator_spec("blobs", 20011, 4, 8, 0.1);
+  stream::StreamSettings settings;
+  settings.k = 5;
+  settings.chunk_points = 997;
+  settings.keep_labels = true;
+  const stream::StreamResult held = stream::stream_fit_cpu(generate(spec), settings);
+  const stream::StreamResult made = stream::stream_fit_cpu(generate_on_demand(spec), settings);
+  EXPECT_EQ(made.intermediate_points, held.intermediate_points);
+  EXPECT_EQ(made.centroids, held.centroids);
+  EXPECT_EQ(made.labels, held.labels);
+  EXPECT_EQ(made.inertia, held.inertia);
+}
+
+TEST(StreamFit, TheCommandSaysWhereThePointsCameFrom) {
+  TempFolder folder("stream_source");
+  const std::vector<std::string> args{"fit", "--stream", "--dataset", "blobs", "--points", "30000", "--dims", "3",
+                                      "--k", "4", "--variant", "cpu-openmp", "--quiet"};
+  for (const auto& [extra, source] : std::vector<std::pair<std::string, std::string>>{
+           {"", "generator"}, {"--hold-points", "host array"}}) {
+    std::vector<std::string> run = args;
+    if (!extra.empty()) run.push_back(extra);
+    run.insert(run.end(), {"--out", folder.file(source)});
+    const auto result = run_mkbench_args(run);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_EQ(read_json(folder.file(source) + "/fit.json").at("points_source"), source);
+  }
+}
+
+TEST(StreamFitGpu, AGeneratorsRowsMadeOnTheDeviceOrStagedGiveTheCpusCentres) {
+  if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  for (const char* kind : {"uniform", "blobs"}) {
+    const GeneratorSpec spec = testing_support::generator_spec(kind, 200003, 8, 4);
+    stream::StreamSettings settings;
+    settings.k = 12;
+    const stream::StreamResult cpu = stream::stream_fit_cpu(generate(spec), settings);
+    const stream::StreamResult gpu = stream::stream_fit_gpu(generate_on_demand(spec), settings, query_device(0));
+    EXPECT_EQ(gpu.intermediate_points, cpu.intermediate_points) << kind;
+    EXPECT_EQ(gpu.intermediate_weights, cpu.intermediate_weights) << kind;
+  }
 }
 
 TEST(StreamFit, ChunkCentresAreChunkPointsAndWeightsCountTheirNearestPoints) {

@@ -16,6 +16,7 @@
 #include "harness/memory_plan.hpp"
 #include "harness/parallel/placement.hpp"
 #include "harness/results.hpp"
+#include "variants/chunked/chunked_run.hpp"
 
 namespace mk {
 
@@ -43,14 +44,17 @@ void check_stream_options(const FitOptions& options) {
                      options.variant);
 }
 
+// One pass over the data needs no copy of it: a C-order .npy is read where it lies, in its memory
+// mapping (hashed and checked by the same one pass as a copying load), and a generator's rows are
+// generated where they are read; --hold-points holds them in host memory instead.
 Dataset load_stream_data(const FitOptions& options) {
   if (!is_file_dataset_spec(options.dataset)) {
     const int64_t m = parse_count(options.points.empty() ? kFitDefaultPoints : options.points);
-    return load_dataset_spec(options.dataset, m, options.dims > 0 ? options.dims : kFitDefaultDims, options.seed);
+    const int n = options.dims > 0 ? options.dims : kFitDefaultDims;
+    return options.hold_points ? load_dataset_spec(options.dataset, m, n, options.seed)
+                               : load_dataset_spec_unheld(options.dataset, m, n, options.seed);
   }
-  // One pass over the data needs no copy of it: a C-order .npy is read where it lies, in its
-  // memory mapping (hashed and checked by the same one pass as a copying load).
-  Dataset data = describe_data_source(options.dataset, 0, 0).mappable
+  Dataset data = !options.hold_points && describe_data_source(options.dataset, 0, 0).mappable
                      ? load_dataset_spec_unheld(options.dataset, 0, 0, options.seed)
                      : load_dataset_spec(options.dataset, 0, 0, options.seed);
   if (options.dims > 0 && data.n != options.dims)
@@ -71,6 +75,7 @@ json stream_json(const stream::StreamResult& r, const Dataset& data, const Devic
   doc["device"] = device.to_json();
   doc["build"] = current_build_info().to_json();
   doc["dataset"] = data.identity;
+  doc["points_source"] = chunk_source_of(data).description;  // host array | memory-mapped file | generator
   doc["m"] = data.m;
   doc["n"] = data.n;
   doc["k"] = settings.k;

@@ -13,6 +13,7 @@
 #include "apps/stream/sharp_math.hpp"
 #include "apps/stream/stream.hpp"
 #include "core/errors.hpp"
+#include "datasets/row_cursor.hpp"
 
 namespace mk::stream {
 namespace {
@@ -55,6 +56,7 @@ struct Scratch {
   std::vector<float> d2;
   std::vector<int32_t> label;
   std::vector<uint64_t> part_sums;
+  std::vector<float> rows;  // a chunk of a data set made on demand, generated here
 };
 
 float weight_of(const Sampling& s, int64_t i) { return s.weights ? s.weights[i] : 1.0f; }
@@ -188,7 +190,14 @@ void reduce_chunk(const Dataset& data, int64_t chunk, int64_t chunk_points, int 
   const int64_t slots = int64_t(k) * per_round;
   const int64_t begin = chunk * chunk_points;
   const int64_t rows = std::min(chunk_points, data.m - begin);
-  const float* points = data.row(begin);
+  const float* points = nullptr;
+  if (data.is_on_demand()) {
+    scratch.rows.resize(size_t(rows) * size_t(n));
+    copy_rows(data, begin, begin + rows, scratch.rows.data());
+    points = scratch.rows.data();
+  } else {
+    points = data.row(begin);
+  }
   if (rows <= slots) {  // a short last chunk: its points are their own centres
     std::memcpy(slot_points, points, size_t(rows) * size_t(n) * sizeof(float));
     std::fill(slot_weights, slot_weights + rows, 1.0f);
@@ -261,9 +270,10 @@ double final_pass(const Dataset& data, const std::vector<float>& centres, int k,
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t part = 0; part < parts; ++part) {
     double sum = 0;
+    RowCursor rows(data);
     for (int64_t i = data.m * part / parts; i < data.m * (part + 1) / parts; ++i) {
       float d2 = 0;
-      const int c = nearest(data.row(i), centres.data(), k, data.n, d2);
+      const int c = nearest(rows.row(i), centres.data(), k, data.n, d2);
       if (labels) (*labels)[size_t(i)] = c;
       sum += double(d2);
     }

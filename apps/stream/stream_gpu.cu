@@ -1,7 +1,6 @@
-// The streaming k-means on the GPU: the host side (pinned staging of the chunks, batches on two
+// The streaming k-means on the GPU: the host side (the chunks' way to the device, batches on two
 // streams, the reduce phase's Lloyd loop). The kernels are in stream_kernels.cuh.
 #include <cuda_runtime.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +12,9 @@
 #include "apps/stream/stream.hpp"
 #include "apps/stream/stream_kernels.cuh"
 #include "core/errors.hpp"
+#include "variants/chunked/rows_to_device.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/common/pinned_staging.hpp"
 
 namespace mk::stream {
 namespace {
@@ -26,67 +27,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A device batch holds at most this much of the data (two batches are in flight), and the
-// pinned staging pieces the host copies through are this big (two of them).
+// A device batch holds at most this much of the data (two batches are in flight).
 constexpr size_t kBatchBytes = size_t(512) << 20;
-constexpr size_t kPieceBytes = size_t(32) << 20;
 constexpr int kFinalBlocks = 1024;  // final_pass blocks a batch (block sums added in order)
 
-// The file's stream and events: variants/common's owners, with this file's name in their errors.
+// The file's stream: variants/common's owner, with this file's name in its errors.
 class Stream : public mk::gpu::OwnedStream {
  public:
   Stream() : OwnedStream("stream: cudaStreamCreate") {}
-};
-
-class Event : public mk::gpu::OwnedEvent {
- public:
-  Event() : OwnedEvent("stream: cudaEventCreate", cudaEventDisableTiming) {}
-};
-
-class PinnedBuffer {
- public:
-  explicit PinnedBuffer(size_t bytes) {
-    check(cudaHostAlloc(&data_, bytes, cudaHostAllocDefault), "stream: pinned staging buffer");
-  }
-  ~PinnedBuffer() { cudaFreeHost(data_); }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  char* get() const { return static_cast<char*>(data_); }
-
- private:
-  void* data_ = nullptr;
-};
-
-// Host rows -> device memory through two pinned pieces: the host copies a piece (all cores)
-// while the previous piece's DMA runs; a piece is reused once its copy has finished.
-class Feeder {
- public:
-  Feeder() : pieces_{PinnedBuffer(kPieceBytes), PinnedBuffer(kPieceBytes)} {}
-
-  void copy(float* device, const float* host, size_t bytes, cudaStream_t stream) {
-    const char* from = reinterpret_cast<const char*>(host);
-    char* to = reinterpret_cast<char*>(device);
-    for (size_t done = 0; done < bytes;) {
-      const size_t piece = std::min(kPieceBytes, bytes - done);
-      check(cudaEventSynchronize(used_[next_].get()), "stream: staging");
-      char* staging = pieces_[next_].get();
-      const int64_t blocks = int64_t((piece + (1 << 20) - 1) >> 20);
-#pragma omp parallel for schedule(static)
-      for (int64_t b = 0; b < blocks; ++b) {
-        const size_t at = size_t(b) << 20;
-        std::memcpy(staging + at, from + done + at, std::min(size_t(1) << 20, piece - at));
-      }
-      check(cudaMemcpyAsync(to + done, staging, piece, cudaMemcpyHostToDevice, stream), "stream: chunk copy");
-      check(cudaEventRecord(used_[next_].get(), stream), "stream: staging event");
-      next_ ^= 1;
-      done += piece;
-    }
-  }
-
- private:
-  PinnedBuffer pieces_[2];
-  Event used_[2];
-  int next_ = 0;
 };
 
 void check_failed(const DeviceBuffer<int>& failed, const char* phase) {
@@ -120,7 +68,11 @@ StreamResult stream_fit_gpu(const Dataset& data, const StreamSettings& settings,
 
   auto start = std::chrono::steady_clock::now();
   Stream streams[2];
-  Feeder feeder;
+  // The batches reach the device through the current device's pinned ring, or are generated
+  // there (variants/chunked/rows_to_device.hpp).
+  const ChunkSource source = chunk_source_of(data);
+  mk::gpu::PinnedStaging* ring =
+      chunked::rows_need_staging(source) ? &mk::gpu::pinned_staging_for_current_device() : nullptr;
   DeviceBuffer<float> points[2];
   DeviceBuffer<float> d2[2];
   DeviceBuffer<int32_t> label[2];
@@ -149,7 +101,7 @@ StreamResult stream_fit_gpu(const Dataset& data, const StreamSettings& settings,
     const int b = int(batch_index & 1);
     const int64_t row_begin = first_chunk * result.chunk_points;
     const int64_t rows = std::min(batch_rows, data.m - row_begin);
-    feeder.copy(points[b].get(), data.row(row_begin), size_t(rows) * size_t(n) * sizeof(float), streams[b].get());
+    chunked::rows_to_device(source, row_begin, rows, points[b].get(), streams[b].get(), ring);
     gpu::ChunkBatch batch{points[b].get(), rows, result.chunk_points, n, first_chunk, k, result.per_round, seed_key,
                           d2[b].get(), label[b].get(), chosen[b].get(), counts.get(), inter_points.get(),
                           inter_weights.get(), failed.get()};
@@ -245,7 +197,7 @@ StreamResult stream_fit_gpu(const Dataset& data, const StreamSettings& settings,
   for (int64_t row_begin = 0; row_begin < data.m; row_begin += batch_rows, ++batch_index) {
     const int b = int(batch_index & 1);
     const int64_t rows = std::min(batch_rows, data.m - row_begin);
-    feeder.copy(points[b].get(), data.row(row_begin), size_t(rows) * size_t(n) * sizeof(float), streams[b].get());
+    chunked::rows_to_device(source, row_begin, rows, points[b].get(), streams[b].get(), ring);
     gpu::final_pass<<<kFinalBlocks, gpu::kSumThreads, 0, streams[b].get()>>>(
         points[b].get(), rows, n, centres.get(), k, settings.keep_labels ? label[b].get() : nullptr,
         block_sums[b].get());

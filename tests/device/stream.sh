@@ -22,8 +22,8 @@ stream_fit() {  # name, timeout, then mkbench fit arguments
   timeout $(cap $limit) "$@" --quiet --out $stream_dir/$name >$stream_dir/$name.log 2>&1 ||
     echo "stream: $name failed or timed out: $(tail -2 $stream_dir/$name.log)"
 }
-big=(--dataset uniform --points 64M --dims 8 --k 64 --seed 1)
-small=(--dataset uniform --points 4M --dims 8 --k 64 --seed 1)
+big=(--dataset uniform --points 64M --dims 8 --k 64 --seed 1 --hold-points)
+small=(--dataset uniform --points 4M --dims 8 --k 64 --seed 1 --hold-points)
 stream_fit gpu-64M 120 $MK fit --stream "${big[@]}"
 stream_fit full-64M 150 $MK fit "${big[@]}" --silhouette-sample 0
 stream_fit cpu16-64M 200 $MK fit --stream "${big[@]}" --variant cpu-openmp

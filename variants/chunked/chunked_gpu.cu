@@ -11,7 +11,7 @@
 
 #include "core/errors.hpp"
 #include "variants/chunked/chunked_base.hpp"
-#include "variants/chunked/generated_chunk.hpp"
+#include "variants/chunked/rows_to_device.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/common/pinned_staging.hpp"
 
@@ -76,10 +76,10 @@ class GpuChunkedRun : public ChunkedRunBase {
     // A generator's chunks are made on the device where it can (generated_chunk.hpp), else on
     // the host into the ring.
     const size_t bytes = size_t(problem.m) * problem.n * sizeof(float);
-    if (source.generator && generated_on_device(*source.generator)) {
+    if (!rows_need_staging(source)) {
       generated_on_device_ = true;
     } else if (!source.mapped_file && !source.generator &&
-        cudaHostRegister(const_cast<float*>(source.rows), bytes, cudaHostRegisterPortable) == cudaSuccess) {
+               cudaHostRegister(const_cast<float*>(source.rows), bytes, cudaHostRegisterPortable) == cudaSuccess) {
       registered_ = true;
     } else {
       cudaGetLastError();
@@ -128,21 +128,10 @@ class GpuChunkedRun : public ChunkedRunBase {
       const cudaStream_t stream = static_cast<cudaStream_t>(slot.stream);
       const int64_t rows = chunk_rows(c);
       const size_t bytes = size_t(rows) * n * sizeof(float);
-      if (generated_on_device_) {
-        generate_chunk_on_device(*source_.generator, chunk_first(c), rows, slot.points, stream);
-      } else if (source_.generator) {
-        // Whole rows a piece, each made on all cores into the pinned ring while the last DMAs run.
-        const GeneratorSpec& spec = *source_.generator;
-        const size_t row_bytes = size_t(n) * sizeof(float);
-        const int64_t first = chunk_first(c);
-        staging_->upload_made(slot.points, bytes, row_bytes, stream, [&](char* piece, size_t offset, size_t length) {
-          const int64_t begin = first + int64_t(offset / row_bytes);
-          generate_rows(spec, begin, begin + int64_t(length / row_bytes), reinterpret_cast<float*>(piece));
-        });
-      } else if (registered_) {
+      if (registered_) {
         check(cudaMemcpyAsync(slot.points, chunk_rows_at(c), bytes, cudaMemcpyHostToDevice, stream), "chunk upload");
       } else {
-        staging_->upload(slot.points, chunk_rows_at(c), bytes, stream);
+        rows_to_device(source_, chunk_first(c), rows, slot.points, stream, staging_.get());
       }
       run.set_point_count(rows);
       run.accumulate(options);
