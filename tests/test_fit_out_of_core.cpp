@@ -11,6 +11,7 @@
 
 #include "datasets/dataset.hpp"
 #include "fit_compare.hpp"
+#include "generator_specs.hpp"
 #include "harness/measure.hpp"
 #include "process_helpers.hpp"
 
@@ -25,13 +26,11 @@ using testing_support::TempFolder;
 constexpr int64_t kPoints = 50001;
 constexpr int64_t kChunk = 7001;  // 8 chunks, the last of 1 994 points
 
-Dataset blob_points() {
-  GeneratorSpec spec;
-  spec.kind = "blobs";
-  spec.m = kPoints;
-  spec.n = 5;
+// kPoints × 5 around 6 blobs: `mkbench fit --dataset blobs:centers=6 --points 50001 --dims 5
+// --seed S` makes the same.
+Dataset blob_points(uint64_t seed = 17) {
+  GeneratorSpec spec = testing_support::generator_spec("blobs", kPoints, 5, seed);
   spec.centers = 6;
-  spec.seed = 17;
   return generate(spec);
 }
 
@@ -75,13 +74,7 @@ TEST(FitOutOfCore, AGeneratorsRowsMadeWhereTheyAreReadGiveTheInCoreFit) {
   // The data of blob_points() from the generator itself (fit's --seed seeds it): out of core, no
   // host memory holds it; k-means++ (the default) seeds from every row, gathered.
   TempFolder folder("fit_generated");
-  GeneratorSpec spec;
-  spec.kind = "blobs";
-  spec.m = kPoints;
-  spec.n = 5;
-  spec.centers = 6;
-  spec.seed = 5;
-  const Dataset data = generate(spec);
+  const Dataset data = blob_points(5);
   auto args_for = [](const std::string& out) {
     std::vector<std::string> args = fit_args("", "cpu-openmp", "cpu", out);
     args[2] = "blobs:centers=6";  // --dataset's value
