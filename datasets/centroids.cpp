@@ -7,6 +7,7 @@
 
 #include "datasets/counter_rng.hpp"
 #include "datasets/dataset.hpp"
+#include "datasets/generated_rows.hpp"
 #include "datasets/point_indices.hpp"
 #include "core/errors.hpp"
 
@@ -78,14 +79,14 @@ std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitM
   if (method == InitMethod::RandomSample) order = distinct_sample(data.m, k.kmax, seed);
 
   const size_t n = static_cast<size_t>(data.n);
+  if (method == InitMethod::FirstK)
+    for (int c = 0; c < k.kmax; ++c) order.push_back(c);
+  std::vector<float> seeds(size_t(k.kmax) * n);
+  copy_rows_at(data, order, seeds.data());  // an on-demand data set makes the rows
   std::vector<float> centroids(static_cast<size_t>(k.sum()) * n);
-  for (int kk = k.kmin; kk <= k.kmax; ++kk) {
-    float* block = centroids.data() + static_cast<size_t>(k.slot_offset(kk)) * n;
-    for (int c = 0; c < kk; ++c) {
-      int64_t point = method == InitMethod::FirstK ? c : order[c];
-      copy_rows(data, point, point + 1, block + c * n);  // an on-demand data set makes the row
-    }
-  }
+  for (int kk = k.kmin; kk <= k.kmax; ++kk)
+    std::copy(seeds.begin(), seeds.begin() + ptrdiff_t(size_t(kk) * n),
+              centroids.begin() + ptrdiff_t(size_t(k.slot_offset(kk)) * n));
   return centroids;
 }
 

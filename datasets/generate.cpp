@@ -9,6 +9,7 @@
 
 #include "datasets/counter_rng.hpp"
 #include "datasets/dataset.hpp"
+#include "datasets/generated_rows.hpp"
 #include "core/errors.hpp"
 
 namespace mk {
@@ -30,6 +31,11 @@ void validate_spec(const GeneratorSpec& spec) {
       throw InputError("blob spread must be finite and >= 0, got " + std::to_string(spec.spread));
     if (!(spec.box >= 0.0 && std::isfinite(spec.box)))
       throw InputError("blob box must be finite and >= 0, got " + std::to_string(spec.box));
+    // A value is a centre coordinate (|c| <= box) plus spread times a normal draw, whose size is
+    // at most sqrt(-2 ln 2^-53) < 8.6: within float32's range when box + 8.6 spread is.
+    if (spec.box + 8.6 * spec.spread >= double(std::numeric_limits<float>::max()))
+      throw InputError("blobs with box " + std::to_string(spec.box) + " and spread " + std::to_string(spec.spread) +
+                       " would make values beyond float32's range");
   }
 }
 
@@ -66,72 +72,73 @@ double measure_sparsity(const PointValues& values) {
   return double(zeros) / double(count);
 }
 
-void generate_rows(const GeneratorSpec& spec, int64_t begin, int64_t end, float* out) {
+GeneratedRows::GeneratedRows(const GeneratorSpec& spec)
+    : spec_(spec),
+      centres_(spec.kind == "blobs" ? blob_centers(spec) : std::vector<float>()),
+      uniform_(spec.seed, RandomStream::UniformValue),
+      radius_(spec.seed, RandomStream::NormalRadius),
+      angle_(spec.seed, RandomStream::NormalAngle),
+      assignment_(spec.seed, RandomStream::BlobAssignment),
+      zero_mask_(spec.seed, RandomStream::ZeroMask) {
   validate_spec(spec);
-  if (begin < 0 || end < begin || end > spec.m)
-    throw InputError("rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") of a generator of " +
-                     std::to_string(spec.m) + " points");
-  const bool blobs = spec.kind == "blobs";
-  const std::vector<float> centres = blobs ? blob_centers(spec) : std::vector<float>();
-  const CounterRng uniform(spec.seed, RandomStream::UniformValue);
-  const CounterRng radius(spec.seed, RandomStream::NormalRadius);
-  const CounterRng angle(spec.seed, RandomStream::NormalAngle);
-  const CounterRng assignment(spec.seed, RandomStream::BlobAssignment);
-  const CounterRng zero_mask(spec.seed, RandomStream::ZeroMask);
-  const double zero_fraction = spec.zero_fraction;
-  const int n = spec.n;
-  const double two_pi = 6.283185307179586476925286766559;
+}
 
+void GeneratedRows::row(int64_t i, float* out) const {
+  const int n = spec_.n;
+  const double zero_fraction = spec_.zero_fraction;
+  const uint64_t first_entry = static_cast<uint64_t>(i) * n;
+  if (spec_.kind != "blobs") {
+    // Both values are computed before selecting so the random mask is a select, not a
+    // branch the CPU would mispredict half the time.
+    if (zero_fraction > 0) {
+      for (int d = 0; d < n; ++d) {
+        const float value = uniform_.unit_float(first_entry + d);
+        const bool zero = zero_mask_.unit_double(first_entry + d) < zero_fraction;
+        out[d] = zero ? 0.0f : value;
+      }
+    } else {
+      for (int d = 0; d < n; ++d) out[d] = uniform_.unit_float(first_entry + d);
+    }
+    return;
+  }
+  const double two_pi = 6.283185307179586476925286766559;
   // Box-Muller turns one pair of uniforms into two normals; pairs are numbered by the flat
   // entry index (entries 2p and 2p+1 share pair p), so a row boundary inside a pair only
   // costs recomputing it, never a different value.
   auto normal_pair = [&](uint64_t pair, double& cosine_part, double& sine_part) {
-    double u_radius = 1.0 - radius.unit_double(pair);  // (0, 1], so log() stays finite
+    double u_radius = 1.0 - radius_.unit_double(pair);  // (0, 1], so log() stays finite
     double r = std::sqrt(-2.0 * std::log(u_radius));
-    double theta = two_pi * angle.unit_double(pair);
+    double theta = two_pi * angle_.unit_double(pair);
     cosine_part = r * std::cos(theta);
     sine_part = r * std::sin(theta);
   };
-  auto zeroed = [&](uint64_t entry) {
-    return zero_fraction > 0 && zero_mask.unit_double(entry) < zero_fraction;
-  };
-
-#pragma omp parallel for schedule(static)
-  for (int64_t i = begin; i < end; ++i) {
-    float* row = out + static_cast<size_t>(i - begin) * n;
-    const uint64_t first_entry = static_cast<uint64_t>(i) * n;
-    if (!blobs) {
-      // Both values are computed before selecting so the random mask is a select, not a
-      // branch the CPU would mispredict half the time.
-      if (zero_fraction > 0) {
-        for (int d = 0; d < n; ++d) {
-          const float value = uniform.unit_float(first_entry + d);
-          const bool zero = zero_mask.unit_double(first_entry + d) < zero_fraction;
-          row[d] = zero ? 0.0f : value;
-        }
-      } else {
-        for (int d = 0; d < n; ++d) row[d] = uniform.unit_float(first_entry + d);
-      }
-      continue;
-    }
-    const float* centre = centres.data() + assignment.below(static_cast<uint64_t>(i), spec.centers) * n;
-    for (int d = 0; d < n;) {
-      const uint64_t entry = first_entry + d;
-      const bool whole_pair = (entry % 2 == 0) && d + 1 < n;
-      const bool zero_first = zeroed(entry), zero_second = whole_pair && zeroed(entry + 1);
-      double cosine_part = 0, sine_part = 0;
-      if (!zero_first || (whole_pair && !zero_second)) normal_pair(entry / 2, cosine_part, sine_part);
-      if (whole_pair) {
-        row[d] = zero_first ? 0.0f : static_cast<float>(centre[d] + spec.spread * cosine_part);
-        row[d + 1] = zero_second ? 0.0f : static_cast<float>(centre[d + 1] + spec.spread * sine_part);
-        d += 2;
-      } else {
-        const double normal = entry % 2 == 0 ? cosine_part : sine_part;
-        row[d] = zero_first ? 0.0f : static_cast<float>(centre[d] + spec.spread * normal);
-        d += 1;
-      }
+  auto zeroed = [&](uint64_t entry) { return zero_fraction > 0 && zero_mask_.unit_double(entry) < zero_fraction; };
+  const float* centre = centres_.data() + assignment_.below(static_cast<uint64_t>(i), spec_.centers) * n;
+  for (int d = 0; d < n;) {
+    const uint64_t entry = first_entry + d;
+    const bool whole_pair = (entry % 2 == 0) && d + 1 < n;
+    const bool zero_first = zeroed(entry), zero_second = whole_pair && zeroed(entry + 1);
+    double cosine_part = 0, sine_part = 0;
+    if (!zero_first || (whole_pair && !zero_second)) normal_pair(entry / 2, cosine_part, sine_part);
+    if (whole_pair) {
+      out[d] = zero_first ? 0.0f : static_cast<float>(centre[d] + spec_.spread * cosine_part);
+      out[d + 1] = zero_second ? 0.0f : static_cast<float>(centre[d + 1] + spec_.spread * sine_part);
+      d += 2;
+    } else {
+      const double normal = entry % 2 == 0 ? cosine_part : sine_part;
+      out[d] = zero_first ? 0.0f : static_cast<float>(centre[d] + spec_.spread * normal);
+      d += 1;
     }
   }
+}
+
+void generate_rows(const GeneratorSpec& spec, int64_t begin, int64_t end, float* out) {
+  const GeneratedRows rows(spec);
+  if (begin < 0 || end < begin || end > spec.m)
+    throw InputError("rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") of a generator of " +
+                     std::to_string(spec.m) + " points");
+#pragma omp parallel for schedule(static)
+  for (int64_t i = begin; i < end; ++i) rows.row(i, out + static_cast<size_t>(i - begin) * spec.n);
 }
 
 Dataset generate(const GeneratorSpec& spec) {
@@ -160,7 +167,7 @@ Dataset generate_on_demand(const GeneratorSpec& spec) {
   data.n = spec.n;
   data.identity = identity_of(spec);
   data.sparsity = spec.zero_fraction;
-  data.finite_checked = true;  // validate_spec keeps spread and box finite: so is every value
+  data.finite_checked = true;  // validate_spec keeps every value within float32: none is NaN or Inf
   data.on_demand = std::make_shared<const GeneratorSpec>(spec);
   return data;
 }
@@ -175,6 +182,25 @@ void copy_rows(const Dataset& data, int64_t begin, int64_t end, float* out) {
                      std::to_string(data.m) + " x " + std::to_string(data.n));
   const size_t n = size_t(data.n);
   std::copy(data.row(begin), data.row(begin) + size_t(end - begin) * n, out);
+}
+
+void copy_rows_at(const Dataset& data, const std::vector<int64_t>& rows, float* out) {
+  for (int64_t i : rows)
+    if (i < 0 || i >= data.m)
+      throw InputError("row " + std::to_string(i) + " of a data set of " + std::to_string(data.m) + " points");
+  if (!data.is_on_demand() && !data.holds_rows())
+    throw InputError("the data set holds " + std::to_string(data.values.size()) + " values, not " +
+                     std::to_string(data.m) + " x " + std::to_string(data.n));
+  const size_t n = size_t(data.n);
+  const int64_t count = int64_t(rows.size());
+  if (data.is_on_demand()) {
+    const GeneratedRows made(*data.on_demand);
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < count; ++j) made.row(rows[size_t(j)], out + size_t(j) * n);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t j = 0; j < count; ++j) std::copy(data.row(rows[size_t(j)]), data.row(rows[size_t(j)]) + n, out + size_t(j) * n);
 }
 
 }  // namespace mk

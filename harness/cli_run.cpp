@@ -223,7 +223,8 @@ int run_command(const RunOptions& options) {
   }
   if (placement->sharded()) std::cerr << "mkbench: " << placement->describe() << "\n";
 
-  const bool unheld = plan_run_memory(options, measured, overrides, m, k, device, chunk_points);
+  // Over several shards the shards are views of held rows (rows_of): the points are held.
+  const bool unheld = plan_run_memory(options, measured, overrides, m, k, device, chunk_points) && !placement->sharded();
   const auto load_start = std::chrono::steady_clock::now();
   Dataset data = unheld ? load_dataset_spec_unheld(options.dataset, m, options.dims, options.seed)
                         : load_dataset_spec(options.dataset, m, options.dims, options.seed);

@@ -599,7 +599,7 @@ int run_suite(const SuiteOptions& options) {
     return kExitOk;
   }
 
-  check_suite_host_memory(plan, device);
+  const std::vector<bool> unheld_groups = check_suite_host_memory(plan, device, placement->sharded());
   if (options.resume && options.out.empty())
     throw InputError("--resume continues the results file of --out; give --out FILE");
   ResultFile file =
@@ -619,8 +619,8 @@ int run_suite(const SuiteOptions& options) {
       continue;
     }
     // Out of core on a .npy or a generator, the points stay in the file's mapping or are made
-    // chunk by chunk (docs/out-of-core.md), as for `run`.
-    const bool unheld = suite_group_points_unheld(group, device);
+    // chunk by chunk (docs/out-of-core.md), as for `run`: decided once, by the host check.
+    const bool unheld = unheld_groups[size_t(&group - plan.groups.data())];
     const std::string key = group.dataset_spec + "|" + std::to_string(group.dims) + "|" +
                             std::to_string(group.points) + "|" + std::to_string(group.seed) + (unheld ? "|unheld" : "");
     if (key != dataset_key || !data) {

@@ -27,7 +27,8 @@ std::vector<RowWork> group_row_works(const PlannedGroup& group, const DataSource
 
 }  // namespace
 
-bool suite_group_points_unheld(const PlannedGroup& group, const DeviceInfo& device) {
+bool suite_group_points_unheld(const PlannedGroup& group, const DeviceInfo& device, bool sharded) {
+  if (sharded) return false;
   const DataSource source = describe_data_source(group.dataset_spec, group.points, group.dims);
   if (source.m < 1 || source.n < 1) return false;
   const MemoryLimits limits = current_memory_limits(device);
@@ -37,10 +38,12 @@ bool suite_group_points_unheld(const PlannedGroup& group, const DeviceInfo& devi
   return points_stay_unheld(source, group.verify, plans);
 }
 
-void check_suite_host_memory(const SuitePlan& plan, const DeviceInfo& device) {
+std::vector<bool> check_suite_host_memory(const SuitePlan& plan, const DeviceInfo& device, bool sharded) {
   const MemoryLimits limits = current_memory_limits(DeviceInfo{});  // the host only: GPUs are planned per row
+  std::vector<bool> unheld;
   for (const PlannedGroup& group : plan.groups) {
-    if (suite_group_points_unheld(group, device)) continue;  // each row's own plan counts what it holds
+    unheld.push_back(suite_group_points_unheld(group, device, sharded));
+    if (unheld.back()) continue;  // each row's own plan counts what it holds
     const DataSource source = describe_data_source(group.dataset_spec, group.points, group.dims);
     RowWork data_only;
     data_only.problem = group.rows.empty() ? Problem{} : group.rows.front().problem;
@@ -55,6 +58,7 @@ void check_suite_host_memory(const SuitePlan& plan, const DeviceInfo& device) {
                          ", M=" + format_count(group.points) + "): " + memory.message);
     }
   }
+  return unheld;
 }
 
 ResultFile load_rows_to_resume(const std::string& out, const SuiteDefinition& suite, const SuitePlan& plan,

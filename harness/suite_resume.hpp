@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/device_info.hpp"
 #include "harness/results.hpp"
@@ -15,13 +16,15 @@ namespace mk {
 // Plans every group before any data set is made: InputError (exit 2) naming the group when
 // the host cannot hold its points (and, where rows verify, the FP64 reference). GPU plans are
 // made row by row, right before each row prepares (measure_row), and refuse that row only.
-// A group whose points need not be held (suite_group_points_unheld) is not asked to hold them.
-void check_suite_host_memory(const SuitePlan& plan, const DeviceInfo& device);
+// A group whose points need not be held (suite_group_points_unheld) is not asked to hold them;
+// the result says which groups those are, in plan order, for the suite to load them so.
+std::vector<bool> check_suite_host_memory(const SuitePlan& plan, const DeviceInfo& device, bool sharded);
 
 // Whether a group's points need not be held (points_stay_unheld over its rows' plans with this
 // device's free memory and the host's limit): every row out of core, on a C-order .npy or a
 // generator without verification. The suite then loads them with load_dataset_spec_unheld.
-bool suite_group_points_unheld(const PlannedGroup& group, const DeviceInfo& device);
+// Never over several shards (`sharded`: --device lists), whose shards are views of held rows.
+bool suite_group_points_unheld(const PlannedGroup& group, const DeviceInfo& device, bool sharded);
 
 // The rows `out` already holds for this suite on this device, in plan order. A missing file
 // gives a fresh one. InputError when the file names another suite or device, was written

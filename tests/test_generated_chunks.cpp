@@ -64,6 +64,20 @@ TEST(GenerateRows, ARangeOutsideTheDataSetIsAnInputError) {
   EXPECT_THROW(generate_rows(spec, 7, 6, rows.data()), InputError);
 }
 
+// An on-demand data set is never scanned for Inf: a spec whose values could leave float32's range
+// is refused before anything is made, held or not.
+TEST(GenerateRows, BlobsBeyondFloatRangeAreRefusedBeforeAnythingIsMade) {
+  GeneratorSpec spec = spec_of("blobs", 100, 3, 0);
+  spec.spread = 1e38;
+  EXPECT_THROW(generate_on_demand(spec), InputError);
+  EXPECT_THROW(generate(spec), InputError);
+  spec.spread = 1.0;
+  spec.box = 3.5e38;  // past float32's largest, 3.4028e38
+  EXPECT_THROW(generate_on_demand(spec), InputError);
+  spec.box = 1e30;
+  EXPECT_NO_THROW(generate_on_demand(spec));
+}
+
 TEST(GenerateOnDemand, HoldsNoPointsButNamesTheSameDataAndSeedsTheSame) {
   for (const GeneratorSpec& spec : every_kind()) {
     SCOPED_TRACE(spec.kind);

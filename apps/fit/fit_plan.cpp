@@ -102,6 +102,14 @@ FitPlan plan_fit(const std::string& requested, const Problem& problem, std::shar
 }
 
 std::unique_ptr<PreparedRun> prepare_fit(const FitPlan& plan, const Problem& problem, const Dataset& data) {
+  // The fit left the points unheld on a plan made before they were read; this one, on the read
+  // data, would run in core (the GPU's free memory changed in between, or the real sparsity
+  // chose another variant).
+  if (plan.chunk_points == 0 && !data.holds_rows())
+    throw UnsupportedError("the points were left " +
+                           std::string(data.is_on_demand() ? "to be generated chunk by chunk" : "unheld") +
+                           " for an out-of-core fit, but the fit's plan is now in core; run it again, or with "
+                           "--hold-points");
   if (plan.chunk_points > 0)
     return prepare_chunked(*plan.variant, problem, chunk_source_of(data), plan.chunk_points, plan.params, plan.device);
   if (plan.placement) return prepare_on_placement(*plan.variant, problem, data, plan.params, *plan.placement);

@@ -9,6 +9,7 @@
 #include "apps/fit/metric_passes.hpp"
 #include "core/errors.hpp"
 #include "datasets/counter_rng.hpp"
+#include "datasets/generated_rows.hpp"
 #include "datasets/row_cursor.hpp"
 
 namespace mk {
@@ -75,8 +76,8 @@ SampleLabels gather_sample(const Dataset& data, const std::vector<int64_t>& samp
   out.k = k;
   out.points.resize(sample.size() * size_t(data.n));
   out.labels.resize(size_t(k.count()) * sample.size());
+  copy_rows_at(data, sample, out.points.data());
   for (size_t j = 0; j < sample.size(); ++j) {
-    copy_rows(data, sample[j], sample[j] + 1, out.points.data() + j * size_t(data.n));
     for (int index = 0; index < k.count(); ++index)
       out.labels[size_t(index) * sample.size() + j] = labels[size_t(index)][sample[j]];
   }

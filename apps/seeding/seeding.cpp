@@ -13,6 +13,7 @@
 #include "apps/seeding/kmeanspp_math.hpp"
 #include "core/errors.hpp"
 #include "datasets/counter_rng.hpp"
+#include "datasets/generated_rows.hpp"
 #include "harness/memory_plan.hpp"
 
 namespace mk {
@@ -81,10 +82,7 @@ Dataset gather_rows(const Dataset& data, const std::vector<int64_t>& rows) {
   sample.n = data.n;
   sample.values.resize(rows.size() * size_t(data.n));
   sample.finite_checked = data.finite_checked;
-  const int64_t count = sample.m;
-#pragma omp parallel for schedule(static)
-  for (int64_t j = 0; j < count; ++j)
-    copy_rows(data, rows[size_t(j)], rows[size_t(j)] + 1, sample.values.data() + size_t(j) * size_t(data.n));
+  copy_rows_at(data, rows, sample.values.data());
   return sample;
 }
 
