@@ -143,11 +143,12 @@ std::vector<std::string> split_names(const std::string& text) {
 // a CPU variant's copy), else exit 2; a GPU variant must fit the GPU's free memory, else its
 // row is refused, and when no variant fits, the run is (exit 3) without making the data.
 // True when the points need not be held (points_stay_unheld: every row that runs is out of core,
-// and the data is a C-order .npy, or a generator without --verify).
+// and the data is a C-order .npy, or a generator without --verify). `sharded`: over several
+// shards, which are views of held rows (rows_of), the points are held and planned so.
 bool plan_run_memory(const RunOptions& options, const std::vector<const Variant*>& variants, const Params& overrides,
-                     int64_t m, const KRange& k, const DeviceInfo& device, int64_t chunk_points) {
+                     int64_t m, const KRange& k, const DeviceInfo& device, int64_t chunk_points, bool sharded) {
   const DataSource described = describe_data_source(options.dataset, m, options.dims);
-  const DataSource source = options.hold_points ? held_whole(described) : described;
+  const DataSource source = options.hold_points || sharded ? held_whole(described) : described;
   const MemoryLimits limits = current_memory_limits(device);
   std::optional<MemoryPlan> refused;
   std::vector<MemoryPlan> plans;
@@ -223,8 +224,8 @@ int run_command(const RunOptions& options) {
   }
   if (placement->sharded()) std::cerr << "mkbench: " << placement->describe() << "\n";
 
-  // Over several shards the shards are views of held rows (rows_of): the points are held.
-  const bool unheld = plan_run_memory(options, measured, overrides, m, k, device, chunk_points) && !placement->sharded();
+  const bool unheld =
+      plan_run_memory(options, measured, overrides, m, k, device, chunk_points, placement->sharded());
   const auto load_start = std::chrono::steady_clock::now();
   Dataset data = unheld ? load_dataset_spec_unheld(options.dataset, m, options.dims, options.seed)
                         : load_dataset_spec(options.dataset, m, options.dims, options.seed);
