@@ -223,6 +223,8 @@ int run_command(const RunOptions& options) {
     measured.push_back(placed.back() ? placed.back().get() : v);
   }
   if (placement->sharded()) std::cerr << "mkbench: " << placement->describe() << "\n";
+  const bool any_sharded = std::any_of(placed.begin(), placed.end(), [](const auto& p) { return p != nullptr; });
+  if (any_sharded && (chunk_points > 0 || options.out_of_core)) throw InputError(kRefuseShardedOutOfCore);
 
   const bool unheld =
       plan_run_memory(options, measured, overrides, m, k, device, chunk_points, placement->sharded());

@@ -20,6 +20,7 @@
 #include "harness/memory_plan.hpp"
 #include "harness/metrics.hpp"
 #include "harness/parallel/sharded_run.hpp"
+#include "harness/parallel/sharded_variant.hpp"
 #include "harness/reference.hpp"
 #include "harness/stream_hold.hpp"
 #include "variants/chunked/chunked_run.hpp"
@@ -329,6 +330,8 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
     row.reason = e.what();
     return row;
   }
+  // The plan may choose out of core on its own when a shard's rows exceed its device.
+  if (plan.out_of_core() && is_sharded_variant(variant)) return refuse(kRefuseShardedOutOfCore);
   const Problem run_problem = plan.out_of_core() ? chunk_problem(problem, plan.chunk_points) : problem;
   if (auto reason = variant.can_implement(run_problem, device)) return refuse(*reason);
   try {

@@ -70,6 +70,19 @@ TEST(ShardedCli, AGpuListThatIsNotThereIsBadInput) {
   EXPECT_NE(result.output.find(gpu_count() == 0 ? "has none" : "does not exist"), std::string::npos) << result.output;
 }
 
+// Shards hold their rows whole; streaming them in chunks is not built, so asking for both is bad
+// input, said before any data is made.
+TEST(ShardedCli, OutOfCoreOverShardsIsBadInput) {
+  for (const std::vector<std::string>& flags : {std::vector<std::string>{"--chunk-points", "3001"},
+                                                std::vector<std::string>{"--out-of-core"}}) {
+    std::vector<std::string> args = with(kRun, {"--device", "cpu:2"});
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto result = run_mkbench_args(args);
+    EXPECT_EQ(result.exit_code, kExitBadInput) << flags[0] << "\n" << result.output;
+    EXPECT_NE(result.output.find("each shard holds its rows whole"), std::string::npos) << result.output;
+  }
+}
+
 // A shell command's exit status and output (stdout and stderr together).
 std::pair<int, std::string> shell(const std::string& command) {
   std::string output;

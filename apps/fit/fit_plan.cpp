@@ -78,8 +78,7 @@ FitPlan plan_fit(const std::string& requested, const Problem& problem, std::shar
   const bool sharded = placement && placement->sharded();
   if (chunk_points > 0) {
     if (sharded)
-      throw InputError("--chunk-points streams one device's points in chunks; over a --device list each shard "
-                       "holds its rows whole");
+      throw InputError(kRefuseShardedOutOfCore);
     return plan_for(requested, problem, chunk_problem(problem, chunk_points), placement, gpu_device, use_tuned, warn);
   }
   const Problem one_device = sharded ? shard_problem(problem, placement->total_shards()) : problem;

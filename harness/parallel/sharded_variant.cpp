@@ -78,6 +78,8 @@ std::unique_ptr<Variant> variant_for_placement(const Variant& variant, std::shar
   return std::make_unique<PlacedVariant>(variant, std::move(placement));
 }
 
+bool is_sharded_variant(const Variant& variant) { return dynamic_cast<const PlacedVariant*>(&variant) != nullptr; }
+
 std::vector<LocalShard> make_local_shards(const Placement& placement, bool gpu_variant) {
   std::vector<LocalShard> shards;
   const bool on_gpus = gpu_variant && placement.gpu;

@@ -24,6 +24,15 @@ Problem shard_problem(const Problem& problem, int total_shards);
 // shares `placement`.
 std::unique_ptr<Variant> variant_for_placement(const Variant& variant, std::shared_ptr<const Placement> placement);
 
+// Whether `variant` is such a wrapper: its runs hold each shard's rows whole, so they cannot be
+// streamed in chunks (out of core).
+bool is_sharded_variant(const Variant& variant);
+
+// The refusal of out-of-core over several shards, shared by run, the suites and fit.
+inline constexpr const char* kRefuseShardedOutOfCore =
+    "out of core streams one device's points in chunks; over a --device list each shard holds its rows whole, "
+    "so the two do not combine: give one device, or leave out --chunk-points/--out-of-core";
+
 // This process's shards of `placement` with their communicators: NCCL for GPU variants where
 // NCCL is built in (ncclCommInitAll in one process, ncclCommInitRank over MPI), else MPI
 // ranks or an in-process group on the host. `gpu_variant` picks GPU shards or host shards.
