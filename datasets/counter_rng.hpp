@@ -42,13 +42,22 @@ enum class RandomStream : uint64_t {
 class CounterRng {
  public:
   CounterRng(uint64_t seed, RandomStream stream)
-      : key_(mix64(seed ^ mix64(static_cast<uint64_t>(stream) * 0x9e3779b97f4a7c15ULL))) {}
+      : key_(mix64(seed ^ mix64(static_cast<uint64_t>(stream) * kIncrement))) {}
 
+  // SplitMix64's increment: the counter of index i + 1 is the counter of i plus this.
+  static constexpr uint64_t kIncrement = 0x9e3779b97f4a7c15ULL;
+  // The mixer's input for `index`: a loop over consecutive indices may add kIncrement instead.
+  MK_HOST_DEVICE uint64_t counter(uint64_t index) const { return key_ + (index + 1) * kIncrement; }
   // Equivalent to jumping a SplitMix64 generator straight to position `index`.
-  MK_HOST_DEVICE uint64_t bits(uint64_t index) const { return mix64(key_ + (index + 1) * 0x9e3779b97f4a7c15ULL); }
+  MK_HOST_DEVICE uint64_t bits(uint64_t index) const { return mix64(counter(index)); }
+  // unit_float of the bits of a counter: 24 bits, exact in a float (so converted from 32 bits,
+  // the same value as from 64), scaled by 2^-24.
+  MK_HOST_DEVICE static float unit_float_of_counter(uint64_t counter) {
+    return float(uint32_t(mix64(counter) >> 40)) * 0x1p-24f;
+  }
 
   // 24 random bits scaled by 2^-24: every result is an exact float in [0, 1).
-  MK_HOST_DEVICE float unit_float(uint64_t index) const { return float(bits(index) >> 40) * 0x1p-24f; }
+  MK_HOST_DEVICE float unit_float(uint64_t index) const { return unit_float_of_counter(counter(index)); }
   // 53 random bits: a double in [0, 1).
   MK_HOST_DEVICE double unit_double(uint64_t index) const { return double(bits(index) >> 11) * 0x1p-53; }
   // Uniform integer in [0, bound) by multiply-high (bias below 2^-32 for bounds < 2^32).

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "apps/fit/data_moments.hpp"
@@ -167,15 +168,22 @@ TEST(GeneratedChunkOnDevice, IsTheHostsRowsBitForBit) {
   for (const GeneratorSpec& spec : {spec_of("uniform", 100003, 7, 0), spec_of("uniform", 100003, 7, 0.3)}) {
     SCOPED_TRACE("zeros=" + std::to_string(spec.zero_fraction));
     ASSERT_TRUE(chunked::generated_on_device(spec));
-    const int64_t first = 12345, rows = 54321;
-    std::vector<float> host(size_t(rows) * spec.n), device(host.size());
-    generate_rows(spec, first, first + rows, host.data());
-    float* out = nullptr;
-    ASSERT_EQ(cudaMalloc(&out, device.size() * sizeof(float)), cudaSuccess);
-    chunked::generate_chunk_on_device(spec, first, rows, out, nullptr);
-    ASSERT_EQ(cudaMemcpy(device.data(), out, device.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-    cudaFree(out);
-    EXPECT_TRUE(same_bits(device.data(), host.data(), host.size()));
+    // 54321 x 7 entries leave 3 after the float4 stores; one row leaves 3 of 7; a buffer one
+    // float past an aligned one takes the one-entry path throughout.
+    for (const auto& [first, rows, offset] : {std::tuple<int64_t, int64_t, int>{12345, 54321, 0},
+                                               std::tuple<int64_t, int64_t, int>{99, 1, 0},
+                                               std::tuple<int64_t, int64_t, int>{12345, 54321, 1}}) {
+      SCOPED_TRACE("rows " + std::to_string(first) + "+" + std::to_string(rows) + ", offset " + std::to_string(offset));
+      std::vector<float> host(size_t(rows) * spec.n), device(host.size());
+      generate_rows(spec, first, first + rows, host.data());
+      float* out = nullptr;
+      ASSERT_EQ(cudaMalloc(&out, (device.size() + 1) * sizeof(float)), cudaSuccess);
+      chunked::generate_chunk_on_device(spec, first, rows, out + offset, nullptr);
+      ASSERT_EQ(cudaMemcpy(device.data(), out + offset, device.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      cudaFree(out);
+      EXPECT_TRUE(same_bits(device.data(), host.data(), host.size()));
+    }
   }
   EXPECT_FALSE(chunked::generated_on_device(spec_of("blobs", 100, 4, 0)))
       << "blobs' double log/sin/cos may differ from the host library's in the last bit";

@@ -35,7 +35,7 @@ PY
 }
 # 3) Overlap: N=8 K=3..7 M=${OOC_POINTS:-256M} (8 GiB) in chunks of ${OOC_CHUNK:-32M} (1 GiB),
 # the points held in host memory (--hold-points), then the same problem in core.
-for v in registers-multik naive-atomics; do
+for v in ${OOC_VARIANTS:-registers-multik naive-atomics}; do
   timeout $(cap 150) $MK run --variant $v --dims 8 --points ${OOC_POINTS:-256M} --k 3..7 --hold-points \
     --chunk-points ${OOC_CHUNK:-32M} --no-tuned --iters 10 --warmup 2 --out $OUT/ooc-$v.json \
     >$OUT/raw/ooc-$v.txt 2>$OUT/raw/ooc-$v.log
