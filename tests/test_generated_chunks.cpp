@@ -7,9 +7,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "apps/fit/data_moments.hpp"
@@ -54,6 +56,26 @@ TEST(GenerateRows, AnyRangeIsThoseRowsOfTheWholeDataSet) {
       generate_rows(spec, begin, end, rows.data());
       EXPECT_TRUE(same_bits(rows.data(), whole.row(begin), rows.size())) << "[" << begin << ", " << end << ")";
     }
+  }
+}
+
+// The uniform generator's values are SplitMix64's: the value of entry e (row-major) is the top 24
+// bits of mix64(key + (e + 1) * 0x9e3779b97f4a7c15) scaled by 2^-24, key = mix64(seed ^
+// mix64(1 * 0x9e3779b97f4a7c15)). The constants were computed by an independent Python
+// implementation of that definition, so a change to how the values are computed (the device
+// generator's counters, its 32-bit conversion) cannot change the data sets that results name.
+TEST(GenerateRows, UniformValuesAreSplitMix64sTop24Bits) {
+  const int64_t last_entry = (int64_t(1) << 33) + 5;  // past 2^32: the counter's high word is used
+  const GeneratorSpec spec = testing_support::generator_spec("uniform", last_entry / 3 + 1, 3, 42);
+  const std::vector<std::pair<int64_t, uint32_t>> expected = {
+      {0, 0x3f4a6858u}, {1, 0x3d55ec60u}, {2, 0x3e8ba8c4u}, {3, 0x3ea6a09au},
+      {4, 0x3f00d8a6u}, {5, 0x3ed21bfeu}, {last_entry, 0x3f342e18u}};
+  for (const auto& [entry, bits] : expected) {
+    float row[3];
+    generate_rows(spec, entry / 3, entry / 3 + 1, row);
+    uint32_t made = 0;
+    std::memcpy(&made, &row[entry % 3], sizeof(made));
+    EXPECT_EQ(made, bits) << "entry " << entry;
   }
 }
 
