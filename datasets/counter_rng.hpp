@@ -37,6 +37,7 @@ enum class RandomStream : uint64_t {
   ExploreSubset = 11,   // mkbench explore: each copy's attributes
   ExploreInit = 12,     // mkbench explore: each copy's initial centroids (rows drawn)
   SeedingSample = 13,   // the rows k-means++ seeds from when it takes a sample
+  SeedingParallel = 14, // k-means||: its first centre and its oversampling rounds' draws
 };
 
 class CounterRng {

@@ -97,7 +97,7 @@ TEST(FitBadInput, UnknownEmptyPolicyExitsTwo) {
 TEST(FitBadInput, UnknownInitExitsTwo) {
   const Outcome out = run_mkbench(std::string(kSmallFit) + "--init kmeans");
   EXPECT_EQ(out.status, 2) << out.output;
-  EXPECT_TRUE(contains(out.output, "--init must be first, random, k-means++ or npy:PATH")) << out.output;
+  EXPECT_TRUE(contains(out.output, "--init must be first, random, k-means++, k-means|| or npy:PATH")) << out.output;
 }
 
 TEST(FitBadInput, InitFileOfTheWrongShapeExitsTwo) {

@@ -49,7 +49,7 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
   app.add_option("--points,-m", options.points,
                  "M for generators (default 32M = 2^25); files give their own, which this must match");
   app.add_option("--k,-k", options.k, "K or a range A..B fitted together")->capture_default_str();
-  app.add_option("--init", options.init, "first | random | k-means++ | npy:PATH (kmax x N; the first k rows seed k)")
+  app.add_option("--init", options.init, "first | random | k-means++ | k-means|| | npy:PATH (kmax x N; the first k rows seed k)")
       ->capture_default_str();
   app.add_option("--init-sample", options.init_sample,
                  "k-means++ seeds from a stratified sample of this many rows (scikit-learn MiniBatchKMeans' "

@@ -37,7 +37,9 @@ uint64_t restart_seed(uint64_t seed, int restart) {
   return restart == 0 ? seed : mix64(seed + uint64_t(restart) * 0x9e3779b97f4a7c15ULL);
 }
 
-bool init_depends_on_seed(const std::string& init) { return init == "random" || init == "k-means++"; }
+bool init_depends_on_seed(const std::string& init) {
+  return init == "random" || init == "k-means++" || init == "k-means||";
+}
 
 FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, const FitSettings& settings,
                       const DeviceInfo& seeding_device) {
@@ -64,6 +66,7 @@ FitResult fit_k_range(std::unique_ptr<PreparedRun> run, const Dataset& data, con
     }
     result.seconds.seeding += seconds_since(seeding_start);
     result.seeding_method = seeds.method;
+    result.seeding_path = seeds.path;
     if (!seeds.sample_reason.empty()) {
       result.seeding_sample_rows = seeds.rows_seen;
       result.seeding_sample_reason = seeds.sample_reason;

@@ -63,6 +63,7 @@ struct FitResult {
   std::vector<double> step_seconds;  // each of those steps' wall time, restarts in order
   FitSeconds seconds;
   std::string seeding_method;
+  std::string seeding_path;  // where k-means++ or k-means|| ran ("gpu", "cpu-openmp"), else empty
   // k-means++ from a sample (SeedingResult::sample_reason non-empty): its rows and why.
   int64_t seeding_sample_rows = 0;
   std::string seeding_sample_reason;

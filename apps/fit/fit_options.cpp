@@ -31,8 +31,8 @@ void check_fit_options(const FitOptions& options) {
                      std::to_string(options.silhouette_sample));
   if (options.dims < 0) throw InputError("--dims must be at least 1, got " + std::to_string(options.dims));
   if (!options.init_sample.empty()) {
-    if (options.init != "k-means++")
-      throw InputError("--init-sample samples the rows k-means++ seeds from; --init is " + options.init);
+    if (options.init != "k-means++" && options.init != "k-means||")
+      throw InputError("--init-sample samples the rows k-means++ or k-means|| seeds from; --init is " + options.init);
     int64_t rows = 0;
     try {
       rows = parse_count(options.init_sample);
@@ -42,10 +42,10 @@ void check_fit_options(const FitOptions& options) {
     if (rows < 1) throw InputError("--init-sample must be at least 1 row, got " + options.init_sample);
   }
   const std::string& init = options.init;
-  const bool known_init = init == "first" || init == "random" || init == "k-means++" ||
+  const bool known_init = init == "first" || init == "random" || init == "k-means++" || init == "k-means||" ||
                           (init.rfind("npy:", 0) == 0 && init.size() > 4);
   if (!known_init)
-    throw InputError("--init must be first, random, k-means++ or npy:PATH, got '" + init + "'");
+    throw InputError("--init must be first, random, k-means++, k-means|| or npy:PATH, got '" + init + "'");
   parse_empty_policy(options.empty);  // throws InputError naming --empty
   if (!options.weights.empty() && (options.weights.rfind("npy:", 0) != 0 || options.weights.size() == 4))
     throw InputError("--weights must be npy:PATH (a 1-D float32 or float64 array, one weight per point), got '" +

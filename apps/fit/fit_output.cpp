@@ -75,6 +75,7 @@ json fit_to_json(const FitRecord& record, bool with_files) {
                     {"silhouette_sample", settings.silhouette_sample},
                     {"weights", settings.weights_spec.empty() ? json(nullptr) : json(settings.weights_spec)}};
   doc["seeding"] = {{"method", result.seeding_method}};
+  if (!result.seeding_path.empty()) doc["seeding"]["path"] = result.seeding_path;
   if (!result.seeding_sample_reason.empty())
     doc["seeding"]["sample"] = {{"rows", result.seeding_sample_rows}, {"reason", result.seeding_sample_reason}};
   doc["best_k"] = result.best.k ? json(*result.best.k) : json(nullptr);

@@ -31,6 +31,8 @@ struct SeedCommandOptions {
   std::string init = "k-means++";
   uint64_t seed = 42;
   int candidates = 0;
+  int rounds = 5;
+  double oversampling = 0;
   int runs = 5;
   int device = 0;
   bool cpu = false;
@@ -87,7 +89,11 @@ int seed_command(const SeedCommandOptions& options) {
       SeedingOptions seeding_options;
       seeding_options.method = options.init;
       seeding_options.seed = options.seed;
+      seeding_options.candidates = options.candidates;
+      seeding_options.parallel_rounds = options.rounds;
+      seeding_options.oversampling = options.oversampling;
       SeedingResult result = seed_centroids(data, k, seeding_options, device);
+      if (!result.path.empty()) path = result.path;  // k-means|| runs on the CPU on every device
       seconds.push_back(result.seconds);
       upload_seconds.push_back(result.upload_seconds);
       packed = std::move(result.packed);
@@ -130,6 +136,10 @@ int seed_command(const SeedCommandOptions& options) {
         {"device", device.to_json()},
         {"build", current_build_info().to_json()},
     };
+    if (options.init == "k-means||") {
+      document["rounds"] = options.rounds;
+      document["oversampling"] = options.oversampling;
+    }
     if (kmeanspp) {
       document["candidates"] = candidates;
       // Two runs (CPU and GPU) chose the same centres iff these agree.
@@ -142,7 +152,7 @@ int seed_command(const SeedCommandOptions& options) {
 }
 
 MKBENCH_REGISTER_COMMAND(
-    "seed", "seed centroids (first, random, k-means++, npy:PATH) and time it; the seeding benchmark",
+    "seed", "seed centroids (first, random, k-means++, k-means||, npy:PATH) and time it; the seeding benchmark",
     [](CLI::App& sub) -> std::function<int()> {
       auto options = std::make_shared<SeedCommandOptions>();
       sub.add_option("--dataset", options->dataset, "uniform | blobs:... | csv:PATH | npy:PATH (as `run`)")
@@ -151,10 +161,13 @@ MKBENCH_REGISTER_COMMAND(
       sub.add_option("--points,-m", options->points, "M, number of points (generators; 2M = 2^21)")
           ->capture_default_str();
       sub.add_option("--k,-k", options->k, "K or a K range (k-means++ seeds kmax once)")->capture_default_str();
-      sub.add_option("--init", options->init, "first | random | k-means++ | npy:PATH")->capture_default_str();
+      sub.add_option("--init", options->init, "first | random | k-means++ | k-means|| | npy:PATH")->capture_default_str();
       sub.add_option("--seed", options->seed, "dataset and seeding seed")->capture_default_str();
       sub.add_option("--candidates", options->candidates, "k-means++ candidates a step (0 = 2 + floor(ln K))")
           ->capture_default_str();
+      sub.add_option("--rounds", options->rounds, "k-means|| oversampling rounds")->capture_default_str();
+      sub.add_option("--oversampling", options->oversampling,
+                     "k-means|| expected candidates a round (0 = 2 x K)")->capture_default_str();
       sub.add_option("--runs", options->runs, "repetitions (the median is reported)")->capture_default_str();
       sub.add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
       sub.add_flag("--cpu", options->cpu, "the OpenMP path even where a GPU is present");

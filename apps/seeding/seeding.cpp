@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "apps/seeding/kmeans_parallel.hpp"
 #include "apps/seeding/kmeanspp.hpp"
 #include "apps/seeding/kmeanspp_math.hpp"
 #include "core/errors.hpp"
@@ -86,6 +87,55 @@ Dataset gather_rows(const Dataset& data, const std::vector<int64_t>& rows) {
   return sample;
 }
 
+// The rows a seeding draws from: `data` itself, or a stratified sample of `rows` of its rows
+// gathered into `sample` (also every row of data made on demand: the passes read held rows).
+// `sample_rows` gets the sample's row numbers.
+const Dataset& rows_to_seed(const Dataset& data, int64_t rows, uint64_t seed, Dataset& sample,
+                            std::vector<int64_t>& sample_rows) {
+  if (rows == data.m && data.holds_rows()) return data;
+  sample_rows = stratified_rows(data.m, rows, seed);
+  sample = gather_rows(data, sample_rows);
+  return sample;
+}
+
+// Data made on demand is seeded from at most kMaxSeedingSampleRows of its rows.
+void cap_unheld_rows(const Dataset& data, int64_t& rows, std::string& reason) {
+  if (!data.holds_rows() && rows == data.m && data.m > kMaxSeedingSampleRows) {
+    rows = kMaxSeedingSampleRows;
+    reason = "the " + std::to_string(data.m) + " rows are generated chunk by chunk, not held";
+  }
+}
+
+SeedingResult kmeans_parallel(const Dataset& data, const KRange& k, const SeedingOptions& options) {
+  check_finite(data);
+  if (options.weights)
+    throw InputError("k-means|| takes no sample weights: seed a weighted fit with k-means++ (its default)");
+  if (options.sample_rows < 0)
+    throw InputError("k-means||: a sample of " + std::to_string(options.sample_rows) + " rows");
+  int64_t rows = options.sample_rows > 0 ? std::min(options.sample_rows, data.m) : data.m;
+  std::string reason = rows < data.m ? "asked for" : "";
+  cap_unheld_rows(data, rows, reason);
+  if (rows < k.kmax)
+    throw InputError("k-means|| cannot seed K=" + std::to_string(k.kmax) + " from a sample of " +
+                     std::to_string(rows) + " rows" + (reason.empty() ? "" : ": " + reason));
+  Dataset sample;
+  std::vector<int64_t> sample_rows;
+  const Dataset& from = rows_to_seed(data, rows, options.seed, sample, sample_rows);
+  seeding::KmeansParallelOptions parallel;
+  parallel.rounds = options.parallel_rounds;
+  parallel.oversampling = options.oversampling;
+  parallel.candidates = seeding::candidate_count(k.kmax, options.candidates);
+  const seeding::KmeansParallelRun run = seeding::kmeans_parallel_cpu(from, k.kmax, options.seed, parallel);
+  SeedingResult result;
+  result.packed = pack_prefixes(k, data.n, [&](int c) { return from.row(run.chosen[size_t(c)]); });
+  result.seconds = run.seconds;
+  result.method = options.method;
+  result.path = run.path;
+  result.rows_seen = rows;
+  result.sample_reason = reason;
+  return result;
+}
+
 }  // namespace
 
 std::vector<int64_t> stratified_rows(int64_t m, int64_t count, uint64_t seed) {
@@ -157,27 +207,18 @@ SeedingResult seed_centroids(const Dataset& data, const KRange& k, const Seeding
                  std::to_string(fit) + " rows)";
       }
     }
-    if (!data.holds_rows() && rows == data.m && data.m > kMaxSeedingSampleRows) {
-      rows = kMaxSeedingSampleRows;
-      reason = "the " + std::to_string(data.m) + " rows are generated chunk by chunk, not held";
-    }
+    cap_unheld_rows(data, rows, reason);
     if (rows < k.kmax)
       throw InputError("k-means++ cannot seed K=" + std::to_string(k.kmax) + " from a sample of " +
                        std::to_string(rows) + " rows" + (reason.empty() ? "" : ": " + reason));
     std::vector<int64_t> sample_rows;
     Dataset sample;
     std::vector<float> sample_weights;
-    const Dataset* from = &data;
-    // Rows made on demand are gathered even when all are drawn: the passes read held rows.
-    if (rows < data.m || !data.holds_rows()) {
-      sample_rows = stratified_rows(data.m, rows, options.seed);
-      sample = gather_rows(data, sample_rows);
-      from = &sample;
-      if (weights) {
-        sample_weights.resize(sample_rows.size());
-        for (size_t j = 0; j < sample_rows.size(); ++j) sample_weights[j] = (*weights)[size_t(sample_rows[j])];
-        weights = &sample_weights;
-      }
+    const Dataset* from = &rows_to_seed(data, rows, options.seed, sample, sample_rows);
+    if (weights && from != &data) {
+      sample_weights.resize(sample_rows.size());
+      for (size_t j = 0; j < sample_rows.size(); ++j) sample_weights[j] = (*weights)[size_t(sample_rows[j])];
+      weights = &sample_weights;
     }
     const seeding::KmeansppRun run =
         weights  ? seeding::kmeanspp_cpu(*from, k.kmax, candidates, options.seed, weights->data())
@@ -188,11 +229,13 @@ SeedingResult seed_centroids(const Dataset& data, const KRange& k, const Seeding
     result.seconds = run.seconds;
     result.upload_seconds = run.upload_seconds;
     result.method = method;
+    result.path = run.path;
     result.rows_seen = rows;
     result.sample_reason = reason;
     return result;
   }
-  throw InputError("unknown initialisation '" + method + "': expected first, random, k-means++ or npy:PATH");
+  if (method == "k-means||") return kmeans_parallel(data, k, options);
+  throw InputError("unknown initialisation '" + method + "': expected first, random, k-means++, k-means|| or npy:PATH");
 }
 
 }  // namespace mk

@@ -13,7 +13,7 @@
 namespace mk {
 
 struct SeedingOptions {
-  // "first" | "random" | "k-means++" | "npy:PATH"
+  // "first" | "random" | "k-means++" | "k-means||" | "npy:PATH"
   std::string method = "k-means++";
   uint64_t seed = 0;
   // k-means++ candidates per step; 0 = 2 + floor(ln kmax) (scikit-learn's greedy choice),
@@ -27,6 +27,10 @@ struct SeedingOptions {
   // of them; 0: every row, unless the GPU path cannot hold them (seeding_rows_that_fit), then
   // the largest sample it can hold, at most kMaxSeedingSampleRows.
   int64_t sample_rows = 0;
+  // k-means|| (kmeans_parallel.hpp): oversampling rounds, and ℓ, the expected candidates a round
+  // (0: 2·kmax). Its reclustering k-means++ takes `candidates` too.
+  int parallel_rounds = 5;
+  double oversampling = 0;
 };
 
 // The auto sample's cap: 2^26 rows (4 GiB at N=16) gather, upload and seed in about a second,
@@ -37,6 +41,7 @@ struct SeedingResult {
   std::vector<float> packed;  // centroids of every K, packed per KRange::slot_offset
   double seconds = 0;         // the seeding itself: on a GPU, device time without the upload
   std::string method;         // the method that ran, e.g. "k-means++" or "npy:PATH"
+  std::string path;           // where k-means++ or k-means|| ran: "gpu" or "cpu-openmp" (else empty)
   double upload_seconds = 0;  // GPU path: allocating and copying the points (0 on the CPU)
   // Rows k-means++ drew from: m, or the sample's size (then `sample_reason` says why).
   int64_t rows_seen = 0;
@@ -58,6 +63,9 @@ int64_t seeding_rows_that_fit(int n, const DeviceInfo& device);
 //     seed each k (a valid k-means++ prefix). The CPU and GPU paths draw the same centres
 //     for the same seed (exact integer potentials, docs/seeding.md), independent of the
 //     thread count and the launch shape.
+//   k-means||: oversampling rounds, then greedy k-means++ on the weighted candidates
+//     (kmeans_parallel.hpp); the first k of its kmax centres seed each k. CPU path only, on
+//     every device; no sample weights (InputError).
 //   npy:PATH: a kmax×N float32 file whose first k rows seed each k.
 // k-means++ on a sample (options.sample_rows, or data beyond the seeding GPU) is k-means++ on
 // those rows: the same centres as seeding a Dataset of just them, with their row numbers.

@@ -19,7 +19,7 @@ except ImportError:  # Debian's 1.2
 
 from mkbench import _core
 
-_SEEDINGS = ("k-means++", "random", "first")
+_SEEDINGS = ("k-means++", "k-means||", "random", "first")
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _CUDA_DLPACK_DEVICES = (2, 3, 13)  # DLPack's kDLCUDA, kDLCUDAHost, kDLCUDAManaged
 
@@ -178,7 +178,8 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     together in one multi-K fit, as `mkbench fit --k 3..7`: best_k_ is the K the CLI chooses
     (the largest Calinski-Harabasz index), cluster_centers_, labels_, inertia_ and n_iter_ are
     its fit, and results_ lists every K's (with the scores fit.json records).
-    init: "k-means++" (scikit-learn's greedy seeding), "random" (K distinct points), "first"
+    init: "k-means++" (scikit-learn's greedy seeding), "k-means||" (Bahmani et al.'s scalable
+    k-means++, on the CPU: NumPy input), "random" (K distinct points), "first"
     (the first K points) or an (n_clusters, n_features) array; for a range, a (max K,
     n_features) array whose first K rows start each K (`fit --init npy:PATH`'s rows). n_init
     seedings (the lowest inertia wins, per K; one for an array). max_iter, tol: as

@@ -69,6 +69,14 @@ class SklearnReference(unittest.TestCase):
         again = mkbench.KMeans(5, random_state=0).fit(X)
         np.testing.assert_array_equal(ours.labels_, again.labels_)
 
+    def test_kmeans_parallel_reaches_sklearns_inertia_on_blobs(self):
+        X = blobs(seed=4)
+        ours = mkbench.KMeans(5, init="k-means||", random_state=0).fit(X)
+        theirs = SkKMeans(5, n_init=10, random_state=0, algorithm="lloyd").fit(X)
+        self.assertLessEqual(ours.inertia_, theirs.inertia_ * 1.001)
+        again = mkbench.KMeans(5, init="k-means||", random_state=0).fit(X)
+        np.testing.assert_array_equal(ours.labels_, again.labels_)
+
 
 class Interface(unittest.TestCase):
     X = blobs(m=1000, n=4, centers=3, seed=1)
