@@ -23,8 +23,9 @@ __device__ __forceinline__ float entry_value(uint64_t counter, const CounterRng&
 // Four consecutive entries a thread-iteration, grid-strided, stored as one float4: entry e of the
 // chunk is entry first_entry + e of the data set. The counters of the four differ by the
 // increment, so one 64-bit multiply serves them, and the 24 drawn bits convert from 32 bits.
-// The one-value-a-thread form with a multiply and a 64-bit conversion per value ran at 1.30x the
-// in-core step of registers-multik at N=8 K=3..7 (reports/results/nvidia-h200/ooc-generated.json).
+// At N=8 K=3..7 over registers-multik, this form runs at 1.194x the in-core step, the
+// one-value-a-thread form with a multiply and a 64-bit conversion per value at 1.296x
+// (reports/results/nvidia-h200/ooc-generated.json and ooc-overlap.txt, H200).
 template <bool kZeros>
 __global__ void uniform_entries(CounterRng uniform, CounterRng zero_mask, double zero_fraction, uint64_t first_entry,
                                 uint64_t quads, uint64_t count, float* out) {
