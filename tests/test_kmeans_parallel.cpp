@@ -173,10 +173,16 @@ TEST(KmeansParallel, FitAndSeedCommandsTakeIt) {
   const nlohmann::json record = nlohmann::json::parse(testing_support::read_text(folder.file("seed.json")));
   EXPECT_EQ(record.at("rounds"), 3);
 
+  Dataset ones;  // 4000 weights of 1, a (4000, 1) float32 file
+  ones.m = 4000;
+  ones.n = 1;
+  ones.values.assign(4000, 1.0f);
+  save_npy(folder.file("ones.npy"), ones);
   const auto weighted = testing_support::run_mkbench_args(
       {"fit", "--dataset", "blobs:centers=4", "--dims", "3", "--points", "4000", "--k", "4", "--init", "k-means||",
-       "--variant", "cpu-openmp", "--quiet", "--weights", "npy:" + folder.file("none.npy")});
+       "--variant", "cpu-openmp", "--quiet", "--weights", "npy:" + folder.file("ones.npy")});
   EXPECT_EQ(weighted.exit_code, kExitBadInput) << weighted.output;
+  EXPECT_NE(weighted.output.find("no sample weights"), std::string::npos) << weighted.output;
 }
 
 }  // namespace
