@@ -188,6 +188,7 @@ bool host_rows_fit_on_device(const FitRequest& request, int64_t m, int n) {
 }
 
 FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& request) {
+  const auto plan_start = std::chrono::steady_clock::now();
   // The shards copy their rows from a host Dataset.
   if (request.placement)
     throw InputError("device=" + *request.placement + " takes a host (NumPy) array: the shards copy their rows "
@@ -247,6 +248,7 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
     params = resolve_params(variant, streamed, device, overrides);
   }
 
+  const double plan_seconds = seconds_since(plan_start);
   const auto prepare_start = std::chrono::steady_clock::now();
   Dataset none;  // a streamed run is prepared without point values (points_slot takes them)
   none.m = points.m;
@@ -276,7 +278,13 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
   }
   // The times of the first K's winning seeding (a range's K share their steps).
   const DeviceFit& best = fits.at(0);
-  answer.seconds = {{"prepare", prepare_seconds},
+  // The run's device memory goes back here, inside the C++ time (cudaFree of the points).
+  const auto release_start = std::chrono::steady_clock::now();
+  run.reset();
+  const double release_seconds = seconds_since(release_start);
+  answer.seconds = {{"plan", plan_seconds},
+                    {"prepare", prepare_seconds},
+                    {"release", release_seconds},
                     {points.on_host ? "upload" : "device_copy", best.copy_seconds},
                     {"seeding", best.seconds.seeding},
                     {"prepare_split", best.seconds.prepare},

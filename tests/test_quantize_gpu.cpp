@@ -1,7 +1,8 @@
 // quantize on the GPU (skips without one). The byte path (apps/quantize/u8_norm_run.hpp): one
 // accumulate's labels are exact nearest centroids (tie-aware: a label's FP64 distance equals the
 // minimum) and its sums, counts and inertia equal FP64 sums on the host, on centroids that
-// include exact ties and near ties; end to end it ends where cpu-openmp ends from the same
+// include exact ties and near ties; its bounded steps (kept labels and totals) equal a full
+// pass every step; end to end it ends where cpu-openmp ends from the same
 // palette (PSNR within 0.05 dB), and planted colours come back losslessly. The float variant
 // fit's auto picks is held to the same end-to-end checks.
 #include <gtest/gtest.h>
@@ -116,6 +117,60 @@ TEST_F(QuantizeGpu, BytePathLabelsAndSumsAreExact) {
     EXPECT_EQ(acc.sums, sums) << "K=" << k;
     EXPECT_EQ(acc.counts, counts) << "K=" << k;
     EXPECT_NEAR(acc.inertia.at(0), inertia, 1e-12 * inertia) << "K=" << k;
+  }
+}
+
+// The bounded steps (apps/quantize/u8_norm_bounds.cuh) keep labels and totals from step to step;
+// each step's sums and counts must equal a full pass's over the same centroids (the full pass is
+// held to FP64 on the host above), through Lloyd's small moves, a centroid jumping across the
+// image, planted exact and near ties, and a step whose centroids did not move.
+TEST_F(QuantizeGpu, BoundedStepsMatchAFullPassEveryStep) {
+  const Image image = gradient_image(256, 192, 4, 10, 17);
+  const Dataset rgb = rgb_points(image);
+  for (int k : {1, 37, 255, 256}) {
+    SeedingOptions seeding;
+    seeding.seed = uint64_t(k) + 5;
+    std::vector<float> centroids = seed_centroids(rgb, KRange{k, k}, seeding, query_host_cpu()).packed;
+    const Problem problem = rgb_problem(image, k);
+    auto bounded = prepare_u8_norm_run(problem, rgb, image, gpu_);
+    auto full = prepare_u8_norm_run(problem, rgb, image, gpu_);
+    for (int step = 0; step < 12; ++step) {
+      if (step == 6) {  // one centroid jumps far: every bound must widen by its move
+        centroids[0] = 250.0f;
+        centroids[1] = 3.0f;
+        centroids[2] = 128.5f;
+      }
+      if (step == 8) {  // exact ties (mirrored pairs) and near ties (nudged by 1e-3)
+        for (int pair = 0; pair + 1 < k && pair < 40; pair += 2) {
+          const float* x = rgb.row(int64_t(pair) * 997 % rgb.m);
+          const float offset[3] = {3.0f, -2.0f, 0.5f};
+          const float nudge = pair % 4 == 0 ? 0.0f : 1e-3f;
+          for (int d = 0; d < 3; ++d) {
+            centroids[size_t(pair) * 3 + d] = x[d] + offset[d];
+            centroids[size_t(pair + 1) * 3 + d] = x[d] - offset[d] + (d == 0 ? nudge : 0.0f);
+          }
+        }
+      }
+      bounded->set_centroids(centroids);
+      bounded->accumulate(AccumulateOptions{false});
+      bounded->synchronize();
+      const HostAccumulators mine = copy_accumulators(*bounded);
+      full->set_centroids(centroids);
+      full->accumulate(AccumulateOptions{true});
+      full->synchronize();
+      const HostAccumulators reference = copy_accumulators(*full);
+      ASSERT_EQ(mine.counts, reference.counts) << "K=" << k << " step " << step;
+      ASSERT_EQ(mine.sums, reference.sums) << "K=" << k << " step " << step;
+      EXPECT_NEAR(mine.inertia.at(0), reference.inertia.at(0), 1e-9 * reference.inertia.at(0))
+          << "K=" << k << " step " << step;
+      if (step == 9) continue;  // step 10 repeats step 9's centroids: nothing moved
+      for (int c = 0; c < k; ++c) {  // Lloyd's update from the reference's sums
+        const unsigned long long n = reference.counts[size_t(c)];
+        if (n == 0) continue;
+        for (int d = 0; d < 3; ++d)
+          centroids[size_t(c) * 3 + d] = float(reference.sums[size_t(c) * 3 + d] / double(n));
+      }
+    }
   }
 }
 

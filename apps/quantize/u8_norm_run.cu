@@ -1,72 +1,43 @@
 #include "apps/quantize/u8_norm_run.hpp"
 
 #include <algorithm>
-#include <cfloat>
+#include <cstdint>
 
+#include "apps/quantize/u8_norm_bounds.cuh"
+#include "apps/quantize/u8_norm_search.cuh"
 #include "variants/common/gpu_lloyd_state.cuh"
 
 namespace mk {
 
 namespace {
 
-constexpr int kMaxPaletteK = 256;
-constexpr int kBlock = 256;
-constexpr int kPixelsPerThread = 4;  // a table entry read from shared memory serves 4 pixels
+using u8norm::kBlock;
+using u8norm::kMaxPaletteK;
+using u8norm::kPixelsPerThread;
 constexpr int64_t kMaxPixelsPerBlock = int64_t(1) << 24;  // uint32 block sums: 255 · 2²⁴ < 2³²
 
-struct Best {
-  float best;
-  float second;
-  int index;
-};
-
-// Lowest index at an equal FP64 distance; x − c is exact in FP64 for integer x and float c.
-__device__ int exact_nearest(const float4* table, int k, double x0, double x1, double x2) {
-  double best = DBL_MAX;
-  int index = 0;
-  for (int j = 0; j < k; ++j) {
-    const float4 t = table[j];
-    const double d0 = x0 - double(-0.5f * t.x), d1 = x1 - double(-0.5f * t.y), d2 = x2 - double(-0.5f * t.z);
-    const double d = d0 * d0 + d1 * d1 + d2 * d2;
-    if (d < best) best = d, index = j;
-  }
-  return index;
-}
-
+// The full pass: every pixel searched, its FP64 distance added to the inertia, the block's
+// uint32 sums flushed as FP64 atomics: the labelling pass after the steps.
 __global__ void __launch_bounds__(kBlock) u8_norm_accumulate(const uchar4* __restrict__ pixels, int64_t m,
                                                              const float* __restrict__ centroids, int k,
                                                              gpu::AccumulatorView acc) {
   __shared__ float4 table[kMaxPaletteK];  // (−2c, fl(‖c‖²))
+  __shared__ float scratch[kBlock / 32];
   __shared__ unsigned int block_sums[kMaxPaletteK * 3];
   __shared__ unsigned int block_counts[kMaxPaletteK];
-  __shared__ float block_bound[kBlock / 32];
   __shared__ double block_inertia[kBlock / 32];
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  float bound = 0.0f;  // S of this thread's centroids
   for (int j = threadIdx.x; j < kMaxPaletteK; j += kBlock) {
     block_counts[j] = 0;
     block_sums[3 * j] = block_sums[3 * j + 1] = block_sums[3 * j + 2] = 0;
-    if (j < k) {
-      const float c0 = centroids[3 * j], c1 = centroids[3 * j + 1], c2 = centroids[3 * j + 2];
-      const float w = __fmaf_rn(c2, c2, __fmaf_rn(c1, c1, __fmul_rn(c0, c0)));
-      table[j] = make_float4(-2.0f * c0, -2.0f * c1, -2.0f * c2, w);
-      // Rounded up generously: S only sets the width of the re-decided window.
-      bound = fmaxf(bound, 1.01f * (w + 510.0f * (fabsf(c0) + fabsf(c1) + fabsf(c2))));
-    }
   }
-  for (int offset = 16; offset > 0; offset >>= 1) bound = fmaxf(bound, __shfl_xor_sync(0xffffffffu, bound, offset));
-  if (lane == 0) block_bound[warp] = bound;
-  __syncthreads();
-  float window = 0.0f;
-  for (int w = 0; w < kBlock / 32; ++w) window = fmaxf(window, block_bound[w]);
-  window *= 0x1p-20f;  // 16 · 2⁻²⁴ · S
+  const float window = u8norm::build_table(table, scratch, centroids, k);
 
   double inertia = 0.0;
   const int64_t step = int64_t(gridDim.x) * kBlock * kPixelsPerThread;
   for (int64_t base = int64_t(blockIdx.x) * kBlock * kPixelsPerThread + threadIdx.x; base < m; base += step) {
     float x[kPixelsPerThread][3];
-    Best b[kPixelsPerThread];
 #pragma unroll
     for (int p = 0; p < kPixelsPerThread; ++p) {
       const int64_t i = base + int64_t(p) * kBlock;
@@ -74,32 +45,15 @@ __global__ void __launch_bounds__(kBlock) u8_norm_accumulate(const uchar4* __res
       x[p][0] = float(px.x);
       x[p][1] = float(px.y);
       x[p][2] = float(px.z);
-      b[p] = {FLT_MAX, FLT_MAX, 0};
     }
-    // Unrolled by 4 so the loop's counter, compare and branch are paid once per 4 entries (from
-    // the instruction count; neither this nor kPixelsPerThread has been timed yet).
-#pragma unroll 4
-    for (int j = 0; j < k; ++j) {
-      const float4 t = table[j];
-#pragma unroll
-      for (int p = 0; p < kPixelsPerThread; ++p) {
-        const float s = __fmaf_rn(x[p][2], t.z, __fmaf_rn(x[p][1], t.y, __fmaf_rn(x[p][0], t.x, t.w)));
-        const bool better = s < b[p].best;
-        b[p].second = fminf(b[p].second, fmaxf(b[p].best, s));
-        b[p].index = better ? j : b[p].index;
-        b[p].best = fminf(b[p].best, s);
-      }
-    }
+    u8norm::Nearest near[kPixelsPerThread];
+    u8norm::search(table, k, window, x, near);
 #pragma unroll
     for (int p = 0; p < kPixelsPerThread; ++p) {
       const int64_t i = base + int64_t(p) * kBlock;
       if (i >= m) continue;
-      int j = b[p].index;
-      if (!(b[p].second - b[p].best > window)) j = exact_nearest(table, k, x[p][0], x[p][1], x[p][2]);
-      const float4 t = table[j];
-      const double d0 = double(x[p][0]) - double(-0.5f * t.x), d1 = double(x[p][1]) - double(-0.5f * t.y),
-                   d2 = double(x[p][2]) - double(-0.5f * t.z);
-      inertia += d0 * d0 + d1 * d1 + d2 * d2;
+      const int j = near[p].index;
+      inertia += u8norm::exact_distance(table, j, x[p]);
       atomicAdd(&block_sums[3 * j], unsigned(x[p][0]));
       atomicAdd(&block_sums[3 * j + 1], unsigned(x[p][1]));
       atomicAdd(&block_sums[3 * j + 2], unsigned(x[p][2]));
@@ -141,21 +95,82 @@ class U8NormRun : public gpu::GpuRun {
     const int64_t wanted = (m + kBlock * kPixelsPerThread - 1) / (kBlock * kPixelsPerThread);
     const int64_t resident = int64_t(std::max(device.sm_count, 1)) * 8;
     grid_ = std::max<int64_t>(std::min(wanted, resident), (m + kMaxPixelsPerBlock - 1) / kMaxPixelsPerBlock);
+    filter_grid_ = std::min<int64_t>((m + kBlock - 1) / kBlock, int64_t(std::max(device.sm_count, 1)) * 16);
+
+    labels_.allocate(size_t(m), "pixel labels (a byte each)");
+    bounds_.allocate(size_t(m), "pixel distance bounds");
+    queue_.allocate(size_t(m), "pixels to search");
+    queued_.allocate(1, "queue length");
+    previous_.allocate(size_t(kMaxPaletteK) * 3, "previous centroids");
+    drift_.allocate(1, "centroid drift");
+    totals_sums_.allocate(size_t(kMaxPaletteK) * 3, "cluster byte sums");
+    totals_counts_.allocate(size_t(kMaxPaletteK), "cluster counts");
+    totals_squares_.allocate(size_t(kMaxPaletteK), "cluster squared norms");
+    gpu::check(cudaMemset(previous_.get(), 0, previous_.bytes()), "zero previous centroids");
   }
 
   void iterate(bool store_labels) override {
     state_.zero_accumulators();
-    u8_norm_accumulate<<<unsigned(grid_), kBlock, 0, state_.stream()>>>(pixels_.get(), state_.problem().m,
-                                                                        state_.centroids(), k_,
-                                                                        state_.accumulators(store_labels));
-    gpu::check_launch("u8_norm_accumulate");
+    if (store_labels) {
+      labelling_pass();
+    } else {
+      bounded_step();
+    }
     state_.finalize();
   }
 
  private:
+  // Every pixel searched afresh, its label stored and its FP64 distance in the inertia.
+  void labelling_pass() {
+    u8_norm_accumulate<<<unsigned(grid_), kBlock, 0, state_.stream()>>>(pixels_.get(), state_.problem().m,
+                                                                        state_.centroids(), k_,
+                                                                        state_.accumulators(true));
+    gpu::check_launch("u8_norm_accumulate");
+  }
+
+  // u8_norm_bounds.cuh: the first step searches every pixel and fills the totals; later ones
+  // search the pixels whose bounds no longer separate their centroid from the others.
+  void bounded_step() {
+    const cudaStream_t stream = state_.stream();
+    const int64_t m = state_.problem().m;
+    const u8norm::Totals totals{totals_sums_.get(), totals_counts_.get(), totals_squares_.get()};
+    u8norm::u8_drift<<<1, kBlock, 0, stream>>>(state_.centroids(), previous_.get(), k_, drift_.get(), queued_.get());
+    gpu::check_launch("u8_drift");
+    if (!primed_) {
+      gpu::check(cudaMemsetAsync(totals_sums_.get(), 0, totals_sums_.bytes(), stream), "zero totals");
+      gpu::check(cudaMemsetAsync(totals_counts_.get(), 0, totals_counts_.bytes(), stream), "zero totals");
+      gpu::check(cudaMemsetAsync(totals_squares_.get(), 0, totals_squares_.bytes(), stream), "zero totals");
+      u8norm::u8_bounded_search<true><<<unsigned(grid_), kBlock, 0, stream>>>(
+          pixels_.get(), m, state_.centroids(), k_, queue_.get(), queued_.get(), labels_.get(), bounds_.get(), totals);
+      gpu::check_launch("u8_bounded_search (every pixel)");
+      primed_ = true;
+    } else {
+      u8norm::u8_bounds_filter<<<unsigned(filter_grid_), kBlock, 0, stream>>>(
+          pixels_.get(), m, state_.centroids(), k_, drift_.get(), labels_.get(), bounds_.get(), queue_.get(),
+          queued_.get());
+      gpu::check_launch("u8_bounds_filter");
+      u8norm::u8_bounded_search<false><<<unsigned(grid_), kBlock, 0, stream>>>(
+          pixels_.get(), m, state_.centroids(), k_, queue_.get(), queued_.get(), labels_.get(), bounds_.get(), totals);
+      gpu::check_launch("u8_bounded_search (queued pixels)");
+    }
+    u8norm::u8_publish<<<1, kBlock, 0, stream>>>(state_.centroids(), k_, totals, state_.accumulators(false));
+    gpu::check_launch("u8_publish");
+  }
+
   int k_;
   int64_t grid_ = 1;
+  int64_t filter_grid_ = 1;
   gpu::DeviceBuffer<uchar4> pixels_;
+  // The bounded steps' state: every pixel's label and bounds, consistent with the totals and
+  // with the centroids in previous_ (primed_ once the first step has filled them).
+  bool primed_ = false;
+  gpu::DeviceBuffer<uint8_t> labels_;
+  gpu::DeviceBuffer<float2> bounds_;
+  gpu::DeviceBuffer<int> queue_;
+  gpu::DeviceBuffer<unsigned> queued_;
+  gpu::DeviceBuffer<float> previous_;
+  gpu::DeviceBuffer<u8norm::Drift> drift_;
+  gpu::DeviceBuffer<unsigned long long> totals_sums_, totals_counts_, totals_squares_;
 };
 
 }  // namespace
@@ -165,7 +180,9 @@ std::optional<std::string> u8_norm_refusal(const Problem& problem, const DeviceI
   if (problem.n != 3) return "clusters RGB (N = 3), not N = " + std::to_string(problem.n);
   if (problem.k.kmin != problem.k.kmax) return std::string("one K at a time");
   if (problem.k.kmax > kMaxPaletteK) return "K <= " + std::to_string(kMaxPaletteK) + " (one launch, a byte a palette index)";
-  return gpu::check_fits_in_memory(problem, device, double(problem.m) * 4.0);
+  if (problem.m > int64_t(INT32_MAX)) return std::string("at most 2^31 - 1 pixels (the search queue's int indices)");
+  // The pixels (4 bytes), and the bounded steps' label (1), bounds (8) and queue entry (4).
+  return gpu::check_fits_in_memory(problem, device, double(problem.m) * 17.0);
 }
 
 std::unique_ptr<PreparedRun> prepare_u8_norm_run(const Problem& problem, const Dataset& rgb, const Image& image,
