@@ -1,15 +1,24 @@
 #pragma once
-// gpu-u8-norm's bounded steps (Hamerly's bounds, exact): each pixel keeps its label, an upper
-// bound on its distance to that centroid and a lower bound on its distance to every other one.
-// A step first widens the bounds by how far the centroids moved since the pixel's last search
-// (u8_drift, u8_bounds_filter); a pixel whose upper bound stays below its lower bound keeps its
-// label, which is then its exact nearest centroid, and costs no search and no atomics. The
-// others are queued and searched over all K as in the full pass (u8_bounded_search), and only
-// a pixel whose label changes moves its bytes between the clusters' integer totals, which the
-// run keeps from step to step (exact in any order). u8_publish then hands the totals and the
-// inertia to the step's accumulators. docs/quantize.md ("Bounded steps") has the argument.
+// gpu-u8-norm's bounded steps: exact group bounds in the manner of Yinyang k-means (Ding et
+// al., ICML 2015). The centroids are split once into G ≤ 8 groups of neighbouring colours; each
+// pixel keeps its label, an upper bound on its distance to that centroid and, per group, a lower
+// bound on its distance to every other centroid of the group. A step widens the bounds by how
+// far the centroids moved (u8_drift); a pixel whose upper bound stays below every group's lower
+// bound keeps its label, which is then its exact nearest centroid, and costs no search and no
+// atomics (u8_group_filter). The others are queued and searched over the groups whose bound
+// failed (u8_group_search), and only a pixel whose label changes moves its bytes between the
+// clusters' integer totals, which the run keeps from step to step (exact in any order).
+// u8_publish hands the totals and the inertia to the step's accumulators.
+//
+// The bounds are stored against cumulative moves, so a skipped pixel writes nothing: C_j sums
+// centroid j's moves and D_g the largest move in group g, each step, rounded up. A pixel stores
+// U = ub − C_label and L_g = lb_g + D_g; now, ub ≤ U + C_label and lb_g ≥ L_g − D_g (the moves
+// since the bound was set are at most the growth of C and D, by the triangle inequality).
+// Every bound is rounded outwards, and separated() adds a relative margin of 2⁻¹⁸ that covers
+// the FP64 roundings behind them. docs/quantize.md ("Bounded steps") has the argument.
 #include <cuda_runtime.h>
 
+#include <cfloat>
 #include <cstdint>
 
 #include "apps/quantize/u8_norm_search.cuh"
@@ -17,12 +26,22 @@
 
 namespace mk::u8norm {
 
-// How far each centroid moved since the previous step, rounded up, and the two largest moves.
+constexpr int kMaxGroups = 8;
+
+// The grouping, made once by the run from the first step's centroids (neighbours in Morton
+// order of their colours): table position p holds centroid order[p]; group g is positions
+// start[g] .. start[g + 1] − 1.
+struct Groups {
+  int count;
+  int start[kMaxGroups + 1];
+  uint8_t order[kMaxPaletteK];
+  uint8_t group_of[kMaxPaletteK];
+};
+
+// Cumulative moves, rounded up: C_j of each centroid, D_g the sum of group g's largest moves.
 struct Drift {
-  float moved[kMaxPaletteK];
-  float largest;
-  float second_largest;
-  int largest_index;
+  float centroid[kMaxPaletteK];
+  float group[kMaxGroups];
 };
 
 // The clusters' integer totals over every pixel's current label, kept by the run.
@@ -32,20 +51,39 @@ struct Totals {
   unsigned long long* squares;  // k, Σ ‖x‖²: the inertia without a pass (u8_publish)
 };
 
-// u < l with a relative margin of 2⁻¹⁸ on each side: it covers the FP64 roundings behind both
-// bounds (about 2⁻⁵² relative) and the float conversions, all rounded outwards already.
+// The per-pixel bounds, normalised as above.
+struct PixelBounds {
+  uint8_t* labels;
+  float* upper;  // U, one a pixel
+  float* lower;  // L, kMaxGroups a pixel
+};
+
 __device__ __forceinline__ bool separated(float upper, float lower) {
   return __fmul_ru(upper, 1.0f + 0x1p-18f) < __fmul_rd(lower, 1.0f - 0x1p-18f);
 }
 
-__device__ __forceinline__ float rounded_up_root(double squared) {
-  return __fsqrt_ru(__double2float_ru(squared));
+__device__ __forceinline__ float rounded_up_root(double squared) { return __fsqrt_ru(__double2float_ru(squared)); }
+__device__ __forceinline__ float rounded_down_root(double squared) {
+  return __fsqrt_rd(__double2float_rd(fmax(squared, 0.0)));
 }
 
-// One block: the moves from `previous` to `centroids`, then previous = centroids, and the queue
-// emptied for this step.
+__device__ __forceinline__ double exact_squared(const float (&x)[3], const float* __restrict__ c) {
+  const double d0 = double(x[0]) - double(c[0]), d1 = double(x[1]) - double(c[1]), d2 = double(x[2]) - double(c[2]);
+  return d0 * d0 + d1 * d1 + d2 * d2;
+}
+
+__device__ __forceinline__ void load_pixel(const uchar4* __restrict__ pixels, int64_t i, float (&x)[3]) {
+  const uchar4 px = pixels[i];
+  x[0] = float(px.x);
+  x[1] = float(px.y);
+  x[2] = float(px.z);
+}
+
+// One block: this step's moves from `previous` to `centroids` added to the cumulative ones,
+// previous = centroids, and the queue emptied.
 __global__ void __launch_bounds__(kBlock) u8_drift(const float* __restrict__ centroids, float* __restrict__ previous,
-                                                   int k, Drift* __restrict__ drift, unsigned* __restrict__ queued) {
+                                                   int k, const Groups* __restrict__ groups,
+                                                   Drift* __restrict__ drift, unsigned* __restrict__ queued) {
   __shared__ float moved[kMaxPaletteK];
   for (int j = threadIdx.x; j < k; j += kBlock) {
     double squared = 0;
@@ -54,93 +92,126 @@ __global__ void __launch_bounds__(kBlock) u8_drift(const float* __restrict__ cen
       squared += delta * delta;
       previous[3 * j + d] = centroids[3 * j + d];
     }
-    moved[j] = __double2float_ru(sqrt(squared));
-    drift->moved[j] = moved[j];
+    moved[j] = rounded_up_root(squared);
+    drift->centroid[j] = __fadd_ru(drift->centroid[j], moved[j]);
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    float largest = 0.0f, second = 0.0f;
-    int index = 0;
-    for (int j = 0; j < k; ++j) {
-      if (moved[j] > largest) second = largest, largest = moved[j], index = j;
-      else second = fmaxf(second, moved[j]);
-    }
-    drift->largest = largest;
-    drift->second_largest = second;
-    drift->largest_index = index;
-    *queued = 0;
+  if (threadIdx.x < groups->count) {
+    const int g = threadIdx.x;
+    float largest = 0.0f;
+    for (int p = groups->start[g]; p < groups->start[g + 1]; ++p) largest = fmaxf(largest, moved[groups->order[p]]);
+    drift->group[g] = __fadd_ru(drift->group[g], largest);
   }
+  if (threadIdx.x == 0) *queued = 0;
 }
 
-// Every pixel: its bounds widened by the drift; if they no longer separate its centroid from
-// the others, the upper bound is recomputed exactly, and if that does not separate them
-// either, the pixel joins the queue. Warp-uniform trips, so the whole warp takes part in the
-// queue's ballot.
-__global__ void __launch_bounds__(kBlock) u8_bounds_filter(const uchar4* __restrict__ pixels, int64_t m,
-                                                           const float* __restrict__ centroids, int k,
-                                                           const Drift* __restrict__ drift,
-                                                           const uint8_t* __restrict__ labels,
-                                                           float2* __restrict__ bounds, int* __restrict__ queue,
-                                                           unsigned* __restrict__ queued) {
-  __shared__ float moved[kMaxPaletteK];
-  for (int j = threadIdx.x; j < k; j += kBlock) moved[j] = drift->moved[j];
+// Every pixel: its bounds against the cumulative moves; where they do not separate its centroid
+// from every group, the upper bound is recomputed exactly (and stored), and where that does not
+// either, the pixel joins the queue. Block-uniform trips: one queue atomic a block and trip.
+__global__ void __launch_bounds__(kBlock) u8_group_filter(const uchar4* __restrict__ pixels, int64_t m,
+                                                          const float* __restrict__ centroids, int group_count,
+                                                          const Drift* __restrict__ drift, PixelBounds bounds,
+                                                          int* __restrict__ queue, unsigned* __restrict__ queued) {
+  __shared__ float group_drift[kMaxGroups];
+  __shared__ unsigned warp_first[kBlock / 32];
+  __shared__ unsigned block_first;
+  if (threadIdx.x < kMaxGroups) group_drift[threadIdx.x] = threadIdx.x < group_count ? drift->group[threadIdx.x] : 0.0f;
   __syncthreads();
-  const float largest = drift->largest, second_largest = drift->second_largest;
-  const int largest_index = drift->largest_index;
-  const int lane = threadIdx.x & 31;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t stride = int64_t(gridDim.x) * kBlock;
-  for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i - lane < m; i += stride) {
+  for (int64_t block_base = int64_t(blockIdx.x) * kBlock; block_base < m; block_base += stride) {
+    const int64_t i = block_base + threadIdx.x;
     bool search = false;
     if (i < m) {
-      const int a = labels[i];
-      const float2 b = bounds[i];
-      float upper = __fadd_ru(b.x, moved[a]);
-      // Another centroid came at most its move closer: the largest move of the others.
-      const float lower = fmaxf(__fsub_rd(b.y, a == largest_index ? second_largest : largest), 0.0f);
+      const int a = bounds.labels[i];
+      const float c_a = drift->centroid[a];
+      float upper = __fadd_ru(bounds.upper[i], c_a);
+      const float4* stored = reinterpret_cast<const float4*>(bounds.lower + i * kMaxGroups);
+      const float4 l0 = stored[0], l1 = stored[1];
+      const float l[kMaxGroups] = {l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w};
+      float lower = FLT_MAX;
+#pragma unroll
+      for (int g = 0; g < kMaxGroups; ++g)
+        if (g < group_count) lower = fminf(lower, __fsub_rd(l[g], group_drift[g]));
       if (!separated(upper, lower)) {
-        const uchar4 px = pixels[i];
-        const double d0 = double(px.x) - double(centroids[3 * a]), d1 = double(px.y) - double(centroids[3 * a + 1]),
-                     d2 = double(px.z) - double(centroids[3 * a + 2]);
-        upper = rounded_up_root(d0 * d0 + d1 * d1 + d2 * d2);
+        float x[3];
+        load_pixel(pixels, i, x);
+        upper = rounded_up_root(exact_squared(x, centroids + 3 * a));
         search = !separated(upper, lower);
+        if (!search) bounds.upper[i] = __fsub_ru(upper, c_a);
       }
-      bounds[i] = make_float2(upper, lower);
     }
     const unsigned ballot = __ballot_sync(0xffffffffu, search);
-    if (ballot) {
-      unsigned first = 0;
-      if (lane == 0) first = atomicAdd(queued, unsigned(__popc(ballot)));
-      first = __shfl_sync(0xffffffffu, first, 0);
-      if (search) queue[first + unsigned(__popc(ballot & ((1u << lane) - 1u)))] = int(i);
+    if (lane == 0) warp_first[warp] = unsigned(__popc(ballot));
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned total = 0;
+      for (int w = 0; w < kBlock / 32; ++w) {
+        const unsigned n = warp_first[w];
+        warp_first[w] = total;
+        total += n;
+      }
+      block_first = total ? atomicAdd(queued, total) : 0;
     }
+    __syncthreads();
+    if (search) queue[block_first + warp_first[warp] + unsigned(__popc(ballot & ((1u << lane) - 1u)))] = int(i);
+    __syncthreads();  // warp_first and block_first are rewritten next trip
   }
 }
 
-// The search of every pixel (kAll: the first step, the totals zeroed) or of the queued ones:
-// new label, new bounds, and the label's change in the totals.
+// The search of every pixel (kAll: the first step, totals zeroed, every group searched) or of
+// the queued ones (the groups whose lower bound does not clear the exact upper bound). One
+// thread a pixel; a warp walks the union of its lanes' groups.
 template <bool kAll>
-__global__ void __launch_bounds__(kBlock) u8_bounded_search(const uchar4* __restrict__ pixels, int64_t m,
-                                                            const float* __restrict__ centroids, int k,
-                                                            const int* __restrict__ queue,
-                                                            const unsigned* __restrict__ queued,
-                                                            uint8_t* __restrict__ labels, float2* __restrict__ bounds,
-                                                            Totals totals) {
+__global__ void __launch_bounds__(kBlock) u8_group_search(const uchar4* __restrict__ pixels, int64_t m,
+                                                          const float* __restrict__ centroids, int k,
+                                                          const Groups* __restrict__ groups_in,
+                                                          const Drift* __restrict__ drift,
+                                                          const int* __restrict__ queue,
+                                                          const unsigned* __restrict__ queued, PixelBounds bounds,
+                                                          Totals totals) {
   const int64_t count = kAll ? m : int64_t(*queued);
-  const int64_t per_block = int64_t(kBlock) * kPixelsPerThread;
-  if (int64_t(blockIdx.x) * per_block >= count) return;  // the whole block: nothing queued for it
+  if (int64_t(blockIdx.x) * kBlock >= count) return;  // the whole block: nothing queued for it
 
-  __shared__ float4 table[kMaxPaletteK];
+  __shared__ float4 table[kMaxPaletteK];  // in group order
   __shared__ float scratch[kBlock / 32];
+  __shared__ Groups groups;
+  __shared__ float cumulative[kMaxPaletteK];
+  __shared__ float group_drift[kMaxGroups];
   __shared__ unsigned long long block_sums[kMaxPaletteK * 3];
   __shared__ unsigned long long block_counts[kMaxPaletteK];
   __shared__ unsigned long long block_squares[kMaxPaletteK];
+  if (threadIdx.x == 0) groups.count = groups_in->count;
+  if (threadIdx.x <= kMaxGroups) groups.start[threadIdx.x] = groups_in->start[threadIdx.x];
   for (int j = threadIdx.x; j < kMaxPaletteK; j += kBlock) {
     block_counts[j] = block_squares[j] = 0;
     block_sums[3 * j] = block_sums[3 * j + 1] = block_sums[3 * j + 2] = 0;
+    groups.order[j] = groups_in->order[j];
+    groups.group_of[j] = groups_in->group_of[j];
+    cumulative[j] = j < k ? drift->centroid[j] : 0.0f;
   }
-  const float window = build_table(table, scratch, centroids, k);  // its __syncthreads covers the zeroing
+  if (threadIdx.x < kMaxGroups) group_drift[threadIdx.x] = drift->group[threadIdx.x];
+  __syncthreads();
+  // The table in group order: build_table over the permuted centroids.
+  float window;
+  {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float bound = 0.0f;
+    for (int p = threadIdx.x; p < k; p += kBlock) {
+      const float* c = centroids + 3 * groups.order[p];
+      const float w = __fmaf_rn(c[2], c[2], __fmaf_rn(c[1], c[1], __fmul_rn(c[0], c[0])));
+      table[p] = make_float4(-2.0f * c[0], -2.0f * c[1], -2.0f * c[2], w);
+      bound = fmaxf(bound, 1.01f * (w + 510.0f * (fabsf(c[0]) + fabsf(c[1]) + fabsf(c[2]))));
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) bound = fmaxf(bound, __shfl_xor_sync(0xffffffffu, bound, offset));
+    if (lane == 0) scratch[warp] = bound;
+    __syncthreads();
+    window = 0.0f;
+    for (int w = 0; w < kBlock / 32; ++w) window = fmaxf(window, scratch[w]);
+    window *= 0x1p-20f;  // 16 · 2⁻²⁴ · S, as build_table
+  }
+  const int group_count = groups.count;
 
-  // Adds (sign +1) or removes (−1, as a two's-complement add) one pixel from cluster j.
   auto move = [&](int j, const float (&x)[3], unsigned long long sign) {
     const unsigned r = unsigned(x[0]), g = unsigned(x[1]), b = unsigned(x[2]);
     atomicAdd(&block_sums[3 * j], sign * r);
@@ -150,44 +221,104 @@ __global__ void __launch_bounds__(kBlock) u8_bounded_search(const uchar4* __rest
     atomicAdd(&block_squares[j], sign * (unsigned long long)(r * r + g * g + b * b));
   };
 
-  const int64_t step = int64_t(gridDim.x) * per_block;
-  for (int64_t base = int64_t(blockIdx.x) * per_block + threadIdx.x; base < count; base += step) {
-    float x[kPixelsPerThread][3];
-    int64_t pixel[kPixelsPerThread];
-#pragma unroll
-    for (int p = 0; p < kPixelsPerThread; ++p) {
-      const int64_t e = base + int64_t(p) * kBlock;
-      pixel[p] = e < count ? (kAll ? e : int64_t(queue[e])) : -1;
-      const uchar4 px = pixel[p] >= 0 ? pixels[pixel[p]] : make_uchar4(0, 0, 0, 0);
-      x[p][0] = float(px.x);
-      x[p][1] = float(px.y);
-      x[p][2] = float(px.z);
+  for (int64_t e = int64_t(blockIdx.x) * kBlock + threadIdx.x; e < count; e += int64_t(gridDim.x) * kBlock) {
+    const int64_t i = kAll ? e : int64_t(queue[e]);
+    float x[3];
+    load_pixel(pixels, i, x);
+    const double norm = double(x[0]) * x[0] + double(x[1]) * x[1] + double(x[2]) * x[2];
+    const int a = kAll ? -1 : bounds.labels[i];
+    double a_squared = 0;
+    float upper = FLT_MAX;
+    float stored[kMaxGroups];
+    bool searched[kMaxGroups];
+    if (!kAll) {
+      a_squared = exact_squared(x, centroids + 3 * a);
+      upper = rounded_up_root(a_squared);
+      const float4* l = reinterpret_cast<const float4*>(bounds.lower + i * kMaxGroups);
+      const float4 l0 = l[0], l1 = l[1];
+      stored[0] = l0.x, stored[1] = l0.y, stored[2] = l0.z, stored[3] = l0.w;
+      stored[4] = l1.x, stored[5] = l1.y, stored[6] = l1.z, stored[7] = l1.w;
     }
-    Nearest near[kPixelsPerThread];
-    search(table, k, window, x, near);
+    // Per searched group, its smallest and second smallest float score and the position of
+    // the smallest.
+    float low[kMaxGroups], second[kMaxGroups];
+    int low_position[kMaxGroups];
+    bool a_searched = kAll;
 #pragma unroll
-    for (int p = 0; p < kPixelsPerThread; ++p) {
-      if (pixel[p] < 0) continue;
-      const int j = near[p].index;
-      const float upper = rounded_up_root(exact_distance(table, j, x[p]));
-      // Every other centroid's exact score is at least the smallest float score of the others
-      // less the window (each score is within 6·2⁻²⁴·S of exact; the window is 16·2⁻²⁴·S).
-      const float other = j == near[p].float_index ? near[p].second : near[p].best;
-      const double norm = double(x[p][0]) * x[p][0] + double(x[p][1]) * x[p][1] + double(x[p][2]) * x[p][2];
-      const double lower_squared = fmax(double(other) - double(window) + norm, 0.0);
-      const float lower = __fsqrt_rd(__double2float_rd(lower_squared));
-      bounds[pixel[p]] = make_float2(upper, lower);
-      if (kAll) {
-        move(j, x[p], 1ULL);
-      } else {
-        const int previous = labels[pixel[p]];
-        if (previous != j) {
-          move(previous, x[p], ~0ULL);  // −1
-          move(j, x[p], 1ULL);
+    for (int g = 0; g < kMaxGroups; ++g) {
+      low[g] = second[g] = FLT_MAX;
+      low_position[g] = -1;
+      searched[g] = g < group_count && (kAll || !separated(upper, fmaxf(__fsub_rd(stored[g], group_drift[g]), 0.0f)));
+      if (!searched[g]) continue;
+      if (!kAll && groups.group_of[a] == g) a_searched = true;
+      for (int p = groups.start[g]; p < groups.start[g + 1]; ++p) {
+        const float4 t = table[p];
+        const float s = __fmaf_rn(x[2], t.z, __fmaf_rn(x[1], t.y, __fmaf_rn(x[0], t.x, t.w)));
+        second[g] = fminf(second[g], fmaxf(low[g], s));
+        low_position[g] = s < low[g] ? p : low_position[g];
+        low[g] = fminf(low[g], s);
+      }
+    }
+    // The candidates: every searched centroid, and the current one if its group was not searched
+    // (the other groups' centroids are all farther than the upper bound: none can be nearest).
+    float best = FLT_MAX, runner_up = FLT_MAX;
+    int best_position = -1;
+#pragma unroll
+    for (int g = 0; g < kMaxGroups; ++g) {
+      if (!searched[g]) continue;
+      runner_up = fminf(runner_up, fmaxf(best, low[g]));
+      runner_up = fminf(runner_up, second[g]);
+      best_position = low[g] < best ? low_position[g] : best_position;
+      best = fminf(best, low[g]);
+    }
+    int j = best_position >= 0 ? groups.order[best_position] : a;
+    if (!a_searched) {
+      const float* c = centroids + 3 * a;
+      const float w = __fmaf_rn(c[2], c[2], __fmaf_rn(c[1], c[1], __fmul_rn(c[0], c[0])));
+      const float s = __fmaf_rn(x[2], -2.0f * c[2], __fmaf_rn(x[1], -2.0f * c[1], __fmaf_rn(x[0], -2.0f * c[0], w)));
+      runner_up = fminf(runner_up, fmaxf(best, s));
+      if (s < best) best = s, j = a;
+    }
+    if (!(runner_up - best > window)) {  // a near tie: FP64 over the candidates, lowest index first
+      double nearest = a_searched ? DBL_MAX : a_squared;
+      j = a_searched ? 0 : a;
+#pragma unroll
+      for (int g = 0; g < kMaxGroups; ++g) {
+        if (!searched[g]) continue;
+        for (int p = groups.start[g]; p < groups.start[g + 1]; ++p) {
+          const int c = groups.order[p];
+          const double d = exact_squared(x, centroids + 3 * c);
+          if (d < nearest || (d == nearest && c < j)) nearest = d, j = c;
         }
       }
-      labels[pixel[p]] = uint8_t(j);
     }
+    const float upper_j = rounded_up_root(exact_squared(x, centroids + 3 * j));
+    bounds.upper[i] = __fsub_ru(upper_j, cumulative[j]);
+    // New lower bounds of the searched groups: the smallest score of a member other than j,
+    // less the window (each score is within 6·2⁻²⁴·S of exact; the window is 16·2⁻²⁴·S).
+    float* lower_out = bounds.lower + i * kMaxGroups;
+#pragma unroll
+    for (int g = 0; g < kMaxGroups; ++g) {
+      if (searched[g]) {
+        const bool low_is_j = low_position[g] >= 0 && groups.order[low_position[g]] == j;
+        const float other = low_is_j ? second[g] : low[g];
+        const float lower = other == FLT_MAX ? FLT_MAX : rounded_down_root(double(other) - double(window) + norm);
+        lower_out[g] = lower == FLT_MAX ? FLT_MAX : __fadd_rd(lower, group_drift[g]);
+      } else if (!kAll && g < group_count && j != a && groups.group_of[a] == g) {
+        // The old centroid joins its unsearched group's "others" now that j is the label.
+        const float lower_a = __fadd_rd(rounded_down_root(a_squared), group_drift[g]);
+        lower_out[g] = fminf(stored[g], lower_a);
+      } else if (kAll) {
+        lower_out[g] = FLT_MAX;  // no such group
+      }
+    }
+    if (kAll) {
+      move(j, x, 1ULL);
+    } else if (j != a) {
+      move(a, x, ~0ULL);  // −1
+      move(j, x, 1ULL);
+    }
+    bounds.labels[i] = uint8_t(j);
   }
   __syncthreads();
   for (int j = threadIdx.x; j < k; j += kBlock) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "apps/quantize/u8_norm_bounds.cuh"
 #include "apps/quantize/u8_norm_search.cuh"
@@ -96,17 +98,19 @@ class U8NormRun : public gpu::GpuRun {
     const int64_t resident = int64_t(std::max(device.sm_count, 1)) * 8;
     grid_ = std::max<int64_t>(std::min(wanted, resident), (m + kMaxPixelsPerBlock - 1) / kMaxPixelsPerBlock);
     filter_grid_ = std::min<int64_t>((m + kBlock - 1) / kBlock, int64_t(std::max(device.sm_count, 1)) * 16);
+    search_grid_ = std::min<int64_t>((m + kBlock - 1) / kBlock, int64_t(std::max(device.sm_count, 1)) * 8);
 
     labels_.allocate(size_t(m), "pixel labels (a byte each)");
-    bounds_.allocate(size_t(m), "pixel distance bounds");
+    upper_.allocate(size_t(m), "pixel upper bounds");
+    lower_.allocate(size_t(m) * u8norm::kMaxGroups, "pixel group lower bounds");
     queue_.allocate(size_t(m), "pixels to search");
     queued_.allocate(1, "queue length");
     previous_.allocate(size_t(kMaxPaletteK) * 3, "previous centroids");
-    drift_.allocate(1, "centroid drift");
+    groups_.allocate(1, "centroid groups");
+    drift_.allocate(1, "cumulative centroid moves");
     totals_sums_.allocate(size_t(kMaxPaletteK) * 3, "cluster byte sums");
     totals_counts_.allocate(size_t(kMaxPaletteK), "cluster counts");
     totals_squares_.allocate(size_t(kMaxPaletteK), "cluster squared norms");
-    gpu::check(cudaMemset(previous_.get(), 0, previous_.bytes()), "zero previous centroids");
   }
 
   void iterate(bool store_labels) override {
@@ -128,47 +132,93 @@ class U8NormRun : public gpu::GpuRun {
     gpu::check_launch("u8_norm_accumulate");
   }
 
-  // u8_norm_bounds.cuh: the first step searches every pixel and fills the totals; later ones
-  // search the pixels whose bounds no longer separate their centroid from the others.
+  // u8_norm_bounds.cuh: the first step groups the centroids, searches every pixel and fills
+  // the totals; later ones search the pixels whose bounds no longer hold, over the groups whose
+  // bound failed.
   void bounded_step() {
     const cudaStream_t stream = state_.stream();
     const int64_t m = state_.problem().m;
     const u8norm::Totals totals{totals_sums_.get(), totals_counts_.get(), totals_squares_.get()};
-    u8norm::u8_drift<<<1, kBlock, 0, stream>>>(state_.centroids(), previous_.get(), k_, drift_.get(), queued_.get());
-    gpu::check_launch("u8_drift");
+    const u8norm::PixelBounds bounds{labels_.get(), upper_.get(), lower_.get()};
     if (!primed_) {
-      gpu::check(cudaMemsetAsync(totals_sums_.get(), 0, totals_sums_.bytes(), stream), "zero totals");
-      gpu::check(cudaMemsetAsync(totals_counts_.get(), 0, totals_counts_.bytes(), stream), "zero totals");
-      gpu::check(cudaMemsetAsync(totals_squares_.get(), 0, totals_squares_.bytes(), stream), "zero totals");
-      u8norm::u8_bounded_search<true><<<unsigned(grid_), kBlock, 0, stream>>>(
-          pixels_.get(), m, state_.centroids(), k_, queue_.get(), queued_.get(), labels_.get(), bounds_.get(), totals);
-      gpu::check_launch("u8_bounded_search (every pixel)");
+      prime(stream);
+      u8norm::u8_group_search<true><<<unsigned(search_grid_), kBlock, 0, stream>>>(
+          pixels_.get(), m, state_.centroids(), k_, groups_.get(), drift_.get(), queue_.get(), queued_.get(), bounds,
+          totals);
+      gpu::check_launch("u8_group_search (every pixel)");
       primed_ = true;
     } else {
-      u8norm::u8_bounds_filter<<<unsigned(filter_grid_), kBlock, 0, stream>>>(
-          pixels_.get(), m, state_.centroids(), k_, drift_.get(), labels_.get(), bounds_.get(), queue_.get(),
-          queued_.get());
-      gpu::check_launch("u8_bounds_filter");
-      u8norm::u8_bounded_search<false><<<unsigned(grid_), kBlock, 0, stream>>>(
-          pixels_.get(), m, state_.centroids(), k_, queue_.get(), queued_.get(), labels_.get(), bounds_.get(), totals);
-      gpu::check_launch("u8_bounded_search (queued pixels)");
+      u8norm::u8_drift<<<1, kBlock, 0, stream>>>(state_.centroids(), previous_.get(), k_, groups_.get(), drift_.get(),
+                                                 queued_.get());
+      gpu::check_launch("u8_drift");
+      u8norm::u8_group_filter<<<unsigned(filter_grid_), kBlock, 0, stream>>>(
+          pixels_.get(), m, state_.centroids(), group_count_, drift_.get(), bounds, queue_.get(), queued_.get());
+      gpu::check_launch("u8_group_filter");
+      u8norm::u8_group_search<false><<<unsigned(search_grid_), kBlock, 0, stream>>>(
+          pixels_.get(), m, state_.centroids(), k_, groups_.get(), drift_.get(), queue_.get(), queued_.get(), bounds,
+          totals);
+      gpu::check_launch("u8_group_search (queued pixels)");
     }
     u8norm::u8_publish<<<1, kBlock, 0, stream>>>(state_.centroids(), k_, totals, state_.accumulators(false));
     gpu::check_launch("u8_publish");
   }
 
+  // The groups from the current centroids: neighbours in the Morton order of their rounded
+  // colours, in min(8, K) runs of near-equal size. The moves start from these centroids.
+  void prime(cudaStream_t stream) {
+    std::vector<float> centroids(size_t(k_) * 3);
+    gpu::check(cudaMemcpyAsync(centroids.data(), state_.centroids(), centroids.size() * sizeof(float),
+                               cudaMemcpyDeviceToHost, stream),
+               "read the centroids to group them");
+    gpu::check(cudaStreamSynchronize(stream), "read the centroids to group them");
+    std::vector<std::pair<uint32_t, int>> keyed;
+    for (int j = 0; j < k_; ++j) {
+      uint32_t code = 0;
+      for (int d = 0; d < 3; ++d) {
+        const float c = centroids[size_t(j) * 3 + size_t(d)];
+        const uint32_t byte = c >= 255.0f ? 255u : c > 0.0f ? uint32_t(c + 0.5f) : 0u;
+        for (int bit = 0; bit < 8; ++bit) code |= ((byte >> bit) & 1u) << (3 * bit + (2 - d));
+      }
+      keyed.emplace_back(code, j);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    u8norm::Groups groups{};
+    groups.count = std::min(u8norm::kMaxGroups, k_);
+    for (int g = 0; g <= groups.count; ++g) groups.start[g] = int(int64_t(g) * k_ / groups.count);
+    for (int p = 0; p < k_; ++p) {
+      const int j = keyed[size_t(p)].second;
+      groups.order[p] = uint8_t(j);
+      groups.group_of[j] = uint8_t(std::upper_bound(groups.start, groups.start + groups.count + 1, p) - groups.start - 1);
+    }
+    group_count_ = groups.count;
+    host_groups_ = groups;  // the copy's source stays alive until the stream has read it
+    gpu::check(cudaMemcpyAsync(groups_.get(), &host_groups_, sizeof(host_groups_), cudaMemcpyHostToDevice, stream),
+               "upload the centroid groups");
+    gpu::check(cudaMemsetAsync(drift_.get(), 0, drift_.bytes(), stream), "zero the moves");
+    gpu::check(cudaMemcpyAsync(previous_.get(), state_.centroids(), size_t(k_) * 3 * sizeof(float),
+                               cudaMemcpyDeviceToDevice, stream),
+               "keep the centroids");
+    gpu::check(cudaMemsetAsync(totals_sums_.get(), 0, totals_sums_.bytes(), stream), "zero totals");
+    gpu::check(cudaMemsetAsync(totals_counts_.get(), 0, totals_counts_.bytes(), stream), "zero totals");
+    gpu::check(cudaMemsetAsync(totals_squares_.get(), 0, totals_squares_.bytes(), stream), "zero totals");
+  }
+
   int k_;
   int64_t grid_ = 1;
   int64_t filter_grid_ = 1;
+  int64_t search_grid_ = 1;
   gpu::DeviceBuffer<uchar4> pixels_;
   // The bounded steps' state: every pixel's label and bounds, consistent with the totals and
-  // with the centroids in previous_ (primed_ once the first step has filled them).
+  // with the moves since the centroids in previous_ (primed_ once the first step set them).
   bool primed_ = false;
+  int group_count_ = 1;
+  u8norm::Groups host_groups_{};
   gpu::DeviceBuffer<uint8_t> labels_;
-  gpu::DeviceBuffer<float2> bounds_;
+  gpu::DeviceBuffer<float> upper_, lower_;
   gpu::DeviceBuffer<int> queue_;
   gpu::DeviceBuffer<unsigned> queued_;
   gpu::DeviceBuffer<float> previous_;
+  gpu::DeviceBuffer<u8norm::Groups> groups_;
   gpu::DeviceBuffer<u8norm::Drift> drift_;
   gpu::DeviceBuffer<unsigned long long> totals_sums_, totals_counts_, totals_squares_;
 };
@@ -181,8 +231,8 @@ std::optional<std::string> u8_norm_refusal(const Problem& problem, const DeviceI
   if (problem.k.kmin != problem.k.kmax) return std::string("one K at a time");
   if (problem.k.kmax > kMaxPaletteK) return "K <= " + std::to_string(kMaxPaletteK) + " (one launch, a byte a palette index)";
   if (problem.m > int64_t(INT32_MAX)) return std::string("at most 2^31 - 1 pixels (the search queue's int indices)");
-  // The pixels (4 bytes), and the bounded steps' label (1), bounds (8) and queue entry (4).
-  return gpu::check_fits_in_memory(problem, device, double(problem.m) * 17.0);
+  // The pixels (4 bytes), and the bounded steps' label (1), bounds (4 + 4 · 8) and queue entry (4).
+  return gpu::check_fits_in_memory(problem, device, double(problem.m) * 45.0);
 }
 
 std::unique_ptr<PreparedRun> prepare_u8_norm_run(const Problem& problem, const Dataset& rgb, const Image& image,
