@@ -2,13 +2,14 @@
 // gpu-u8-norm's bounded steps: exact group bounds in the manner of Yinyang k-means (Ding et
 // al., ICML 2015). The centroids are split once into G ≤ 8 groups of neighbouring colours; each
 // pixel keeps its label, an upper bound on its distance to that centroid and, per group, a lower
-// bound on its distance to every other centroid of the group. A step widens the bounds by how
-// far the centroids moved (u8_drift); a pixel whose upper bound stays below every group's lower
-// bound keeps its label, which is then its exact nearest centroid, and costs no search and no
-// atomics (u8_group_filter). The others are queued and searched over the groups whose bound
-// failed (u8_group_search), and only a pixel whose label changes moves its bytes between the
-// clusters' integer totals, which the run keeps from step to step (exact in any order).
-// u8_publish hands the totals and the inertia to the step's accumulators.
+// bound on its distance to every other centroid of the group. A step is two launches:
+//   u8_group_filter widens every pixel's bounds by how far the centroids moved; a pixel whose
+//     upper bound stays below every group's lower bound keeps its label, which is then its exact
+//     nearest centroid, at no search and no atomics; the others are queued;
+//   u8_group_search searches the queued pixels over the groups whose bound failed, and only a
+//     pixel whose label changes moves its bytes between the clusters' integer totals, which the
+//     run keeps from step to step (exact in any order); its last block publishes the totals and
+//     the inertia as the step's accumulators.
 //
 // The bounds are stored against cumulative moves, so a skipped pixel writes nothing: C_j sums
 // centroid j's moves and D_g the largest move in group g, each step, rounded up. A pixel stores
@@ -38,8 +39,11 @@ struct Groups {
   uint8_t group_of[kMaxPaletteK];
 };
 
-// Cumulative moves, rounded up: C_j of each centroid, D_g the sum of group g's largest moves.
-struct Drift {
+// The centroids a step's moves are measured from, and the cumulative moves up to them, rounded
+// up: C_j of each centroid, D_g the sum of group g's largest moves. The run keeps two, a step
+// reading one and writing the other (u8_group_filter), so no block reads what another writes.
+struct Moves {
+  float previous[kMaxPaletteK * 3];
   float centroid[kMaxPaletteK];
   float group[kMaxGroups];
 };
@@ -79,44 +83,53 @@ __device__ __forceinline__ void load_pixel(const uchar4* __restrict__ pixels, in
   x[2] = float(px.z);
 }
 
-// One block: this step's moves from `previous` to `centroids` added to the cumulative ones,
-// previous = centroids, and the queue emptied.
-__global__ void __launch_bounds__(kBlock) u8_drift(const float* __restrict__ centroids, float* __restrict__ previous,
-                                                   int k, const Groups* __restrict__ groups,
-                                                   Drift* __restrict__ drift, unsigned* __restrict__ queued) {
-  __shared__ float moved[kMaxPaletteK];
+// This step's cumulative moves, from `from` to the current centroids, into shared memory
+// (every block of the filter computes the same values); block 0 also stores them, with the
+// centroids, in `to` for the search and the next step.
+__device__ inline void step_moves(const float* __restrict__ centroids, int k, const Groups* __restrict__ groups,
+                                  const Moves* __restrict__ from, Moves* __restrict__ to, float* cumulative,
+                                  float* group_cumulative, float* moved) {
+  const bool writer = blockIdx.x == 0;
   for (int j = threadIdx.x; j < k; j += kBlock) {
     double squared = 0;
     for (int d = 0; d < 3; ++d) {
-      const double delta = double(centroids[3 * j + d]) - double(previous[3 * j + d]);
+      const float c = centroids[3 * j + d];
+      const double delta = double(c) - double(from->previous[3 * j + d]);
       squared += delta * delta;
-      previous[3 * j + d] = centroids[3 * j + d];
+      if (writer) to->previous[3 * j + d] = c;
     }
     moved[j] = rounded_up_root(squared);
-    drift->centroid[j] = __fadd_ru(drift->centroid[j], moved[j]);
+    cumulative[j] = __fadd_ru(from->centroid[j], moved[j]);
+    if (writer) to->centroid[j] = cumulative[j];
   }
   __syncthreads();
-  if (threadIdx.x < groups->count) {
+  if (threadIdx.x < kMaxGroups) {
     const int g = threadIdx.x;
     float largest = 0.0f;
-    for (int p = groups->start[g]; p < groups->start[g + 1]; ++p) largest = fmaxf(largest, moved[groups->order[p]]);
-    drift->group[g] = __fadd_ru(drift->group[g], largest);
+    if (g < groups->count)
+      for (int p = groups->start[g]; p < groups->start[g + 1]; ++p) largest = fmaxf(largest, moved[groups->order[p]]);
+    group_cumulative[g] = __fadd_ru(from->group[g], largest);
+    if (writer) to->group[g] = group_cumulative[g];
   }
-  if (threadIdx.x == 0) *queued = 0;
+  __syncthreads();
 }
 
 // Every pixel: its bounds against the cumulative moves; where they do not separate its centroid
 // from every group, the upper bound is recomputed exactly (and stored), and where that does not
 // either, the pixel joins the queue. Block-uniform trips: one queue atomic a block and trip.
 __global__ void __launch_bounds__(kBlock) u8_group_filter(const uchar4* __restrict__ pixels, int64_t m,
-                                                          const float* __restrict__ centroids, int group_count,
-                                                          const Drift* __restrict__ drift, PixelBounds bounds,
-                                                          int* __restrict__ queue, unsigned* __restrict__ queued) {
+                                                          const float* __restrict__ centroids, int k,
+                                                          const Groups* __restrict__ groups,
+                                                          const Moves* __restrict__ from, Moves* __restrict__ to,
+                                                          PixelBounds bounds, int* __restrict__ queue,
+                                                          unsigned* __restrict__ queued) {
+  __shared__ float cumulative[kMaxPaletteK];
   __shared__ float group_drift[kMaxGroups];
+  __shared__ float moved[kMaxPaletteK];
   __shared__ unsigned warp_first[kBlock / 32];
   __shared__ unsigned block_first;
-  if (threadIdx.x < kMaxGroups) group_drift[threadIdx.x] = threadIdx.x < group_count ? drift->group[threadIdx.x] : 0.0f;
-  __syncthreads();
+  step_moves(centroids, k, groups, from, to, cumulative, group_drift, moved);
+  const int group_count = groups->count;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t stride = int64_t(gridDim.x) * kBlock;
   for (int64_t block_base = int64_t(blockIdx.x) * kBlock; block_base < m; block_base += stride) {
@@ -124,7 +137,7 @@ __global__ void __launch_bounds__(kBlock) u8_group_filter(const uchar4* __restri
     bool search = false;
     if (i < m) {
       const int a = bounds.labels[i];
-      const float c_a = drift->centroid[a];
+      const float c_a = cumulative[a];
       float upper = __fadd_ru(bounds.upper[i], c_a);
       const float4* stored = reinterpret_cast<const float4*>(bounds.lower + i * kMaxGroups);
       const float4 l0 = stored[0], l1 = stored[1];
@@ -159,6 +172,53 @@ __global__ void __launch_bounds__(kBlock) u8_group_filter(const uchar4* __restri
   }
 }
 
+// The totals as the step's accumulators, and the inertia of the labels against the centroids
+// they were chosen for, Σ_j (Σ‖x‖² − 2c_j·Σx + n_j‖c_j‖²) in FP64 from exact integers. The
+// whole block; the totals are read through L2 (__ldcg), where the other blocks' atomics landed.
+__device__ inline void publish(const float* __restrict__ centroids, int k, const Totals& totals,
+                               const gpu::AccumulatorView& acc) {
+  __shared__ double partial[kBlock / 32];
+  double inertia = 0;
+  for (int j = threadIdx.x; j < k; j += kBlock) {
+    const unsigned long long n = __ldcg(&totals.counts[j]);
+    acc.counts[j] = n;
+    double cross = 0, norm = 0;
+    for (int d = 0; d < 3; ++d) {
+      const double sum = double(__ldcg(&totals.sums[3 * j + d])), c = double(centroids[3 * j + d]);
+      acc.sums[3 * j + d] = sum;
+      cross += c * sum;
+      norm += c * c;
+    }
+    inertia += double(__ldcg(&totals.squares[j])) - 2.0 * cross + double(n) * norm;
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
+  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = inertia;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double total = 0;
+    for (int w = 0; w < kBlock / 32; ++w) total += partial[w];
+    *acc.inertia = total;
+  }
+}
+
+// The end of a search block: the last block to finish (a ticket after a fence, so every other
+// block's totals are in) publishes the step and resets the ticket and the queue for the next.
+__device__ inline void finish_step(const float* __restrict__ centroids, int k, const Totals& totals,
+                                   unsigned* blocks_done, unsigned* queued, const gpu::AccumulatorView& acc) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  publish(centroids, k, totals, acc);
+  if (threadIdx.x == 0) {
+    *blocks_done = 0;
+    *queued = 0;
+  }
+}
+
 // The search of every pixel (kAll: the first step, totals zeroed, every group searched) or of
 // the queued ones (the groups whose lower bound does not clear the exact upper bound). One
 // thread a pixel; a warp walks the union of its lanes' groups.
@@ -166,12 +226,16 @@ template <bool kAll>
 __global__ void __launch_bounds__(kBlock) u8_group_search(const uchar4* __restrict__ pixels, int64_t m,
                                                           const float* __restrict__ centroids, int k,
                                                           const Groups* __restrict__ groups_in,
-                                                          const Drift* __restrict__ drift,
+                                                          const Moves* __restrict__ moves,
                                                           const int* __restrict__ queue,
-                                                          const unsigned* __restrict__ queued, PixelBounds bounds,
-                                                          Totals totals) {
+                                                          unsigned* __restrict__ queued, PixelBounds bounds,
+                                                          Totals totals, unsigned* __restrict__ blocks_done,
+                                                          gpu::AccumulatorView acc) {
   const int64_t count = kAll ? m : int64_t(*queued);
-  if (int64_t(blockIdx.x) * kBlock >= count) return;  // the whole block: nothing queued for it
+  if (int64_t(blockIdx.x) * kBlock >= count) {  // the whole block: nothing queued for it
+    finish_step(centroids, k, totals, blocks_done, queued, acc);
+    return;
+  }
 
   __shared__ float4 table[kMaxPaletteK];  // in group order
   __shared__ float scratch[kBlock / 32];
@@ -188,9 +252,9 @@ __global__ void __launch_bounds__(kBlock) u8_group_search(const uchar4* __restri
     block_sums[3 * j] = block_sums[3 * j + 1] = block_sums[3 * j + 2] = 0;
     groups.order[j] = groups_in->order[j];
     groups.group_of[j] = groups_in->group_of[j];
-    cumulative[j] = j < k ? drift->centroid[j] : 0.0f;
+    cumulative[j] = j < k ? moves->centroid[j] : 0.0f;
   }
-  if (threadIdx.x < kMaxGroups) group_drift[threadIdx.x] = drift->group[threadIdx.x];
+  if (threadIdx.x < kMaxGroups) group_drift[threadIdx.x] = moves->group[threadIdx.x];
   __syncthreads();
   // The table in group order: build_table over the permuted centroids.
   float window;
@@ -327,34 +391,7 @@ __global__ void __launch_bounds__(kBlock) u8_group_search(const uchar4* __restri
     for (int d = 0; d < 3; ++d)
       if (block_sums[3 * j + d]) atomicAdd(&totals.sums[3 * j + d], block_sums[3 * j + d]);
   }
-}
-
-// One block: the totals as the step's accumulators, and the inertia of the labels against the
-// centroids they were chosen for, Σ_j (Σ‖x‖² − 2c_j·Σx + n_j‖c_j‖²) in FP64 from exact integers.
-__global__ void __launch_bounds__(kBlock) u8_publish(const float* __restrict__ centroids, int k, Totals totals,
-                                                     gpu::AccumulatorView acc) {
-  __shared__ double partial[kBlock / 32];
-  double inertia = 0;
-  for (int j = threadIdx.x; j < k; j += kBlock) {
-    const unsigned long long n = totals.counts[j];
-    acc.counts[j] = n;
-    double cross = 0, norm = 0;
-    for (int d = 0; d < 3; ++d) {
-      const double sum = double(totals.sums[3 * j + d]), c = double(centroids[3 * j + d]);
-      acc.sums[3 * j + d] = sum;
-      cross += c * sum;
-      norm += c * c;
-    }
-    inertia += double(totals.squares[j]) - 2.0 * cross + double(n) * norm;
-  }
-  for (int offset = 16; offset > 0; offset >>= 1) inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
-  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = inertia;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double total = 0;
-    for (int w = 0; w < kBlock / 32; ++w) total += partial[w];
-    *acc.inertia = total;
-  }
+  finish_step(centroids, k, totals, blocks_done, queued, acc);
 }
 
 }  // namespace mk::u8norm

@@ -105,20 +105,22 @@ class U8NormRun : public gpu::GpuRun {
     lower_.allocate(size_t(m) * u8norm::kMaxGroups, "pixel group lower bounds");
     queue_.allocate(size_t(m), "pixels to search");
     queued_.allocate(1, "queue length");
-    previous_.allocate(size_t(kMaxPaletteK) * 3, "previous centroids");
+    blocks_done_.allocate(1, "search blocks done");
     groups_.allocate(1, "centroid groups");
-    drift_.allocate(1, "cumulative centroid moves");
+    moves_.allocate(2, "cumulative centroid moves");
     totals_sums_.allocate(size_t(kMaxPaletteK) * 3, "cluster byte sums");
     totals_counts_.allocate(size_t(kMaxPaletteK), "cluster counts");
     totals_squares_.allocate(size_t(kMaxPaletteK), "cluster squared norms");
+    gpu::check(cudaMemset(queued_.get(), 0, queued_.bytes()), "zero the queue length");
+    gpu::check(cudaMemset(blocks_done_.get(), 0, blocks_done_.bytes()), "zero the search tickets");
   }
 
   void iterate(bool store_labels) override {
-    state_.zero_accumulators();
     if (store_labels) {
+      state_.zero_accumulators();
       labelling_pass();
     } else {
-      bounded_step();
+      bounded_step();  // its last search block writes every accumulator: nothing to zero
     }
     state_.finalize();
   }
@@ -140,27 +142,26 @@ class U8NormRun : public gpu::GpuRun {
     const int64_t m = state_.problem().m;
     const u8norm::Totals totals{totals_sums_.get(), totals_counts_.get(), totals_squares_.get()};
     const u8norm::PixelBounds bounds{labels_.get(), upper_.get(), lower_.get()};
+    const gpu::AccumulatorView acc = state_.accumulators(false);
     if (!primed_) {
       prime(stream);
       u8norm::u8_group_search<true><<<unsigned(search_grid_), kBlock, 0, stream>>>(
-          pixels_.get(), m, state_.centroids(), k_, groups_.get(), drift_.get(), queue_.get(), queued_.get(), bounds,
-          totals);
+          pixels_.get(), m, state_.centroids(), k_, groups_.get(), moves_.get() + parity_, queue_.get(), queued_.get(),
+          bounds, totals, blocks_done_.get(), acc);
       gpu::check_launch("u8_group_search (every pixel)");
       primed_ = true;
-    } else {
-      u8norm::u8_drift<<<1, kBlock, 0, stream>>>(state_.centroids(), previous_.get(), k_, groups_.get(), drift_.get(),
-                                                 queued_.get());
-      gpu::check_launch("u8_drift");
-      u8norm::u8_group_filter<<<unsigned(filter_grid_), kBlock, 0, stream>>>(
-          pixels_.get(), m, state_.centroids(), group_count_, drift_.get(), bounds, queue_.get(), queued_.get());
-      gpu::check_launch("u8_group_filter");
-      u8norm::u8_group_search<false><<<unsigned(search_grid_), kBlock, 0, stream>>>(
-          pixels_.get(), m, state_.centroids(), k_, groups_.get(), drift_.get(), queue_.get(), queued_.get(), bounds,
-          totals);
-      gpu::check_launch("u8_group_search (queued pixels)");
+      return;
     }
-    u8norm::u8_publish<<<1, kBlock, 0, stream>>>(state_.centroids(), k_, totals, state_.accumulators(false));
-    gpu::check_launch("u8_publish");
+    u8norm::Moves* from = moves_.get() + parity_;
+    u8norm::Moves* to = moves_.get() + (1 - parity_);
+    u8norm::u8_group_filter<<<unsigned(filter_grid_), kBlock, 0, stream>>>(
+        pixels_.get(), m, state_.centroids(), k_, groups_.get(), from, to, bounds, queue_.get(), queued_.get());
+    gpu::check_launch("u8_group_filter");
+    u8norm::u8_group_search<false><<<unsigned(search_grid_), kBlock, 0, stream>>>(
+        pixels_.get(), m, state_.centroids(), k_, groups_.get(), to, queue_.get(), queued_.get(), bounds, totals,
+        blocks_done_.get(), acc);
+    gpu::check_launch("u8_group_search (queued pixels)");
+    parity_ = 1 - parity_;
   }
 
   // The groups from the current centroids: neighbours in the Morton order of their rounded
@@ -190,12 +191,12 @@ class U8NormRun : public gpu::GpuRun {
       groups.order[p] = uint8_t(j);
       groups.group_of[j] = uint8_t(std::upper_bound(groups.start, groups.start + groups.count + 1, p) - groups.start - 1);
     }
-    group_count_ = groups.count;
     host_groups_ = groups;  // the copy's source stays alive until the stream has read it
     gpu::check(cudaMemcpyAsync(groups_.get(), &host_groups_, sizeof(host_groups_), cudaMemcpyHostToDevice, stream),
                "upload the centroid groups");
-    gpu::check(cudaMemsetAsync(drift_.get(), 0, drift_.bytes(), stream), "zero the moves");
-    gpu::check(cudaMemcpyAsync(previous_.get(), state_.centroids(), size_t(k_) * 3 * sizeof(float),
+    parity_ = 0;
+    gpu::check(cudaMemsetAsync(moves_.get(), 0, sizeof(u8norm::Moves), stream), "zero the moves");
+    gpu::check(cudaMemcpyAsync(moves_.get()->previous, state_.centroids(), size_t(k_) * 3 * sizeof(float),
                                cudaMemcpyDeviceToDevice, stream),
                "keep the centroids");
     gpu::check(cudaMemsetAsync(totals_sums_.get(), 0, totals_sums_.bytes(), stream), "zero totals");
@@ -209,17 +210,16 @@ class U8NormRun : public gpu::GpuRun {
   int64_t search_grid_ = 1;
   gpu::DeviceBuffer<uchar4> pixels_;
   // The bounded steps' state: every pixel's label and bounds, consistent with the totals and
-  // with the moves since the centroids in previous_ (primed_ once the first step set them).
+  // with the moves since the centroids in moves_ (primed_ once the first step set them).
   bool primed_ = false;
-  int group_count_ = 1;
   u8norm::Groups host_groups_{};
   gpu::DeviceBuffer<uint8_t> labels_;
   gpu::DeviceBuffer<float> upper_, lower_;
   gpu::DeviceBuffer<int> queue_;
-  gpu::DeviceBuffer<unsigned> queued_;
-  gpu::DeviceBuffer<float> previous_;
+  gpu::DeviceBuffer<unsigned> queued_, blocks_done_;
   gpu::DeviceBuffer<u8norm::Groups> groups_;
-  gpu::DeviceBuffer<u8norm::Drift> drift_;
+  gpu::DeviceBuffer<u8norm::Moves> moves_;  // two: a step reads moves_[parity_], writes the other
+  int parity_ = 0;
   gpu::DeviceBuffer<unsigned long long> totals_sums_, totals_counts_, totals_squares_;
 };
 
