@@ -152,16 +152,40 @@ class U8NormRun : public gpu::GpuRun {
       primed_ = true;
       return;
     }
-    u8norm::Moves* from = moves_.get() + parity_;
-    u8norm::Moves* to = moves_.get() + (1 - parity_);
-    u8norm::u8_group_filter<<<unsigned(filter_grid_), kBlock, 0, stream>>>(
-        pixels_.get(), m, state_.centroids(), k_, groups_.get(), from, to, bounds, queue_.get(), queued_.get());
-    gpu::check_launch("u8_group_filter");
+    if (!filtered_) filter();  // update() filtered these centroids already, unless they changed since
     u8norm::u8_group_search<false><<<unsigned(search_grid_), kBlock, 0, stream>>>(
-        pixels_.get(), m, state_.centroids(), k_, groups_.get(), to, queue_.get(), queued_.get(), bounds, totals,
-        blocks_done_.get(), acc);
+        pixels_.get(), m, state_.centroids(), k_, groups_.get(), moves_.get() + parity_, queue_.get(), queued_.get(),
+        bounds, totals, blocks_done_.get(), acc);
     gpu::check_launch("u8_group_search (queued pixels)");
+    filtered_ = false;
+    queue_filled_ = false;  // the search's last block emptied it
+  }
+
+  // The filter of the next step, queued as soon as update() has queued the new centroids: it
+  // runs while the host waits for the step's summary (about 20 us a step at 1M pixels).
+  void centroids_updated() override {
+    if (primed_) filter();
+  }
+
+  void set_centroids(const std::vector<float>& packed) override {
+    GpuRun::set_centroids(packed);
+    filtered_ = false;
+  }
+
+  // The filter over the current centroids: the moves from moves_[parity_] into the other,
+  // which becomes the current one (cumulative moves only grow, so a filter whose centroids then
+  // change, as an empty-cluster relocation changes them, is followed by another from its moves).
+  void filter() {
+    const cudaStream_t stream = state_.stream();
+    if (queue_filled_) gpu::check(cudaMemsetAsync(queued_.get(), 0, queued_.bytes(), stream), "empty the queue");
+    const u8norm::PixelBounds bounds{labels_.get(), upper_.get(), lower_.get()};
+    u8norm::u8_group_filter<<<unsigned(filter_grid_), kBlock, 0, stream>>>(
+        pixels_.get(), state_.problem().m, state_.centroids(), k_, groups_.get(), moves_.get() + parity_,
+        moves_.get() + (1 - parity_), bounds, queue_.get(), queued_.get());
+    gpu::check_launch("u8_group_filter");
     parity_ = 1 - parity_;
+    filtered_ = true;
+    queue_filled_ = true;
   }
 
   // The groups from the current centroids: neighbours in the Morton order of their rounded
@@ -218,8 +242,10 @@ class U8NormRun : public gpu::GpuRun {
   gpu::DeviceBuffer<int> queue_;
   gpu::DeviceBuffer<unsigned> queued_, blocks_done_;
   gpu::DeviceBuffer<u8norm::Groups> groups_;
-  gpu::DeviceBuffer<u8norm::Moves> moves_;  // two: a step reads moves_[parity_], writes the other
+  gpu::DeviceBuffer<u8norm::Moves> moves_;  // two: a filter reads moves_[parity_], writes the other
   int parity_ = 0;
+  bool filtered_ = false;      // the queue holds the filter of the current centroids
+  bool queue_filled_ = false;  // a filter has filled the queue and no search has emptied it
   gpu::DeviceBuffer<unsigned long long> totals_sums_, totals_counts_, totals_squares_;
 };
 

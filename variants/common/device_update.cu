@@ -243,7 +243,8 @@ int DeviceUpdate::relocate_random(int k, uint64_t seed) {
   return moved;
 }
 
-StepSummary DeviceUpdate::run(const UpdateOptions& options, const AccumulatorRefs& refs) {
+StepSummary DeviceUpdate::run(const UpdateOptions& options, const AccumulatorRefs& refs,
+                              const std::function<void()>& after_divide) {
   refs_ = refs;
   const Problem& p = state_.problem();
   const int kc = p.k.count();
@@ -258,6 +259,7 @@ StepSummary DeviceUpdate::run(const UpdateOptions& options, const AccumulatorRef
         "keep the centroids before the update");
   check(cudaMemsetAsync(summary_.get(), 0, summary_.bytes(), stream), "zero the update summary");
   divide(active);
+  if (after_divide) after_divide();
   if (!options.summary) {
     ++step_;
     return StepSummary{};
@@ -290,6 +292,7 @@ StepSummary DeviceUpdate::run(const UpdateOptions& options, const AccumulatorRef
         check(cudaMemsetAsync(summary_.get() + kc + index, 0, sizeof(double), stream), "zero an empty count");
       }
       divide(redo);
+      if (after_divide) after_divide();
       read_summary();
     }
   }

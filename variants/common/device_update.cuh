@@ -4,6 +4,8 @@
 // read-back, and the empty-cluster policies on the rare steps where a cluster empties.
 #include <cuda_runtime.h>
 
+#include <functional>
+
 #include <cstdint>
 #include <vector>
 
@@ -20,7 +22,10 @@ class DeviceUpdate {
   DeviceUpdate& operator=(const DeviceUpdate&) = delete;
 
   // `refs`: the run's accumulators (the state's, or a kernel's own sums: GpuRun::accumulators()).
-  StepSummary run(const UpdateOptions& options, const AccumulatorRefs& refs);
+  // `after_divide`, if set, runs after each division is queued on the stream and before the
+  // summary is waited for: a run can queue work on the new centroids behind it there.
+  StepSummary run(const UpdateOptions& options, const AccumulatorRefs& refs,
+                  const std::function<void()>& after_divide = {});
 
  private:
   // Divides the slots of the Ks whose flag in active_ is set and adds their shift and

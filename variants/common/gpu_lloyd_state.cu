@@ -254,7 +254,7 @@ PointsSlot GpuRun::points_slot() {
 
 StepSummary GpuRun::update(const UpdateOptions& options) {
   if (!update_) update_ = std::make_unique<DeviceUpdate>(state_);
-  return update_->run(options, accumulators());
+  return update_->run(options, accumulators(), [this] { centroids_updated(); });
 }
 
 std::optional<std::string> check_fits_in_memory(const Problem& problem, const DeviceInfo& device,

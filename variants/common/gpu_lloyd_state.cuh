@@ -193,6 +193,10 @@ class GpuRun : public PreparedRun {
   void set_point_count(int64_t rows) override { state_.set_point_count(rows); }
 
  protected:
+  // Called by update() once the new centroids are queued on the stream, before it waits for
+  // the step's summary: work queued here overlaps that round trip (gpu-u8-norm's filter).
+  virtual void centroids_updated() {}
+
   LloydState state_;
 
  private:
