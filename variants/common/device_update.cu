@@ -159,7 +159,7 @@ void DeviceUpdate::divide(const std::vector<uint8_t>& active) {
   check_launch("divide_active");
 }
 
-void DeviceUpdate::read_summary() {
+void DeviceUpdate::read_summary(const std::function<void()>& after_divide) {
   const int kc = state_.problem().k.count();
   cudaStream_t stream = state_.stream();
   check(cudaMemcpyAsync(host_summary_, summary_.get(), sizeof(double) * 2 * kc, cudaMemcpyDeviceToHost, stream),
@@ -167,7 +167,11 @@ void DeviceUpdate::read_summary() {
   check(cudaMemcpyAsync(host_summary_ + 2 * kc, refs_.inertia, sizeof(double) * kc,
                         cudaMemcpyDeviceToHost, stream),
         "read inertia");
-  check(cudaStreamSynchronize(stream), "update");
+  // The wait is for the copies only (an event behind them), so work the run queues behind them
+  // in after_divide runs while the host reads the summary.
+  check(cudaEventRecord(summary_copied_.get(), stream), "update");
+  if (after_divide) after_divide();
+  check(cudaEventSynchronize(summary_copied_.get()), "update");
 }
 
 int DeviceUpdate::relocate_farthest(int k, int empties) {
@@ -259,12 +263,12 @@ StepSummary DeviceUpdate::run(const UpdateOptions& options, const AccumulatorRef
         "keep the centroids before the update");
   check(cudaMemsetAsync(summary_.get(), 0, summary_.bytes(), stream), "zero the update summary");
   divide(active);
-  if (after_divide) after_divide();
   if (!options.summary) {
+    if (after_divide) after_divide();
     ++step_;
     return StepSummary{};
   }
-  read_summary();
+  read_summary(after_divide);
 
   std::vector<int> relocated(size_t(kc), 0);
   if (options.empty != EmptyPolicy::Keep) {
@@ -292,8 +296,7 @@ StepSummary DeviceUpdate::run(const UpdateOptions& options, const AccumulatorRef
         check(cudaMemsetAsync(summary_.get() + kc + index, 0, sizeof(double), stream), "zero an empty count");
       }
       divide(redo);
-      if (after_divide) after_divide();
-      read_summary();
+      read_summary(after_divide);
     }
   }
   ++step_;

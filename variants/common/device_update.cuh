@@ -22,8 +22,9 @@ class DeviceUpdate {
   DeviceUpdate& operator=(const DeviceUpdate&) = delete;
 
   // `refs`: the run's accumulators (the state's, or a kernel's own sums: GpuRun::accumulators()).
-  // `after_divide`, if set, runs after each division is queued on the stream and before the
-  // summary is waited for: a run can queue work on the new centroids behind it there.
+  // `after_divide`, if set, runs after each division and the summary's copy are queued on the
+  // stream and before the copy is waited for: work a run queues there on the new centroids
+  // overlaps the host's round trip.
   StepSummary run(const UpdateOptions& options, const AccumulatorRefs& refs,
                   const std::function<void()>& after_divide = {});
 
@@ -31,7 +32,8 @@ class DeviceUpdate {
   // Divides the slots of the Ks whose flag in active_ is set and adds their shift and
   // empties to the summary; asynchronous.
   void divide(const std::vector<uint8_t>& active);
-  void read_summary();
+  // Queues the summary's copy to the host, runs after_divide, then waits for the copy.
+  void read_summary(const std::function<void()>& after_divide);
   int relocate_farthest(int k, int empties);
   int relocate_random(int k, uint64_t seed);
 
@@ -45,6 +47,7 @@ class DeviceUpdate {
   // went from 1.096 to 1.092 ms with it, within noise (docs/multi-gpu.md).
   std::vector<uint8_t> active_on_device_;
   DeviceBuffer<double> summary_;      // per K: shift, then empties (as doubles)
+  OwnedEvent summary_copied_{"update summary event", cudaEventDisableTiming};
   DeviceBuffer<double> distances_;    // farthest policy: per point, to its nearest centroid
   DeviceBuffer<int32_t> labels_;      // farthest policy: that centroid
   DeviceBuffer<double> block_best_;   // farthest policy: per-block maxima (distance, index)
