@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 namespace mk {
 
@@ -51,8 +53,9 @@ DeviceInfo query_host_cpu() {
   return info;
 }
 
-DeviceInfo query_device(int ordinal) {
-  if (gpu_count() <= ordinal) return query_host_cpu();
+namespace {
+
+DeviceInfo query_device_properties(int ordinal) {
   DeviceInfo info;
   info.is_gpu = true;
   info.ordinal = ordinal;
@@ -86,6 +89,30 @@ DeviceInfo query_device(int ordinal) {
   info.runtime = version_text(runtime);
   info.cpu_threads = omp_get_max_threads();
   fill_theoretical_peaks(info);
+  return info;
+}
+
+}  // namespace
+
+// The properties once per device and process (cudaGetDeviceProperties reads every field of the
+// device, and a Python fit's planning asked for them several times); the OpenMP thread count,
+// which the process may change, is read afresh.
+DeviceInfo query_device(int ordinal) {
+  if (gpu_count() <= ordinal) return query_host_cpu();
+  static std::mutex mutex;
+  static std::map<int, DeviceInfo> known;
+  DeviceInfo info;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = known.find(ordinal);
+    if (found == known.end()) {
+      DeviceInfo queried = query_device_properties(ordinal);
+      if (!queried.is_gpu) return queried;  // the host, after a failed query: ask again next time
+      found = known.emplace(ordinal, std::move(queried)).first;
+    }
+    info = found->second;
+  }
+  info.cpu_threads = omp_get_max_threads();
   return info;
 }
 

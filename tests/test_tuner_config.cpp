@@ -50,6 +50,27 @@ TEST(TunerConfig, RoundTripsThroughAnAtomicWrite) {
   EXPECT_THROW(config_from_json(json{{"schema", "other"}}, "x"), InputError);
 }
 
+// The cached loader parses a file once, and again when the file is rewritten.
+TEST(TunerConfig, CachedLoadSeesARewrittenFile) {
+  TempDir dir;
+  TunedConfig config;
+  config.device = DeviceKey{"Test GPU", "9.0", 132, "580.1"}.to_json();
+  config.merge(entry_for(kTable1, "registers-multik", {{"grid", 528}}));
+  const std::string path = dir.file("test-gpu.json");
+  save_config_atomically(path, config);
+  const auto first = load_config_cached(path);
+  EXPECT_EQ(load_config_cached(path), first) << "the unchanged file was parsed again";
+  EXPECT_EQ(config_to_json(*first), config_to_json(load_config(path)));
+
+  config.merge(entry_for(shape(4, 3, 5, int64_t(32) << 20), "registers-multik", {{"grid", 264}}));
+  save_config_atomically(path, config);
+  const auto second = load_config_cached(path);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second->entries.size(), 2u);
+  EXPECT_EQ(first->entries.size(), 1u) << "a config handed out changed under its holder";
+  EXPECT_THROW(load_config_cached(dir.file("missing.json")), InputError);
+}
+
 // Tuning one variant into a shape another variant was tuned for keeps that variant's point.
 TEST(TunerConfig, RetuningAnotherVariantKeepsTheEarlierBestAsBestOrRunnerUp) {
   TunedConfig config;

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <map>
 #include <sstream>
 
 #include "harness/build_info.hpp"
@@ -209,6 +211,27 @@ TunedConfig load_config(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return parse_config_text(buffer.str(), path);
+}
+
+std::shared_ptr<const TunedConfig> load_config_cached(const std::string& path) {
+  struct Version {
+    std::uintmax_t size = 0;
+    std::filesystem::file_time_type modified;
+    std::shared_ptr<const TunedConfig> config;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Version> versions;
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  const auto modified = error ? std::filesystem::file_time_type{} : std::filesystem::last_write_time(path, error);
+  if (error) return std::make_shared<const TunedConfig>(load_config(path));  // load_config names the problem
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = versions.find(path);
+  if (found != versions.end() && found->second.size == size && found->second.modified == modified)
+    return found->second.config;
+  auto config = std::make_shared<const TunedConfig>(load_config(path));
+  versions[path] = Version{size, modified, config};
+  return config;
 }
 
 void save_config_atomically(const std::string& path, const TunedConfig& config) {

@@ -3,6 +3,7 @@
 // writes and `mkbench run` reads: per bucket, the best and runner-up (variant, params)
 // with the measurement that chose them.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ nlohmann::json config_to_json(const TunedConfig& config);
 // InputError naming `source` and the key for anything malformed.
 TunedConfig config_from_json(const nlohmann::json& json, const std::string& source);
 TunedConfig load_config(const std::string& path);  // InputError if missing or malformed
+// load_config once per version of the file (its size and modification time): every fit and run
+// asks for the tuned parameters, and parsing the 64 KB H200 config each time cost milliseconds
+// of a Python fit's planning. Thread-safe; the config is shared, never modified.
+std::shared_ptr<const TunedConfig> load_config_cached(const std::string& path);
 TunedConfig parse_config_text(const std::string& text, const std::string& source);  // the file's text
 void save_config_atomically(const std::string& path, const TunedConfig& config);
 

@@ -2,6 +2,7 @@
 // without explicit tunables asks here for the tuned parameters of the nearest bucket.
 #include "variants/tuned_params.hpp"
 
+#include <memory>
 #include <optional>
 
 #include "tuner/config.hpp"
@@ -13,7 +14,8 @@ std::optional<Params> tuned_params_for(const Variant& variant, const Problem& pr
   if (!tuned_configs_enabled()) return std::nullopt;
   const auto path = tuner::find_config_for(device.slug());
   if (!path) return std::nullopt;
-  const tuner::TunedConfig config = tuner::load_config(*path);
+  const std::shared_ptr<const tuner::TunedConfig> loaded = tuner::load_config_cached(*path);
+  const tuner::TunedConfig& config = *loaded;
   const tuner::Bucket wanted = tuner::Bucket::of(problem);
   const ParamSpace space = variant.param_space(problem, device);
   for (const tuner::ConfigEntry* entry : config.nearest(problem)) {
