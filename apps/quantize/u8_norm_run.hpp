@@ -3,6 +3,8 @@
 // a PreparedRun whose accumulate() reads 4 bytes a pixel (RGB + one pad byte, or RGBA with the
 // alpha ignored) instead of 3 floats, scores every centroid as ‖c‖² − 2x·c from a per-step
 // table (−2c, ‖c‖²) in shared memory, K ≤ 256 in one launch, and adds exact integer sums.
+// A step (accumulate without labels) searches only the pixels whose exact bounds no longer
+// hold (u8_norm_bounds.cuh); the labelling pass searches every pixel.
 // It keeps the float points of its GpuRun too, for the update phase's empty-cluster policies
 // (variants/common/device_update.cuh), so the step API and fit's loop work unchanged.
 //
