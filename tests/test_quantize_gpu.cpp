@@ -45,6 +45,21 @@ double exact_distance(const float* x, const float* c) {
   return d;
 }
 
+// Exact ties and near ties: pairs of centroids mirrored about a pixel's colour (the second of
+// every other pair nudged by 1e-3), so that pixel and others sit at equal or almost equal
+// distance from both.
+void plant_ties(std::vector<float>& centroids, const Dataset& rgb, int k) {
+  for (int pair = 0; pair + 1 < k && pair < 40; pair += 2) {
+    const float* x = rgb.row(int64_t(pair) * 997 % rgb.m);
+    const float offset[3] = {3.0f, -2.0f, 0.5f};
+    const float nudge = pair % 4 == 0 ? 0.0f : 1e-3f;
+    for (int d = 0; d < 3; ++d) {
+      centroids[size_t(pair) * 3 + d] = x[d] + offset[d];
+      centroids[size_t(pair + 1) * 3 + d] = x[d] - offset[d] + (d == 0 ? nudge : 0.0f);
+    }
+  }
+}
+
 class QuantizeGpu : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -70,17 +85,7 @@ TEST_F(QuantizeGpu, BytePathLabelsAndSumsAreExact) {
     SeedingOptions seeding;
     seeding.seed = uint64_t(k);
     std::vector<float> centroids = seed_centroids(rgb, KRange{k, k}, seeding, query_host_cpu()).packed;
-    // Exact ties and near ties: pairs of centroids mirrored about a pixel's colour, so that pixel
-    // (and others) sit at equal or almost equal distance from both.
-    for (int pair = 0; pair + 1 < k && pair < 40; pair += 2) {
-      const float* x = rgb.row(int64_t(pair) * 997 % rgb.m);
-      const float offset[3] = {3.0f, -2.0f, 0.5f};
-      const float nudge = pair % 4 == 0 ? 0.0f : 1e-3f;
-      for (int d = 0; d < 3; ++d) {
-        centroids[size_t(pair) * 3 + d] = x[d] + offset[d];
-        centroids[size_t(pair + 1) * 3 + d] = x[d] - offset[d] + (d == 0 ? nudge : 0.0f);
-      }
-    }
+    plant_ties(centroids, rgb, k);
     const Problem problem = rgb_problem(image, k);
     auto run = prepare_u8_norm_run(problem, rgb, image, gpu_);
     run->set_centroids(centroids);
@@ -140,17 +145,7 @@ TEST_F(QuantizeGpu, BoundedStepsMatchAFullPassEveryStep) {
         centroids[1] = 3.0f;
         centroids[2] = 128.5f;
       }
-      if (step == 8) {  // exact ties (mirrored pairs) and near ties (nudged by 1e-3)
-        for (int pair = 0; pair + 1 < k && pair < 40; pair += 2) {
-          const float* x = rgb.row(int64_t(pair) * 997 % rgb.m);
-          const float offset[3] = {3.0f, -2.0f, 0.5f};
-          const float nudge = pair % 4 == 0 ? 0.0f : 1e-3f;
-          for (int d = 0; d < 3; ++d) {
-            centroids[size_t(pair) * 3 + d] = x[d] + offset[d];
-            centroids[size_t(pair + 1) * 3 + d] = x[d] - offset[d] + (d == 0 ? nudge : 0.0f);
-          }
-        }
-      }
+      if (step == 8) plant_ties(centroids, rgb, k);
       bounded->set_centroids(centroids);
       bounded->accumulate(AccumulateOptions{false});
       bounded->synchronize();
