@@ -1,7 +1,7 @@
 #pragma once
-// The per-step centroid table and the exact nearest-centroid search of gpu-u8-norm
-// (apps/quantize/u8_norm_run.hpp has the exactness argument), shared by the full pass over
-// every pixel and the search of the pixels whose bounds failed (u8_norm_bounds.cuh).
+// The per-step centroid table and the exact nearest-centroid search of gpu-u8-norm's full pass
+// over every pixel (apps/quantize/u8_norm_run.hpp has the exactness argument). The bounded
+// steps' group search (u8_norm_bounds.cuh) scores the same way, over a table in group order.
 #include <cfloat>
 #include <cstdint>
 
