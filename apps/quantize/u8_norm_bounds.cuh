@@ -22,22 +22,11 @@
 #include <cfloat>
 #include <cstdint>
 
+#include "apps/quantize/u8_norm_groups.hpp"
 #include "apps/quantize/u8_norm_search.cuh"
 #include "variants/common/gpu_lloyd_state.cuh"
 
 namespace mk::u8norm {
-
-constexpr int kMaxGroups = 8;
-
-// The grouping, made once by the run from the first step's centroids (neighbours in Morton
-// order of their colours): table position p holds centroid order[p]; group g is positions
-// start[g] .. start[g + 1] − 1.
-struct Groups {
-  int count;
-  int start[kMaxGroups + 1];
-  uint8_t order[kMaxPaletteK];
-  uint8_t group_of[kMaxPaletteK];
-};
 
 // The centroids a step's moves are measured from, and the cumulative moves up to them, rounded
 // up: C_j of each centroid, D_g the sum of group g's largest moves. The run keeps two, a step

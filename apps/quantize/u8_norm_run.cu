@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "apps/quantize/u8_norm_bounds.cuh"
@@ -188,33 +187,14 @@ class U8NormRun : public gpu::GpuRun {
     queue_filled_ = true;
   }
 
-  // The groups from the current centroids: neighbours in the Morton order of their rounded
-  // colours, in min(8, K) runs of near-equal size. The moves start from these centroids.
+  // The groups from the current centroids (u8_norm_groups.hpp); the moves start from them.
   void prime(cudaStream_t stream) {
     std::vector<float> centroids(size_t(k_) * 3);
     gpu::check(cudaMemcpyAsync(centroids.data(), state_.centroids(), centroids.size() * sizeof(float),
                                cudaMemcpyDeviceToHost, stream),
                "read the centroids to group them");
     gpu::check(cudaStreamSynchronize(stream), "read the centroids to group them");
-    std::vector<std::pair<uint32_t, int>> keyed;
-    for (int j = 0; j < k_; ++j) {
-      uint32_t code = 0;
-      for (int d = 0; d < 3; ++d) {
-        const float c = centroids[size_t(j) * 3 + size_t(d)];
-        const uint32_t byte = c >= 255.0f ? 255u : c > 0.0f ? uint32_t(c + 0.5f) : 0u;
-        for (int bit = 0; bit < 8; ++bit) code |= ((byte >> bit) & 1u) << (3 * bit + (2 - d));
-      }
-      keyed.emplace_back(code, j);
-    }
-    std::sort(keyed.begin(), keyed.end());
-    u8norm::Groups groups{};
-    groups.count = std::min(u8norm::kMaxGroups, k_);
-    for (int g = 0; g <= groups.count; ++g) groups.start[g] = int(int64_t(g) * k_ / groups.count);
-    for (int p = 0; p < k_; ++p) {
-      const int j = keyed[size_t(p)].second;
-      groups.order[p] = uint8_t(j);
-      groups.group_of[j] = uint8_t(std::upper_bound(groups.start, groups.start + groups.count + 1, p) - groups.start - 1);
-    }
+    const u8norm::Groups groups = u8norm::group_centroids(centroids.data(), k_);
     host_groups_ = groups;  // the copy's source stays alive until the stream has read it
     gpu::check(cudaMemcpyAsync(groups_.get(), &host_groups_, sizeof(host_groups_), cudaMemcpyHostToDevice, stream),
                "upload the centroid groups");

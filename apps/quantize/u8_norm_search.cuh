@@ -5,9 +5,10 @@
 #include <cfloat>
 #include <cstdint>
 
+#include "apps/quantize/u8_norm_groups.hpp"
+
 namespace mk::u8norm {
 
-constexpr int kMaxPaletteK = 256;
 constexpr int kBlock = 256;
 constexpr int kPixelsPerThread = 4;  // a table entry read from shared memory serves 4 pixels
 
