@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/seeding/kmeanspp.hpp"
@@ -402,12 +403,28 @@ TEST_F(KmeansppGpu, ChoosesTheSameCentresAsTheCpuPath) {
       {uniform(6000, 2, 6), 40, 20},                                            // 32-candidate kernels
       {from_rows(std::vector<std::vector<float>>(100, {1.0f, 2.0f, 3.0f, 4.0f})), 8, 2},  // all D² zero
       {from_rows(duplicates), 6, 2},                                            // D² zero after three
+      {uniform(10007, 32, 8), 40, 8},     // staged rows of 8 chunks (padded), a last unit cut short
+      {uniform(600001, 8, 10), 20, 4},    // staged: blocks of several units and tiles, tiles split between blocks
   };
   for (const Case& c : cases) {
     const std::vector<int64_t> cpu = seeding::kmeanspp_cpu(c.data, c.kmax, c.candidates, 77).chosen;
     const seeding::KmeansppRun gpu = seeding::kmeanspp_gpu(c.data, c.kmax, c.candidates, 77, device_);
     EXPECT_EQ(gpu.chosen, cpu) << c.data.m << " x " << c.data.n << " K=" << c.kmax << " L=" << c.candidates;
   }
+}
+
+// Device points that are not 16-byte aligned (a view into a torch or CuPy array) with N % 4 == 0
+// take the scalar rows; the answer is the same.
+TEST_F(KmeansppGpu, UnalignedDevicePointsChooseTheSameCentres) {
+  const Dataset data = uniform(5000, 8, 11);
+  float* buffer = nullptr;
+  ASSERT_EQ(cudaMalloc(&buffer, (data.values.size() + 1) * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(buffer + 1, data.values.data(), data.values.size() * sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  const std::vector<int64_t> gpu =
+      seeding::kmeanspp_gpu_on_device(buffer + 1, data.m, data.n, 30, 5, 21, device_).chosen;
+  cudaFree(buffer);
+  EXPECT_EQ(gpu, seeding::kmeanspp_cpu(data, 30, 5, 21).chosen);
 }
 
 TEST_F(KmeansppGpu, SeedCentroidsOnTheGpuEqualsTheCpu) {

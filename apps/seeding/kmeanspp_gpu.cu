@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "apps/seeding/kmeanspp.hpp"
 #include "apps/seeding/kmeanspp_kernels.cuh"
+#include "apps/seeding/kmeanspp_staged_pass.cuh"
 #include "core/errors.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 
@@ -30,6 +33,44 @@ struct Kernels {
 template <int MAXC, bool VEC4, int PASS_BLOCKS = gpu::min_blocks(MAXC)>
 Kernels kernels_for() {
   return {&gpu::seeding_pass<MAXC, VEC4, PASS_BLOCKS>, &gpu::seeding_select<MAXC, VEC4>};
+}
+
+template <int C>
+constexpr int select_width() { return C <= 8 ? 8 : C <= 16 ? 16 : 32; }
+
+template <int C, int NC>
+Kernels staged_kernel() { return {&gpu::seeding_pass_staged<C, NC>, &gpu::seeding_select<select_width<C>(), true>}; }
+
+// N as a compile-time constant where it is a common width (and L small enough for the exact
+// instantiations), else the runtime-N pass.
+template <int C>
+Kernels staged_kernels_for(int n) {
+  if constexpr (C <= 12) {
+    if (n == 8) return staged_kernel<C, 8>();
+    if (n == 16) return staged_kernel<C, 16>();
+    if (n == 32) return staged_kernel<C, 32>();
+  }
+  return staged_kernel<C, 0>();
+}
+
+// The staged pass for L candidates: an instantiation for each L up to 12, then 16 and 32.
+Kernels pick_staged_kernels(int candidates, int n) {
+  switch (gpu::staged_candidates(candidates)) {
+    case 1: return staged_kernels_for<1>(n);
+    case 2: return staged_kernels_for<2>(n);
+    case 3: return staged_kernels_for<3>(n);
+    case 4: return staged_kernels_for<4>(n);
+    case 5: return staged_kernels_for<5>(n);
+    case 6: return staged_kernels_for<6>(n);
+    case 7: return staged_kernels_for<7>(n);
+    case 8: return staged_kernels_for<8>(n);
+    case 9: return staged_kernels_for<9>(n);
+    case 10: return staged_kernels_for<10>(n);
+    case 11: return staged_kernels_for<11>(n);
+    case 12: return staged_kernels_for<12>(n);
+    case 16: return staged_kernels_for<16>(n);
+    default: return staged_kernels_for<32>(n);
+  }
 }
 
 // Candidates live in registers: the smallest instantiation that holds L of them.
@@ -52,19 +93,16 @@ class Event : public mk::gpu::OwnedEvent {
   Event() : OwnedEvent("k-means++: cudaEventCreate", cudaEventDefault) {}
 };
 
-void allow_shared_bytes(const Kernels& k, size_t bytes) {
+void allow_shared_bytes(void (*kernel)(gpu::State, int), size_t bytes) {
   if (bytes <= 48 * 1024) return;
-  const int value = int(bytes);
-  check(cudaFuncSetAttribute(reinterpret_cast<const void*>(k.pass), cudaFuncAttributeMaxDynamicSharedMemorySize, value),
-        "k-means++: shared memory opt-in");
-  check(cudaFuncSetAttribute(reinterpret_cast<const void*>(k.select), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             value),
+  check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(bytes)),
         "k-means++: shared memory opt-in");
 }
 
-int blocks_per_sm(const void* kernel, size_t shared_bytes) {
+int blocks_per_sm(const void* kernel, int threads, size_t shared_bytes) {
   int blocks = 0;
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, gpu::kBlock, shared_bytes),
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared_bytes),
         "k-means++: occupancy");
   return blocks;
 }
@@ -77,22 +115,43 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
                         uint64_t seed, const DeviceInfo& device) {
   check(cudaSetDevice(device.ordinal), "k-means++: cudaSetDevice");
   const int tiles = int((m + gpu::kTile - 1) / gpu::kTile);
-  const Kernels kernels = pick_kernels(candidates, n % 4 == 0, n);
+  // float4 rows need N % 4 == 0 and 16-byte aligned points (an upload is; device points may not be).
+  const bool vec4 = n % 4 == 0 && (upload || reinterpret_cast<uintptr_t>(resident) % 16 == 0);
+  const size_t rows_bytes = size_t(1 + candidates) * size_t(n) * sizeof(float);
+  int64_t optin = device.smem_per_block_optin;
+  if (optin <= 0) {
+    int value = 0;
+    check(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device.ordinal), "shared memory");
+    optin = value;
+  }
+
+  // The staged pass where two of its blocks fit in a block's opt-in shared memory (N <= 48 at
+  // L = 8); wider rows keep the per-thread loads (measured at N = 8 and 32 only).
+  const char* pass_choice = std::getenv("MKBENCH_SEEDING_PASS");
+  const std::string choice = pass_choice ? pass_choice : "staged";
+  const size_t staged_bytes = gpu::staged_pass_bytes(n, candidates);
+  const bool staged = vec4 && choice != "legacy" && 2 * int64_t(staged_bytes) <= optin;
+  const Kernels kernels = staged ? pick_staged_kernels(candidates, n) : pick_kernels(candidates, vec4, n);
+  const int pass_threads = staged ? gpu::kBlock / gpu::kPointsPerThread : gpu::kBlock;
+  const size_t pass_bytes = staged ? staged_bytes : rows_bytes;
 
   // The pending centre and the candidates of a step sit in shared memory.
-  const size_t rows_bytes = size_t(1 + candidates) * size_t(n) * sizeof(float);
   cudaFuncAttributes attributes{};
   check(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernels.pass)), "k-means++: kernel attributes");
-  if (device.smem_per_block_optin > 0 && int64_t(rows_bytes + attributes.sharedSizeBytes) > device.smem_per_block_optin)
+  if (int64_t(rows_bytes + attributes.sharedSizeBytes) > optin)
     throw UnsupportedError("k-means++ on the GPU keeps a step's " + std::to_string(1 + candidates) + " centres of " +
                            std::to_string(n) + " dimensions in shared memory (" + std::to_string(rows_bytes >> 10) +
-                           " KiB); this GPU allows " + std::to_string(device.smem_per_block_optin >> 10) +
+                           " KiB); this GPU allows " + std::to_string(optin >> 10) +
                            " KiB a block: use fewer candidates, --init random, or the CPU");
-  allow_shared_bytes(kernels, rows_bytes);
+  // The select phase stages a drawn tile where its rows fit (N <= 48 on an H100 or H200).
+  const bool stage_tile = vec4 && int64_t(gpu::select_bytes(n, candidates, true)) <= optin;
+  const size_t select_bytes = gpu::select_bytes(n, candidates, stage_tile);
+  allow_shared_bytes(kernels.pass, pass_bytes);
+  allow_shared_bytes(kernels.select, select_bytes);
 
   int sm_count = device.sm_count;
   if (sm_count <= 0) check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device.ordinal), "SMs");
-  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernels.pass), rows_bytes);
+  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernels.pass), pass_threads, pass_bytes);
   // One wave of resident blocks, each a balanced share of the units; more blocks than units would idle.
   const int64_t units = (m + gpu::kBlock - 1) / gpu::kBlock;
   const int pass_blocks = int(std::max<int64_t>(1, std::min<int64_t>(units, int64_t(std::max(1, per_sm)) * sm_count)));
@@ -146,11 +205,11 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
 
   gpu::State state{points, m,       n,       d2.get(), kmax, candidates, tiles, pass_blocks,
                    make_quantizer(largest, m), draws, drawn.get(), chosen.get(), tile_sums.get(),
-                   block_sums.get(), failed.get()};
+                   block_sums.get(), failed.get(), stage_tile};
   for (int step = 0; step < kmax; ++step) {
-    kernels.pass<<<pass_blocks, gpu::kBlock, rows_bytes, stream.get()>>>(state, step);
+    kernels.pass<<<pass_blocks, pass_threads, pass_bytes, stream.get()>>>(state, step);
     const int select_blocks = step + 1 < kmax ? candidates : 1;
-    kernels.select<<<select_blocks, gpu::kBlock, rows_bytes, stream.get()>>>(state, step);
+    kernels.select<<<select_blocks, gpu::kBlock, select_bytes, stream.get()>>>(state, step);
   }
   check_launch("k-means++ seeding_pass/seeding_select");
   run.chosen.resize(size_t(kmax));

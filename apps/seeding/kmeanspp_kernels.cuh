@@ -51,6 +51,7 @@ struct State {
   u64* tile_sums;       // 2 x L x tiles: a pass's weight sums per candidate and tile, by step parity
   u64* block_sums;      // pass_blocks x L: the same, summed over each block's tiles
   int* failed;          // set when a draw was not found (an internal error; the host checks)
+  bool stage_tile;      // the select phase stages a drawn tile's rows in shared memory (VEC4)
 };
 
 struct Shared {
@@ -238,6 +239,64 @@ __device__ void pass_phase(const State& s, int step, float* rows, Shared& sh) {
   if (int(threadIdx.x) < count) s.block_sums[size_t(blockIdx.x) * size_t(s.candidates) + threadIdx.x] = running;
 }
 
+// Rows of N % 4 == 0 floats staged in shared memory: an odd number of 16-byte chunks a row, so
+// that the rows a quarter-warp reads fall in eight different bank groups.
+__host__ __device__ constexpr int staged_row_floats(int n) { return ((n / 4) % 2 == 1) ? n : n + 4; }
+
+// 16 bytes global → shared without a register round trip (sm_80+); a plain copy before it.
+__device__ __forceinline__ void stage16(float* shared_dst, const float* global_src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = unsigned(__cvta_generic_to_shared(shared_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src) : "memory");
+#else
+  *reinterpret_cast<float4*>(shared_dst) = __ldcs(reinterpret_cast<const float4*>(global_src));
+#endif
+}
+
+__device__ __forceinline__ void stage_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Wait until at most `PENDING` committed groups are still in flight.
+template <int PENDING>
+__device__ __forceinline__ void stage_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+#endif
+}
+
+// Starts the copy of `rows` consecutive rows of n floats from `source` into `buffer` (rows of
+// staged_row_floats(n)), consecutive threads taking consecutive 16 bytes.
+template <int THREADS>
+__device__ __forceinline__ void stage_rows(const float* source, int n, int rows, float* buffer) {
+  const int chunks_per_row = n / 4;
+  const int stride = staged_row_floats(n);
+  const int chunks = rows * chunks_per_row;
+  // e = row · chunks_per_row + c, walked with its row and chunk kept rather than divided.
+  int row = int(threadIdx.x) / chunks_per_row;
+  int c = int(threadIdx.x) - row * chunks_per_row;
+  const int row_step = THREADS / chunks_per_row;
+  const int c_step = THREADS - row_step * chunks_per_row;
+  for (int e = threadIdx.x; e < chunks; e += THREADS) {
+    stage16(buffer + row * stride + 4 * c, source + size_t(e) * 4);
+    row += row_step;
+    c += c_step;
+    if (c >= chunks_per_row) {
+      c -= chunks_per_row;
+      ++row;
+    }
+  }
+}
+
+// Dynamic shared memory of the select phase: the winner's row (in the pass's (1 + L)·N floats),
+// then, staging a tile, its rows and their weights.
+inline size_t select_bytes(int n, int candidates, bool stage_tile) {
+  return size_t(1 + candidates) * size_t(n) * sizeof(float) +
+         (stage_tile ? size_t(kTile) * (size_t(staged_row_floats(n)) * sizeof(float) + sizeof(u64)) : 0);
+}
+
 // The select phase after the pass of `step`: the winner becomes chosen[step]; blocks draw the
 // next step's candidates (block b, b + gridDim.x, ... draws candidate b). rows: n floats.
 template <int MAXC, bool VEC4>
@@ -316,33 +375,66 @@ __device__ void select_phase(const State& s, int step, float* rows, Shared& sh) 
     }
     const u64 rest = target - sh.before_tile;
     const int64_t first = int64_t(tile) * kTile + int64_t(threadIdx.x) * kTileRun;
-    // The run's distances side by side, so their loads are in flight together (this latency
-    // is paid once a step by the whole GPU); each in squared_distance's order.
-    float dist[kTileRun];
-#pragma unroll
-    for (int q = 0; q < kTileRun; ++q) dist[q] = 0.0f;
-    if (VEC4) {
-      for (int d = 0; d < n; d += 4) {
-        const float4 c = *reinterpret_cast<const float4*>(rows + d);
-#pragma unroll
-        for (int q = 0; q < kTileRun; ++q)
-          if (first + q < s.m)
-            dist[q] = add_squares(dist[q], *reinterpret_cast<const float4*>(s.points + size_t(first + q) * size_t(n) + d), c);
-      }
-    } else {
-      for (int d = 0; d < n; ++d) {
-#pragma unroll
-        for (int q = 0; q < kTileRun; ++q)
-          if (first + q < s.m) dist[q] = add_square(dist[q], s.points[size_t(first + q) * size_t(n) + d], rows[d]);
-      }
-    }
     u64 w[kTileRun];
     u64 mine = 0;
+    if (VEC4 && s.stage_tile) {
+      // The tile's rows, one contiguous span, copied into shared memory by consecutive 16 bytes
+      // a thread (each warp instruction four whole lines); thread t then takes rows t, t + 256,
+      // ... (an odd number of chunks a row: no bank conflicts) and leaves their weights for the
+      // runs of four. Each thread loading its own four rows had every warp instruction touch 32
+      // lines, and was a third of this kernel's stall samples (ncu, 2M x 32).
+      const int stride = staged_row_floats(n);
+      float* tile_rows = rows + (1 + s.candidates) * n;
+      u64* tile_weights = reinterpret_cast<u64*>(tile_rows + kTile * stride);
+      const int64_t tile_first = int64_t(tile) * kTile;
+      stage_rows<kBlock>(s.points + size_t(tile_first) * size_t(n), n,
+                         int(s.m - tile_first < kTile ? s.m - tile_first : int64_t(kTile)), tile_rows);
+      stage_commit();
+      stage_wait<0>();
+      __syncthreads();
 #pragma unroll
-    for (int q = 0; q < kTileRun; ++q) {
-      const int64_t i = first + q;
-      w[q] = i < s.m ? u64(s.quantize(fminf(s.d2[i], dist[q]))) : 0ull;
-      mine += w[q];
+      for (int q = 0; q < kTileRun; ++q) {
+        const int r = int(threadIdx.x) + q * kBlock;
+        const float* x = tile_rows + r * stride;
+        float dist = 0.0f;
+        for (int d = 0; d < n; d += 4)
+          dist = add_squares(dist, *reinterpret_cast<const float4*>(x + d), *reinterpret_cast<const float4*>(rows + d));
+        const int64_t i = tile_first + r;
+        tile_weights[r] = i < s.m ? u64(s.quantize(fminf(s.d2[i], dist))) : 0ull;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < kTileRun; ++q) {
+        w[q] = tile_weights[threadIdx.x * kTileRun + q];
+        mine += w[q];
+      }
+    } else {
+      // The run's distances side by side, so their loads are in flight together (this latency
+      // is paid once a step by the whole GPU); each in squared_distance's order.
+      float dist[kTileRun];
+#pragma unroll
+      for (int q = 0; q < kTileRun; ++q) dist[q] = 0.0f;
+      if (VEC4) {
+        for (int d = 0; d < n; d += 4) {
+          const float4 c = *reinterpret_cast<const float4*>(rows + d);
+#pragma unroll
+          for (int q = 0; q < kTileRun; ++q)
+            if (first + q < s.m)
+              dist[q] = add_squares(dist[q], *reinterpret_cast<const float4*>(s.points + size_t(first + q) * size_t(n) + d), c);
+        }
+      } else {
+        for (int d = 0; d < n; ++d) {
+#pragma unroll
+          for (int q = 0; q < kTileRun; ++q)
+            if (first + q < s.m) dist[q] = add_square(dist[q], s.points[size_t(first + q) * size_t(n) + d], rows[d]);
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < kTileRun; ++q) {
+        const int64_t i = first + q;
+        w[q] = i < s.m ? u64(s.quantize(fminf(s.d2[i], dist[q]))) : 0ull;
+        mine += w[q];
+      }
     }
     u64 points_before = 0;
     cub::BlockScan<u64, kBlock>(sh.scan).ExclusiveSum(mine, points_before);
