@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -127,10 +126,8 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
 
   // The staged pass where two of its blocks fit in a block's opt-in shared memory (N <= 48 at
   // L = 8); wider rows keep the per-thread loads (measured at N = 8 and 32 only).
-  const char* pass_choice = std::getenv("MKBENCH_SEEDING_PASS");
-  const std::string choice = pass_choice ? pass_choice : "staged";
   const size_t staged_bytes = gpu::staged_pass_bytes(n, candidates);
-  const bool staged = vec4 && choice != "legacy" && 2 * int64_t(staged_bytes) <= optin;
+  const bool staged = vec4 && 2 * int64_t(staged_bytes) <= optin;
   const Kernels kernels = staged ? pick_staged_kernels(candidates, n) : pick_kernels(candidates, vec4, n);
   const int pass_threads = staged ? gpu::kBlock / gpu::kPointsPerThread : gpu::kBlock;
   const size_t pass_bytes = staged ? staged_bytes : rows_bytes;
