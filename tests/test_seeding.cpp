@@ -405,6 +405,8 @@ TEST_F(KmeansppGpu, ChoosesTheSameCentresAsTheCpuPath) {
       {from_rows(duplicates), 6, 2},                                            // D² zero after three
       {uniform(10007, 32, 8), 40, 8},     // staged rows of 8 chunks (padded), a last unit cut short
       {uniform(600001, 8, 10), 20, 4},    // staged: blocks of several units and tiles, tiles split between blocks
+      {uniform(5000, 8, 12), 30, 14},     // staged, 16 candidate rows (two of them copies)
+      {uniform(5000, 4, 13), 30, 20},     // staged, 32 candidate rows
   };
   for (const Case& c : cases) {
     const std::vector<int64_t> cpu = seeding::kmeanspp_cpu(c.data, c.kmax, c.candidates, 77).chosen;

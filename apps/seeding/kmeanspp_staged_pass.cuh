@@ -46,7 +46,25 @@ template <int THREADS, int NC>
 __device__ __forceinline__ void stage_unit(const State& s, int64_t unit, float* buffer) {
   const int64_t first = unit * kBlock;
   const int rows = int(s.m - first < kBlock ? s.m - first : int64_t(kBlock));
-  stage_rows<THREADS>(s.points + size_t(first) * size_t(NC ? NC : s.n), NC ? NC : s.n, rows, buffer);
+  const float* source = s.points + size_t(first) * size_t(NC ? NC : s.n);
+  if constexpr (NC != 0 && THREADS % (NC / 4) == 0) {
+    if (rows == kBlock) {
+      // A whole unit at a compile-time width: each thread's copies are a fixed number, at fixed
+      // offsets from its first, so the loop unrolls into copies with immediate offsets (the
+      // general walk cost about 40 instructions a point at N = 32).
+      constexpr int kChunksPerRow = NC / 4;
+      constexpr int kStride = staged_row_floats(NC);
+      constexpr int kRowStep = THREADS / kChunksPerRow;
+      const int row = int(threadIdx.x) / kChunksPerRow;
+      const int c = int(threadIdx.x) % kChunksPerRow;
+      float* dst = buffer + row * kStride + 4 * c;
+      const float* src = source + size_t(threadIdx.x) * 4;
+#pragma unroll
+      for (int j = 0; j < kBlock * kChunksPerRow / THREADS; ++j) stage16(dst + j * kRowStep * kStride, src + j * THREADS * 4);
+      return;
+    }
+  }
+  stage_rows<THREADS>(source, NC ? NC : s.n, rows, buffer);
 }
 
 template <int WARPS>
@@ -56,20 +74,71 @@ struct StagedShared {
 
 // This block's sums for one tile into the step's tile sums and its running totals (flush_tile
 // for WARPS warps).
+// The lowest power of two >= c (c <= 32).
+constexpr int pow2_at_least(int c) { return c <= 1 ? 1 : c <= 2 ? 2 : c <= 4 ? 4 : c <= 8 ? 8 : c <= 16 ? 16 : 32; }
+
+// One level of staged_warp_sums: lanes with `OFFSET` set keep x[HALF..2·HALF), the others
+// x[0..HALF), each adding its partner's copy of the half it keeps.
+template <int HALF, int OFFSET, int W>
+__device__ __forceinline__ void transpose_level(u64 (&x)[W], int lane) {
+  const bool upper = (lane & OFFSET) != 0;
+#pragma unroll
+  for (int i = 0; i < HALF; ++i) {
+    const u64 keep = upper ? x[i + HALF] : x[i];
+    const u64 send = upper ? x[i] : x[i + HALF];
+    x[i] = keep + __shfl_xor_sync(0xffffffffu, send, OFFSET);
+  }
+}
+
+// The warp's sums of acc[b] into sh.warp_sums[warp][b] for b < count (C <= 16), zeroing acc.
+// The C values are reduced together: at each of the first log2(W) levels (W = C rounded up to a
+// power of two) a lane keeps half of its values and adds its partner's copy of that half, so a
+// level moves half as many values as the one before, and lane l ends with candidate
+// l / (32 / W)'s warp sum after the remaining plain levels: W - 1 + 5 - log2(W) shuffles of a
+// u64 instead of 5·C. Integer sums: the order does not change a bit.
+template <int C, int WARPS>
+__device__ __forceinline__ void staged_warp_sums(u64 (&acc)[C], int count, int lane, int warp,
+                                                 StagedShared<WARPS>& sh) {
+  constexpr int W = pow2_at_least(C);
+  u64 x[W];
+#pragma unroll
+  for (int b = C; b < W; ++b) x[b] = 0;
+#pragma unroll
+  for (int b = 0; b < C; ++b) {
+    x[b] = acc[b];
+    acc[b] = 0;
+  }
+  if constexpr (W >= 2) transpose_level<W / 2, 16>(x, lane);
+  if constexpr (W >= 4) transpose_level<W / 4, 8>(x, lane);
+  if constexpr (W >= 8) transpose_level<W / 8, 4>(x, lane);
+  if constexpr (W >= 16) transpose_level<W / 16, 2>(x, lane);
+  constexpr int kLevels = W == 1 ? 0 : W == 2 ? 1 : W == 4 ? 2 : W == 8 ? 3 : 4;
+#pragma unroll
+  for (int level = kLevels; level < 5; ++level) x[0] += __shfl_xor_sync(0xffffffffu, x[0], 16 >> level);
+  const int lanes_per_value = 32 / W;
+  const int b = lane / lanes_per_value;
+  if (lane % lanes_per_value == 0 && b < count) sh.warp_sums[warp][b] = x[0];
+}
+
+// This block's sums for one tile into the step's tile sums and its running totals (flush_tile
+// for WARPS warps).
 template <int C, int WARPS>
 __device__ __forceinline__ void staged_flush_tile(const State& s, u64* tile_sums, int64_t tile, int count,
                                                   u64 (&acc)[C], u64& running, StagedShared<WARPS>& sh) {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
+  if constexpr (C > 16) {
+    // 32 values a lane: the transposed levels would not stay in registers.
 #pragma unroll
-  for (int b = 0; b < C; ++b) {
-    if (b < count) {
-      u64 x = acc[b];
+    for (int b = 0; b < C; ++b) {
+      u64 v = acc[b];
 #pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_down_sync(0xffffffffu, x, offset);
-      if (lane == 0) sh.warp_sums[warp][b] = x;
+      for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+      if (lane == 0 && b < count) sh.warp_sums[warp][b] = v;
+      acc[b] = 0;
     }
-    acc[b] = 0;
+  } else {
+    staged_warp_sums<C, WARPS>(acc, count, lane, warp, sh);
   }
   __syncthreads();
   if (int(threadIdx.x) < count) {
