@@ -124,7 +124,7 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
     optin = value;
   }
 
-  // The staged pass where two of its blocks fit in a block's opt-in shared memory (N <= 48 at
+  // The staged pass where two of its blocks fit in a block's opt-in shared memory (N <= 52 at
   // L = 8); wider rows keep the per-thread loads (measured at N = 8 and 32 only).
   const size_t staged_bytes = gpu::staged_pass_bytes(n, candidates);
   const bool staged = vec4 && 2 * int64_t(staged_bytes) <= optin;
@@ -140,7 +140,7 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
                            std::to_string(n) + " dimensions in shared memory (" + std::to_string(rows_bytes >> 10) +
                            " KiB); this GPU allows " + std::to_string(optin >> 10) +
                            " KiB a block: use fewer candidates, --init random, or the CPU");
-  // The select phase stages a drawn tile where its rows fit (N <= 48 on an H100 or H200).
+  // The select phase stages a drawn tile where its rows fit (N <= 52 on an H100 or H200).
   const bool stage_tile = vec4 && int64_t(gpu::select_bytes(n, candidates, true)) <= optin;
   const size_t select_bytes = gpu::select_bytes(n, candidates, stage_tile);
   allow_shared_bytes(kernels.pass, pass_bytes);
