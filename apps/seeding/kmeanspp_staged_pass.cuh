@@ -16,9 +16,11 @@
 //     shared-memory offsets are immediates, and the copy's divisions are shifts.
 //
 // On an H200 at K=1024 on 2M x 32 (L = 8) the first two took the pass from 140 µs to 97 µs a
-// step (ncu, --clock-control none) and the whole seeding from 170 ms to 109 ms; docs/seeding.md
-// has the measurements, and the variants that lost (three stages, one point a thread, skipping
-// the pending centre's distance by a bit a candidate, programmatic dependent launches).
+// step (ncu, --clock-control none) and the whole seeding from 170 ms to 109 ms; with the third,
+// the unrolled unit copies and the transposed flush below, 84 µs and 98 ms.
+// reports/results/nvidia-h200/ab/seeding-staged-pass.txt has every step, and the variants that
+// lost (three stages, one point a thread, skipping the pending centre's distance by a bit a
+// candidate, programmatic dependent launches).
 //
 // Tiles, tile sums, block sums and the select phase are kmeanspp_kernels.cuh's.
 #include <cuda_runtime.h>
@@ -50,8 +52,8 @@ __device__ __forceinline__ void stage_unit(const State& s, int64_t unit, float* 
   if constexpr (NC != 0 && THREADS % (NC / 4) == 0) {
     if (rows == kBlock) {
       // A whole unit at a compile-time width: each thread's copies are a fixed number, at fixed
-      // offsets from its first, so the loop unrolls into copies with immediate offsets (the
-      // general walk cost about 40 instructions a point at N = 32).
+      // offsets from its first, so the loop unrolls into copies with immediate offsets. With the
+      // transposed flush, 59.1M -> 50.1M instructions a step at K=1024 on 2M x 32 (ncu).
       constexpr int kChunksPerRow = NC / 4;
       constexpr int kStride = staged_row_floats(NC);
       constexpr int kRowStep = THREADS / kChunksPerRow;
