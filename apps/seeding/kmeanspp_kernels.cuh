@@ -382,7 +382,8 @@ __device__ void select_phase(const State& s, int step, float* rows, Shared& sh) 
       // a thread (each warp instruction four whole lines); thread t then takes rows t, t + 256,
       // ... (an odd number of chunks a row: no bank conflicts) and leaves their weights for the
       // runs of four. Each thread loading its own four rows had every warp instruction touch 32
-      // lines, and was a third of this kernel's stall samples (ncu, 2M x 32).
+      // lines, and was a third of this kernel's stall samples; staged, the kernel went from
+      // 13.4 to 12.6 µs a step (ncu, K=1024 on 2M x 32, H200).
       const int stride = staged_row_floats(n);
       float* tile_rows = rows + (1 + s.candidates) * n;
       u64* tile_weights = reinterpret_cast<u64*>(tile_rows + kTile * stride);
