@@ -27,6 +27,15 @@ namespace {
 
 using seeding_test::blobs;
 
+Dataset uniform(int64_t m, int n, uint64_t seed) {
+  GeneratorSpec spec;
+  spec.kind = "uniform";
+  spec.m = m;
+  spec.n = n;
+  spec.seed = seed;
+  return generate(spec);
+}
+
 SeedingOptions parallel(uint64_t seed, int rounds = 5, double oversampling = 0) {
   SeedingOptions options;
   options.method = "k-means||";
@@ -144,6 +153,9 @@ TEST(KmeansParallel, BadRequestsAreInputErrors) {
   EXPECT_THROW(seed_centroids(data, KRange{3, 3}, parallel(1, 5, -1), host), InputError);
   EXPECT_THROW(seed_centroids(data, KRange{3, 3}, parallel(1, 5, std::nan("")), host), InputError);
   EXPECT_THROW(seed_centroids(data, KRange{501, 501}, parallel(1), host), InputError);
+  Dataset huge = data;  // squared distances beyond float32, as k-means++ refuses them
+  for (float& v : huge.values) v *= 1e20f;
+  EXPECT_THROW(seed_centroids(huge, KRange{3, 3}, parallel(1), host), InputError);
   SeedingOptions weighted = parallel(1);
   const std::vector<float> weights(size_t(data.m), 1.0f);
   weighted.weights = &weights;
@@ -167,7 +179,7 @@ TEST(KmeansParallel, FitAndSeedCommandsTakeIt) {
 
   const auto seed = testing_support::run_mkbench_args({"seed", "--init", "k-means||", "--k", "8", "--dims", "4",
                                                        "--points", "20000", "--runs", "1", "--rounds", "3",
-                                                       "--out", folder.file("seed.json")});
+                                                       "--cpu", "--out", folder.file("seed.json")});
   ASSERT_EQ(seed.exit_code, 0) << seed.output;
   EXPECT_NE(seed.output.find("(cpu-openmp"), std::string::npos) << seed.output;
   const nlohmann::json record = nlohmann::json::parse(testing_support::read_text(folder.file("seed.json")));
@@ -183,6 +195,71 @@ TEST(KmeansParallel, FitAndSeedCommandsTakeIt) {
        "--variant", "cpu-openmp", "--quiet", "--weights", "npy:" + folder.file("ones.npy")});
   EXPECT_EQ(weighted.exit_code, kExitBadInput) << weighted.output;
   EXPECT_NE(weighted.output.find("no sample weights"), std::string::npos) << weighted.output;
+}
+
+// ------------------------------------------------------------ GPU path == CPU path
+
+class KmeansParallelGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+    device_ = query_device(0);
+  }
+  DeviceInfo device_;
+};
+
+// The same float D², FP64 potentials in the same blocks, the same draws: the same candidates in
+// the same order, the same weights, the same centres.
+TEST_F(KmeansParallelGpu, SameCandidatesWeightsAndCentresAsTheCpuPath) {
+  struct Case {
+    Dataset data;
+    int kmax;
+    seeding::KmeansParallelOptions options;
+  };
+  seeding::KmeansParallelOptions defaults;
+  seeding::KmeansParallelOptions three_rounds;
+  three_rounds.rounds = 3;
+  three_rounds.oversampling = 300;  // several candidate tiles a round, and a grown buffer
+  Dataset three;  // three distinct points, ten copies each: the fill-in
+  three.n = 2;
+  for (int copy = 0; copy < 10; ++copy)
+    for (float x : {0.0f, 4.0f, 9.0f}) three.values.insert(three.values.end(), {x, 1.0f});
+  three.m = 30;
+  three.identity = {{"kind", "test"}};
+  const Case cases[] = {
+      {blobs(5000, 8, 12, 1.0, 1), 20, defaults},        // float4 rows, two points a thread
+      {blobs(3000, 5, 7, 2.0, 2), 10, defaults},         // any-N pass
+      {uniform(20000, 32, 3), 50, defaults},             // K=1024's width
+      {uniform(30001, 4, 4), 16, three_rounds},          // four points a thread, a last block cut short
+      {uniform(4000, 100, 5), 12, defaults},             // wider than the float4 pass
+      {uniform(9000, 64, 6), 24, defaults},              // the widest float4 pass
+      {three, 5, defaults},                              // coinciding points, filled in
+  };
+  for (const Case& c : cases) {
+    const seeding::KmeansParallelRun cpu = seeding::kmeans_parallel_cpu(c.data, c.kmax, 41, c.options);
+    const seeding::KmeansParallelRun gpu = seeding::kmeans_parallel_gpu(c.data, c.kmax, 41, c.options, device_);
+    const std::string shape = std::to_string(c.data.m) + " x " + std::to_string(c.data.n) + " K=" +
+                              std::to_string(c.kmax);
+    EXPECT_EQ(gpu.path, "gpu");
+    EXPECT_EQ(gpu.rounds, cpu.rounds) << shape;
+    EXPECT_EQ(gpu.candidates, cpu.candidates) << shape;
+    EXPECT_EQ(gpu.candidate_weights, cpu.candidate_weights) << shape;
+    EXPECT_EQ(gpu.chosen, cpu.chosen) << shape;
+  }
+}
+
+TEST_F(KmeansParallelGpu, SeedCentroidsRunsItOnTheGpu) {
+  const Dataset data = blobs(40000, 16, 20, 1.0, 7);
+  const KRange range{5, 25};
+  const SeedingResult gpu = seed_centroids(data, range, parallel(3), device_);
+  const SeedingResult cpu = seed_centroids(data, range, parallel(3), query_host_cpu());
+  EXPECT_EQ(gpu.path, "gpu");
+  EXPECT_EQ(cpu.path, "cpu-openmp");
+  EXPECT_EQ(gpu.packed, cpu.packed);
+  EXPECT_GT(gpu.upload_seconds, 0.0);
+  Dataset huge = blobs(1000, 4, 3, 1.0, 1);
+  for (float& v : huge.values) v *= 1e20f;
+  EXPECT_THROW(seed_centroids(huge, KRange{3, 3}, parallel(1), device_), InputError);
 }
 
 }  // namespace

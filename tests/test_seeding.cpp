@@ -429,6 +429,43 @@ TEST_F(KmeansppGpu, UnalignedDevicePointsChooseTheSameCentres) {
   EXPECT_EQ(gpu, seeding::kmeanspp_cpu(data, 30, 5, 21).chosen);
 }
 
+// Weights (k-means||'s reclustering passes its candidates' counts): the per-thread pass and the
+// select phase sample w·D², the first centre w; the same centres as the CPU path's weighted run.
+TEST_F(KmeansppGpu, WeightedRunChoosesTheSameCentresAsTheCpuPath) {
+  struct Case {
+    Dataset data;
+    int kmax;
+    int candidates;
+  };
+  const Case cases[] = {
+      {blobs(6000, 8, 10, 1.0, 3), 40, seeding::candidate_count(40, 0)},  // float4 rows
+      {blobs(3000, 5, 7, 2.0, 4), 20, 3},                                 // scalar rows
+      {uniform(9000, 32, 5), 64, 8},                                      // a K=1024 pool's width
+      {uniform(2000, 4, 6), 30, 1},                                       // plain k-means++
+  };
+  for (const Case& c : cases) {
+    std::vector<float> weights(size_t(c.data.m));
+    for (size_t i = 0; i < weights.size(); ++i) weights[i] = float(1 + (i * 7919) % 13);  // 1..13, counts-like
+    weights[5] = 0.0f;  // a candidate nearest to no point
+    float* points = nullptr;
+    float* device_weights = nullptr;
+    ASSERT_EQ(cudaMalloc(&points, c.data.values.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&device_weights, weights.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(points, c.data.values.data(), c.data.values.size() * sizeof(float), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(device_weights, weights.data(), weights.size() * sizeof(float), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    const std::vector<int64_t> gpu = seeding::kmeanspp_gpu_on_device(points, c.data.m, c.data.n, c.kmax, c.candidates,
+                                                                     31, device_, device_weights)
+                                         .chosen;
+    cudaFree(points);
+    cudaFree(device_weights);
+    const std::vector<int64_t> cpu = seeding::kmeanspp_cpu(c.data, c.kmax, c.candidates, 31, weights.data()).chosen;
+    EXPECT_EQ(gpu, cpu) << c.data.m << " x " << c.data.n << " K=" << c.kmax << " L=" << c.candidates;
+    EXPECT_NE(cpu, seeding::kmeanspp_cpu(c.data, c.kmax, c.candidates, 31).chosen) << "the weights changed nothing";
+  }
+}
+
 TEST_F(KmeansppGpu, SeedCentroidsOnTheGpuEqualsTheCpu) {
   const Dataset data = blobs(50000, 16, 20, 1.0, 9);
   const KRange range{5, 25};

@@ -93,7 +93,9 @@ int seed_command(const SeedCommandOptions& options) {
       seeding_options.parallel_rounds = options.rounds;
       seeding_options.oversampling = options.oversampling;
       SeedingResult result = seed_centroids(data, k, seeding_options, device);
-      if (!result.path.empty()) path = result.path;  // k-means|| runs on the CPU on every device
+      if (!result.path.empty()) path = result.path;
+      if (r > 0 && result.packed != packed)
+        throw std::logic_error(options.init + " chose different centres for the same seed in two runs");
       seconds.push_back(result.seconds);
       upload_seconds.push_back(result.upload_seconds);
       packed = std::move(result.packed);
@@ -104,7 +106,7 @@ int seed_command(const SeedCommandOptions& options) {
             << device.name << "): median " << typical * 1e3 << " ms over " << options.runs << " run(s), min "
             << *std::min_element(seconds.begin(), seconds.end()) * 1e3 << " ms";
   if (kmeanspp) std::cout << ", " << candidates << " candidates a step";
-  if (device.is_gpu && kmeanspp) std::cout << "; upload " << median(upload_seconds) * 1e3 << " ms (not included)";
+  if (path == "gpu") std::cout << "; upload " << median(upload_seconds) * 1e3 << " ms (not included)";
   std::cout << "\n";
 
   if (!options.centroids_out.empty()) {
@@ -139,6 +141,10 @@ int seed_command(const SeedCommandOptions& options) {
     if (options.init == "k-means||") {
       document["rounds"] = options.rounds;
       document["oversampling"] = options.oversampling;
+      // The CPU and GPU paths chose the same centres iff these agree.
+      const size_t offset = size_t(k.slot_offset(k.kmax)) * size_t(data.n);
+      document["centres_xxh3_128"] =
+          to_hex(xxh3_128(packed.data() + offset, size_t(k.kmax) * size_t(data.n) * sizeof(float)));
     }
     if (kmeanspp) {
       document["candidates"] = candidates;

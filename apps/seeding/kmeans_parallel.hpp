@@ -5,11 +5,13 @@
 // min(1, ℓ·D²(x) / Σ D²) and adds the drawn points to the candidates; each candidate is then
 // weighted by the points nearest to it, and greedy k-means++ on the weighted candidates
 // (kmeanspp_cpu with weights) chooses the kmax centres, in order, so that the first k seed
-// each k of a range as k-means++'s do. docs/seeding.md ("k-means||") has the design.
+// each k of a range as k-means++'s do. docs/seeding.md ("k-means||") has the design and the
+// measurements.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/device_info.hpp"
 #include "datasets/dataset.hpp"
 
 namespace mk::seeding {
@@ -27,6 +29,7 @@ struct KmeansParallelRun {
   int rounds = 0;                         // rounds run (more than asked while fewer than kmax)
   double seconds = 0;
   std::string path = "cpu-openmp";
+  double upload_seconds = 0;              // GPU: allocating and copying the points
 };
 
 // On every point of `data` (validated: finite, m >= kmax >= 1). The draws are the counter RNG's
@@ -34,5 +37,11 @@ struct KmeansParallelRun {
 // thread count. InputError for rounds < 1 or a negative or non-finite oversampling.
 KmeansParallelRun kmeans_parallel_cpu(const Dataset& data, int kmax, uint64_t seed,
                                       const KmeansParallelOptions& options = {});
+
+// The same on device.ordinal (kmeans_parallel_gpu.cu): the same candidates, weights and centres
+// as kmeans_parallel_cpu for the same seed. `seconds` is the host's wall time of the rounds and
+// the reclustering (the upload apart). UnsupportedError beyond 2^31 - 1 rows.
+KmeansParallelRun kmeans_parallel_gpu(const Dataset& data, int kmax, uint64_t seed,
+                                      const KmeansParallelOptions& options, const DeviceInfo& device);
 
 }  // namespace mk::seeding

@@ -30,8 +30,9 @@ struct KmeansppRun {
 // overflow float32.
 // `weights` (m, non-negative, finite, or null for all 1): D² sampling draws point i with
 // probability w_i·D²_i / Σ w·D², the first centre with probability w_i / Σ w, and the greedy
-// potential is Σ w·min(D², d²): scikit-learn's kmeans_plusplus with sample_weight. The GPU
-// path has no weights (a weighted fit seeds here, docs/fit.md "Sample weights").
+// potential is Σ w·min(D², d²): scikit-learn's kmeans_plusplus with sample_weight. A weighted
+// fit seeds here (docs/fit.md "Sample weights"); on the GPU only k-means||'s reclustering
+// passes weights (kmeanspp_gpu_on_device).
 KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t seed,
                          const float* weights = nullptr);
 
@@ -39,8 +40,10 @@ KmeansppRun kmeanspp_cpu(const Dataset& data, int kmax, int candidates, uint64_t
 // synchronisation between them.
 KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device);
 // The same on m × n row-major points already on device.ordinal (the Python package's CuPy or
-// torch arrays): nothing is uploaded, and the same points draw the same centres.
+// torch arrays, k-means||'s candidates): nothing is uploaded, and the same points draw the same
+// centres. `weights`: m device weights (as kmeanspp_cpu's), or null; a weighted run takes the
+// per-thread pass and copies the weights back once for the first draw.
 KmeansppRun kmeanspp_gpu_on_device(const float* points, int64_t m, int n, int kmax, int candidates, uint64_t seed,
-                                   const DeviceInfo& device);
+                                   const DeviceInfo& device, const float* weights = nullptr);
 
 }  // namespace mk::seeding

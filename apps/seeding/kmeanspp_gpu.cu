@@ -109,9 +109,10 @@ int blocks_per_sm(const void* kernel, int threads, size_t shared_bytes) {
 }  // namespace
 
 // `upload`: the host points to copy to the device first (then `resident` is null); else
-// `resident` holds the m × n row-major points on the device already.
+// `resident` holds the m × n row-major points on the device already. `weights`: m device
+// weights, or null.
 static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int64_t m, int n, int kmax, int candidates,
-                        uint64_t seed, const DeviceInfo& device) {
+                               uint64_t seed, const DeviceInfo& device, const float* weights) {
   check(cudaSetDevice(device.ordinal), "k-means++: cudaSetDevice");
   const int tiles = int((m + gpu::kTile - 1) / gpu::kTile);
   // float4 rows need N % 4 == 0 and 16-byte aligned points (an upload is; device points may not be).
@@ -127,7 +128,7 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
   // The staged pass where two of its blocks fit in a block's opt-in shared memory (N <= 52 at
   // L = 8); wider rows keep the per-thread loads (measured at N = 8 and 32 only).
   const size_t staged_bytes = gpu::staged_pass_bytes(n, candidates);
-  const bool staged = vec4 && 2 * int64_t(staged_bytes) <= optin;
+  const bool staged = vec4 && !weights && 2 * int64_t(staged_bytes) <= optin;
   const Kernels kernels = staged ? pick_staged_kernels(candidates, n) : pick_kernels(candidates, vec4, n);
   const int pass_threads = staged ? gpu::kBlock / gpu::kPointsPerThread : gpu::kBlock;
   const size_t pass_bytes = staged ? staged_bytes : rows_bytes;
@@ -176,7 +177,14 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
   run.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
 
   const Draws draws = make_draws(seed);
-  const int64_t first = int64_t(draws.below(0, uint64_t(m)));
+  int64_t first = int64_t(draws.below(0, uint64_t(m)));
+  if (weights) {
+    // The first weighted draw on the host, from the same integer weights as the CPU path.
+    std::vector<float> host_weights(static_cast<size_t>(m));
+    check(cudaMemcpy(host_weights.data(), weights, size_t(m) * sizeof(float), cudaMemcpyDeviceToHost),
+          "k-means++: weights");
+    first = first_weighted_centre(host_weights.data(), m, draws);
+  }
   Event start, stop;
   check(cudaEventRecord(start.get(), stream.get()), "k-means++: event");
   check(cudaMemsetAsync(largest_bits.get(), 0, sizeof(unsigned), stream.get()), "k-means++: memset");
@@ -186,7 +194,7 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
   check(cudaMemcpyAsync(drawn.get(), &first, sizeof(first), cudaMemcpyHostToDevice, stream.get()),
         "k-means++: first centre");
   const int first_blocks = int(std::min<int64_t>((m + gpu::kBlock - 1) / gpu::kBlock, int64_t(sm_count) * 8));
-  gpu::first_distances<<<first_blocks, gpu::kBlock, 0, stream.get()>>>(points, m, n, first, d2.get(),
+  gpu::first_distances<<<first_blocks, gpu::kBlock, 0, stream.get()>>>(points, m, n, first, weights, d2.get(),
                                                                        largest_bits.get());
   check_launch("k-means++ first_distances");
   unsigned bits = 0;
@@ -202,7 +210,7 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
 
   gpu::State state{points, m,       n,       d2.get(), kmax, candidates, tiles, pass_blocks,
                    make_quantizer(largest, m), draws, drawn.get(), chosen.get(), tile_sums.get(),
-                   block_sums.get(), failed.get(), stage_tile};
+                   block_sums.get(), failed.get(), stage_tile, weights};
   for (int step = 0; step < kmax; ++step) {
     kernels.pass<<<pass_blocks, pass_threads, pass_bytes, stream.get()>>>(state, step);
     const int select_blocks = step + 1 < kmax ? candidates : 1;
@@ -228,15 +236,15 @@ static KmeansppRun kmeanspp_on(const Dataset* upload, const float* resident, int
 }
 
 KmeansppRun kmeanspp_gpu(const Dataset& data, int kmax, int candidates, uint64_t seed, const DeviceInfo& device) {
-  return kmeanspp_on(&data, nullptr, data.m, data.n, kmax, candidates, seed, device);
+  return kmeanspp_on(&data, nullptr, data.m, data.n, kmax, candidates, seed, device, nullptr);
 }
 
 KmeansppRun kmeanspp_gpu_on_device(const float* points, int64_t m, int n, int kmax, int candidates, uint64_t seed,
-                                   const DeviceInfo& device) {
+                                   const DeviceInfo& device, const float* weights) {
   if (!points || m < kmax || kmax < 1 || n < 1)
     throw InputError("k-means++ on device points: " + std::to_string(m) + " x " + std::to_string(n) +
                      " points cannot seed K=" + std::to_string(kmax));
-  return kmeanspp_on(nullptr, points, m, n, kmax, candidates, seed, device);
+  return kmeanspp_on(nullptr, points, m, n, kmax, candidates, seed, device, weights);
 }
 
 }  // namespace mk::seeding

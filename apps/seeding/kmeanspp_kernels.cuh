@@ -20,6 +20,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "apps/seeding/kmeanspp.hpp"
+#include "apps/seeding/distance_device.cuh"
 #include "apps/seeding/kmeanspp_math.hpp"
 
 namespace mk::seeding::gpu {
@@ -52,6 +53,10 @@ struct State {
   u64* block_sums;      // pass_blocks x L: the same, summed over each block's tiles
   int* failed;          // set when a draw was not found (an internal error; the host checks)
   bool stage_tile;      // the select phase stages a drawn tile's rows in shared memory (VEC4)
+  // Per point (m), or null for all 1: the weights of k-means||'s candidates. The sampled and
+  // summed quantity is then w·min(D², d²) (kmeanspp_math.hpp's `weighted`); the staged pass
+  // has no weights (kmeanspp_gpu.cu takes the per-thread pass for a weighted run).
+  const float* weights = nullptr;
 };
 
 struct Shared {
@@ -87,23 +92,6 @@ __device__ void block_sum_many(const u64 (&values)[MAXC], int count, Shared& sh)
     sh.totals[threadIdx.x] = total;
   }
   __syncthreads();
-}
-
-// acc += ‖x − c‖² over four dimensions, in order (kmeanspp_math.hpp's squared_distance).
-__device__ __forceinline__ float add_squares(float acc, const float4& x, const float4& c) {
-  float diff = __fsub_rn(x.x, c.x);
-  acc = __fmaf_rn(diff, diff, acc);
-  diff = __fsub_rn(x.y, c.y);
-  acc = __fmaf_rn(diff, diff, acc);
-  diff = __fsub_rn(x.z, c.z);
-  acc = __fmaf_rn(diff, diff, acc);
-  diff = __fsub_rn(x.w, c.w);
-  return __fmaf_rn(diff, diff, acc);
-}
-
-__device__ __forceinline__ float add_square(float acc, float x, float c) {
-  const float diff = __fsub_rn(x, c);
-  return __fmaf_rn(diff, diff, acc);
 }
 
 // The points of `unit` u are u*kBlock + threadIdx.x: one per thread.
@@ -175,7 +163,8 @@ __device__ __forceinline__ void pass_round(const State& s, int64_t unit, bool pa
     if (now < before[p]) s.d2[(unit + p) * kBlock + threadIdx.x] = now;  // late steps move few points
 #pragma unroll
     for (int b = 0; b < MAXC; ++b)
-      if (b < count) acc[b] += u64(s.quantize(fminf(now, to_candidate[p][b])));
+      if (b < count)
+        acc[b] += u64(s.quantize(weighted(s.weights, (unit + p) * kBlock + threadIdx.x, fminf(now, to_candidate[p][b]))));
   }
 }
 
@@ -401,7 +390,7 @@ __device__ void select_phase(const State& s, int step, float* rows, Shared& sh) 
         for (int d = 0; d < n; d += 4)
           dist = add_squares(dist, *reinterpret_cast<const float4*>(x + d), *reinterpret_cast<const float4*>(rows + d));
         const int64_t i = tile_first + r;
-        tile_weights[r] = i < s.m ? u64(s.quantize(fminf(s.d2[i], dist))) : 0ull;
+        tile_weights[r] = i < s.m ? u64(s.quantize(weighted(s.weights, i, fminf(s.d2[i], dist)))) : 0ull;
       }
       __syncthreads();
 #pragma unroll
@@ -433,7 +422,7 @@ __device__ void select_phase(const State& s, int step, float* rows, Shared& sh) 
 #pragma unroll
       for (int q = 0; q < kTileRun; ++q) {
         const int64_t i = first + q;
-        w[q] = i < s.m ? u64(s.quantize(fminf(s.d2[i], dist[q]))) : 0ull;
+        w[q] = i < s.m ? u64(s.quantize(weighted(s.weights, i, fminf(s.d2[i], dist[q])))) : 0ull;
         mine += w[q];
       }
     }
@@ -458,16 +447,16 @@ __device__ void select_phase(const State& s, int step, float* rows, Shared& sh) 
   }
 }
 
-// The first centre's D² for every point, and the largest (as float bits: non-negative floats,
-// +Inf included, order like their bit patterns).
+// The first centre's D² for every point, and the largest w·D² (as float bits: non-negative
+// floats, +Inf included, order like their bit patterns). weights: per point, or null.
 __global__ void __launch_bounds__(kBlock) first_distances(const float* points, int64_t m, int n, int64_t centre,
-                                                          float* d2, unsigned* largest_bits) {
+                                                          const float* weights, float* d2, unsigned* largest_bits) {
   const float* c = points + size_t(centre) * size_t(n);
   float largest = 0.0f;
   for (int64_t i = blockIdx.x * int64_t(kBlock) + threadIdx.x; i < m; i += int64_t(gridDim.x) * kBlock) {
     const float value = squared_distance(points + size_t(i) * size_t(n), c, n);
     d2[i] = value;
-    largest = fmaxf(largest, value);
+    largest = fmaxf(largest, weighted(weights, i, value));
   }
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) largest = fmaxf(largest, __shfl_down_sync(0xffffffffu, largest, offset));

@@ -18,6 +18,7 @@
 //     draw for a step and candidate is a pure function of (seed, index).
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 
 #if defined(__CUDACC__)
 #define MK_SEEDING_HD __host__ __device__
@@ -94,6 +95,16 @@ struct Draws {
   }
 };
 
+// The sampled quantity w·D², one float multiply (weights: per point, or null for all 1); with
+// weight 1 it is D² exactly.
+MK_SEEDING_HD inline float weighted(const float* weights, int64_t i, float d2) {
+#if defined(__CUDA_ARCH__)
+  return weights ? __fmul_rn(weights[i], d2) : d2;
+#else
+  return weights ? weights[i] * d2 : d2;
+#endif
+}
+
 // Stream number 9 is RandomStream::Seeding (datasets/counter_rng.hpp); seeding.cpp asserts it.
 constexpr uint64_t kSeedingStream = 9;
 inline Draws make_draws(uint64_t seed) {
@@ -104,6 +115,25 @@ inline Draws make_draws(uint64_t seed) {
 // j >= 1 draws its candidate b with index 1 + (j-1)·L + b.
 MK_SEEDING_HD inline uint64_t draw_index(int step, int candidates, int candidate) {
   return 1 + uint64_t(step - 1) * uint64_t(candidates) + uint64_t(candidate);
+}
+
+// The first centre of a weighted run (host): drawn with probability w_i / Σ w (scikit-learn's
+// kmeans_plusplus with sample_weight), from integer weights as every other draw; uniform when
+// every weight quantises to 0.
+inline int64_t first_weighted_centre(const float* weights, int64_t m, const Draws& draws) {
+  float largest = 0.0f;
+  for (int64_t i = 0; i < m; ++i) largest = std::fmax(largest, weights[i]);
+  const Quantizer quantize = make_quantizer(largest, m);
+  uint64_t total = 0;
+  for (int64_t i = 0; i < m; ++i) total += quantize(weights[i]);
+  if (total == 0) return int64_t(draws.below(0, uint64_t(m)));
+  const uint64_t target = draws.below(0, total);
+  uint64_t before = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    before += quantize(weights[i]);
+    if (before > target) return i;
+  }
+  throw std::logic_error("k-means++: the first weighted draw fell outside the weights");
 }
 
 }  // namespace mk::seeding

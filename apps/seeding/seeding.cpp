@@ -106,7 +106,8 @@ void cap_unheld_rows(const Dataset& data, int64_t& rows, std::string& reason) {
   }
 }
 
-SeedingResult kmeans_parallel(const Dataset& data, const KRange& k, const SeedingOptions& options) {
+SeedingResult kmeans_parallel(const Dataset& data, const KRange& k, const SeedingOptions& options,
+                              const DeviceInfo& device) {
   check_finite(data);
   if (options.weights)
     throw InputError("k-means|| takes no sample weights: seed a weighted fit with k-means++ (its default)");
@@ -114,6 +115,16 @@ SeedingResult kmeans_parallel(const Dataset& data, const KRange& k, const Seedin
     throw InputError("k-means||: a sample of " + std::to_string(options.sample_rows) + " rows");
   int64_t rows = options.sample_rows > 0 ? std::min(options.sample_rows, data.m) : data.m;
   std::string reason = rows < data.m ? "asked for" : "";
+  if (options.sample_rows == 0 && device.is_gpu) {
+    // Per row the GPU path keeps the point, D², the nearest candidate and two 8-byte scan words:
+    // N + 6 floats' worth, which seeding_rows_that_fit(N + 5) counts.
+    const int64_t fit = seeding_rows_that_fit(data.n + 5, device);
+    if (fit < data.m) {
+      rows = std::min(fit, kMaxSeedingSampleRows);
+      reason = "the " + std::to_string(data.m) + " rows exceed what " + device.name + " holds now (" +
+               std::to_string(fit) + " rows)";
+    }
+  }
   cap_unheld_rows(data, rows, reason);
   if (rows < k.kmax)
     throw InputError("k-means|| cannot seed K=" + std::to_string(k.kmax) + " from a sample of " +
@@ -125,10 +136,13 @@ SeedingResult kmeans_parallel(const Dataset& data, const KRange& k, const Seedin
   parallel.rounds = options.parallel_rounds;
   parallel.oversampling = options.oversampling;
   parallel.candidates = seeding::candidate_count(k.kmax, options.candidates);
-  const seeding::KmeansParallelRun run = seeding::kmeans_parallel_cpu(from, k.kmax, options.seed, parallel);
+  const seeding::KmeansParallelRun run = device.is_gpu
+                                             ? seeding::kmeans_parallel_gpu(from, k.kmax, options.seed, parallel, device)
+                                             : seeding::kmeans_parallel_cpu(from, k.kmax, options.seed, parallel);
   SeedingResult result;
   result.packed = pack_prefixes(k, data.n, [&](int c) { return from.row(run.chosen[size_t(c)]); });
   result.seconds = run.seconds;
+  result.upload_seconds = run.upload_seconds;
   result.method = options.method;
   result.path = run.path;
   result.rows_seen = rows;
@@ -234,7 +248,7 @@ SeedingResult seed_centroids(const Dataset& data, const KRange& k, const Seeding
     result.sample_reason = reason;
     return result;
   }
-  if (method == "k-means||") return kmeans_parallel(data, k, options);
+  if (method == "k-means||") return kmeans_parallel(data, k, options, device);
   throw InputError("unknown initialisation '" + method + "': expected first, random, k-means++, k-means|| or npy:PATH");
 }
 

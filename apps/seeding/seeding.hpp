@@ -64,8 +64,8 @@ int64_t seeding_rows_that_fit(int n, const DeviceInfo& device);
 //     for the same seed (exact integer potentials, docs/seeding.md), independent of the
 //     thread count and the launch shape.
 //   k-means||: oversampling rounds, then greedy k-means++ on the weighted candidates
-//     (kmeans_parallel.hpp); the first k of its kmax centres seed each k. CPU path only, on
-//     every device; no sample weights (InputError).
+//     (kmeans_parallel.hpp); the first k of its kmax centres seed each k. The CPU and GPU
+//     paths draw the same candidates and choose the same centres; no sample weights (InputError).
 //   npy:PATH: a kmax×N float32 file whose first k rows seed each k.
 // k-means++ on a sample (options.sample_rows, or data beyond the seeding GPU) is k-means++ on
 // those rows: the same centres as seeding a Dataset of just them, with their row numbers.
