@@ -162,8 +162,8 @@ bool fallback_serves(const std::string& choice) { return choice == "tensor-multi
 
 bool host_rows_fit_on_device(const FitRequest& request, int64_t m, int n) {
   if (request.range().count() > 1 || request.placement || gpu_count() == 0 || m < 1 || n < 1) return false;
-  // The device route seeds with what fit_device_points has on the device; k-means|| (a CPU
-  // seeding) takes the host route.
+  // The device route seeds with what fit_device_points has on the device; k-means|| seeds from
+  // host rows (seed_centroids uploads them for its GPU path) and takes the host route.
   const bool seeded_on_device = !request.initial.empty() || request.init == "k-means++" || request.init == "first" ||
                                 request.init == "random";
   if (!seeded_on_device) return false;
