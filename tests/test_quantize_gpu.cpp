@@ -169,54 +169,6 @@ TEST_F(QuantizeGpu, BoundedStepsMatchAFullPassEveryStep) {
   }
 }
 
-// Through update(), each step's filter and search are queued ahead, while the host reads the
-// previous step's summary (u8_norm_run.cu, centroids_updated); an empty-cluster relocation then
-// changes the centroids after that search. Every step's accumulators still equal a full pass at
-// the centroids the step ran with, for every empty policy.
-TEST_F(QuantizeGpu, StepsSearchedAheadMatchAFullPassEveryStep) {
-  struct Case {
-    Image image;
-    int k;
-  };
-  const Case cases[] = {{gradient_image(256, 192, 4, 10, 17), 37},
-                        {gradient_image(256, 192, 3, 10, 19), 255},
-                        {planted_image(64, 64, 3, 40, 3), 48}};  // more centroids than colours: empties
-  for (const Case& c : cases) {
-    const Dataset rgb = rgb_points(c.image);
-    for (const char* policy : {"keep", "farthest", "random"}) {
-      SeedingOptions seeding;
-      seeding.method = "random";
-      seeding.seed = uint64_t(c.k) + 3;
-      const std::vector<float> initial = seed_centroids(rgb, KRange{c.k, c.k}, seeding, query_host_cpu()).packed;
-      const Problem problem = rgb_problem(c.image, c.k);
-      auto bounded = prepare_u8_norm_run(problem, rgb, c.image, gpu_);
-      auto full = prepare_u8_norm_run(problem, rgb, c.image, gpu_);
-      bounded->set_centroids(initial);
-      UpdateOptions update;
-      update.active = {1};
-      update.empty = parse_empty_policy(policy);
-      update.seed = 7;
-      int relocated = 0;
-      for (int step = 0; step < 10; ++step) {
-        bounded->accumulate(AccumulateOptions{false});
-        bounded->synchronize();
-        const HostAccumulators mine = copy_accumulators(*bounded);
-        const std::vector<float> centroids = bounded->read_back().per_k.at(0).centroids;
-        full->set_centroids(centroids);
-        full->accumulate(AccumulateOptions{true});
-        full->synchronize();
-        const HostAccumulators reference = copy_accumulators(*full);
-        const std::string where = "K=" + std::to_string(c.k) + " " + policy + " step " + std::to_string(step);
-        ASSERT_EQ(mine.counts, reference.counts) << where;
-        ASSERT_EQ(mine.sums, reference.sums) << where;
-        EXPECT_NEAR(mine.inertia.at(0), reference.inertia.at(0), 1e-9 * reference.inertia.at(0) + 1e-9) << where;
-        relocated += bounded->update(update).per_k.at(0).relocated;
-      }
-      if (c.k == 48 && std::string(policy) != "keep") EXPECT_GT(relocated, 0) << "no relocation was exercised";
-    }
-  }
-}
-
 TEST_F(QuantizeGpu, EndsWhereTheCpuEndsFromTheSamePalette) {
   testing_support::TempFolder folder("quantize_gpu");
   for (int k : {64, 255}) {

@@ -9,8 +9,7 @@
 //   u8_group_search searches the queued pixels over the groups whose bound failed, and only a
 //     pixel whose label changes moves its bytes between the clusters' integer totals, which the
 //     run keeps from step to step (exact in any order); its last block publishes the totals and
-//     the inertia as the step's accumulators, or, for a search queued ahead of the step that
-//     will use it, leaves that to u8_publish (u8_norm_run.cu says why).
+//     the inertia as the step's accumulators.
 //
 // The bounds are stored against cumulative moves, so a skipped pixel writes nothing: C_j sums
 // centroid j's moves and D_g the largest move in group g, each step, rounded up. A pixel stores
@@ -192,11 +191,9 @@ __device__ inline void publish(const float* __restrict__ centroids, int k, const
 }
 
 // The end of a search block: the last block to finish (a ticket after a fence, so every other
-// block's totals are in) publishes the step (unless `publish_totals` is false) and resets the
-// ticket and the queue for the next.
+// block's totals are in) publishes the step and resets the ticket and the queue for the next.
 __device__ inline void finish_step(const float* __restrict__ centroids, int k, const Totals& totals,
-                                   unsigned* blocks_done, unsigned* queued, const gpu::AccumulatorView& acc,
-                                   bool publish_totals) {
+                                   unsigned* blocks_done, unsigned* queued, const gpu::AccumulatorView& acc) {
   __shared__ bool last;
   __threadfence();
   __syncthreads();
@@ -204,7 +201,7 @@ __device__ inline void finish_step(const float* __restrict__ centroids, int k, c
   __syncthreads();
   if (!last) return;
   __threadfence();
-  if (publish_totals) publish(centroids, k, totals, acc);
+  publish(centroids, k, totals, acc);
   if (threadIdx.x == 0) {
     *blocks_done = 0;
     *queued = 0;
@@ -222,10 +219,10 @@ __global__ void __launch_bounds__(kBlock) u8_group_search(const uchar4* __restri
                                                           const int* __restrict__ queue,
                                                           unsigned* __restrict__ queued, PixelBounds bounds,
                                                           Totals totals, unsigned* __restrict__ blocks_done,
-                                                          gpu::AccumulatorView acc, bool publish_totals) {
+                                                          gpu::AccumulatorView acc) {
   const int64_t count = kAll ? m : int64_t(*queued);
   if (int64_t(blockIdx.x) * kBlock >= count) {  // the whole block: nothing queued for it
-    finish_step(centroids, k, totals, blocks_done, queued, acc, publish_totals);
+    finish_step(centroids, k, totals, blocks_done, queued, acc);
     return;
   }
 
@@ -383,14 +380,7 @@ __global__ void __launch_bounds__(kBlock) u8_group_search(const uchar4* __restri
     for (int d = 0; d < 3; ++d)
       if (block_sums[3 * j + d]) atomicAdd(&totals.sums[3 * j + d], block_sums[3 * j + d]);
   }
-  finish_step(centroids, k, totals, blocks_done, queued, acc, publish_totals);
-}
-
-// The totals of a search queued ahead (publish_totals false) as the step's accumulators, once
-// the step that uses them has begun: one block.
-__global__ void __launch_bounds__(kBlock) u8_publish(const float* __restrict__ centroids, int k, Totals totals,
-                                                     gpu::AccumulatorView acc) {
-  publish(centroids, k, totals, acc);
+  finish_step(centroids, k, totals, blocks_done, queued, acc);
 }
 
 }  // namespace mk::u8norm

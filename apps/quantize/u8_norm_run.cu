@@ -146,53 +146,29 @@ class U8NormRun : public gpu::GpuRun {
       prime(stream);
       u8norm::u8_group_search<true><<<unsigned(search_grid_), kBlock, 0, stream>>>(
           pixels_.get(), m, state_.centroids(), k_, groups_.get(), moves_.get() + parity_, queue_.get(), queued_.get(),
-          bounds, totals, blocks_done_.get(), acc, true);
+          bounds, totals, blocks_done_.get(), acc);
       gpu::check_launch("u8_group_search (every pixel)");
       primed_ = true;
       return;
     }
-    if (searched_ahead_) {
-      // update() queued this step's filter and search already: publish what they found.
-      u8norm::u8_publish<<<1, kBlock, 0, stream>>>(state_.centroids(), k_, totals, acc);
-      gpu::check_launch("u8_publish");
-      searched_ahead_ = false;
-      return;
-    }
     if (!filtered_) filter();  // update() filtered these centroids already, unless they changed since
-    search_queued(true);
-  }
-
-  // The queued pixels searched against the current centroids; `publish_totals`: the search's
-  // last block writes the step's accumulators (else u8_publish does, later).
-  void search_queued(bool publish_totals) {
-    const u8norm::Totals totals{totals_sums_.get(), totals_counts_.get(), totals_squares_.get()};
-    const u8norm::PixelBounds bounds{labels_.get(), upper_.get(), lower_.get()};
-    u8norm::u8_group_search<false><<<unsigned(search_grid_), kBlock, 0, state_.stream()>>>(
-        pixels_.get(), state_.problem().m, state_.centroids(), k_, groups_.get(), moves_.get() + parity_,
-        queue_.get(), queued_.get(), bounds, totals, blocks_done_.get(), state_.accumulators(false), publish_totals);
+    u8norm::u8_group_search<false><<<unsigned(search_grid_), kBlock, 0, stream>>>(
+        pixels_.get(), m, state_.centroids(), k_, groups_.get(), moves_.get() + parity_, queue_.get(), queued_.get(),
+        bounds, totals, blocks_done_.get(), acc);
     gpu::check_launch("u8_group_search (queued pixels)");
     filtered_ = false;
     queue_filled_ = false;  // the search's last block emptied it
   }
 
-  // The next step's filter and search, queued as soon as update() has queued the new centroids:
-  // they run while the host waits for the step's summary, so no step waits on the host's round
-  // trip (about 20 us a step at 1M pixels when only the filter went ahead). The search leaves
-  // the accumulators alone: update() may still read this step's (an empty-cluster relocation
-  // re-divides from them), and then changes the centroids and calls this again, whose filter
-  // carries the bounds from the centroids searched here to the new ones. Where no step follows
-  // (the last one), the search ahead is wasted work that the labelling pass queues behind.
+  // The filter of the next step, queued as soon as update() has queued the new centroids: it
+  // runs while the host waits for the step's summary (about 20 us a step at 1M pixels).
   void centroids_updated() override {
-    if (!primed_) return;
-    filter();
-    search_queued(false);
-    searched_ahead_ = true;
+    if (primed_) filter();
   }
 
   void set_centroids(const std::vector<float>& packed) override {
     GpuRun::set_centroids(packed);
     filtered_ = false;
-    searched_ahead_ = false;
   }
 
   // The filter over the current centroids: the moves from moves_[parity_] into the other,
@@ -250,7 +226,6 @@ class U8NormRun : public gpu::GpuRun {
   int parity_ = 0;
   bool filtered_ = false;      // the queue holds the filter of the current centroids
   bool queue_filled_ = false;  // a filter has filled the queue and no search has emptied it
-  bool searched_ahead_ = false;  // the current centroids' search is queued, its totals not yet published
   gpu::DeviceBuffer<unsigned long long> totals_sums_, totals_counts_, totals_squares_;
 };
 
