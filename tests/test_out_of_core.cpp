@@ -102,16 +102,17 @@ void check_variant_out_of_core(const Variant& variant, const DeviceInfo& device,
 // A generator's chunks made on demand (no host copy of the data) against the in-core run on the
 // same data generated whole, three steps.
 void check_generated_out_of_core(const Variant& variant, const DeviceInfo& device, const GeneratorSpec& spec,
-                                 KRange k, int64_t chunk, const std::string& transfer) {
+                                 KRange k, int64_t chunk, const std::string& transfer,
+                                 const Params& requested = Params::object()) {
   SCOPED_TRACE(variant.name() + " on " + spec.kind + " made on demand, chunks of " + std::to_string(chunk));
   const Dataset held = generate(spec);
   const Dataset on_demand = generate_on_demand(spec);
   const Problem problem = problem_of(held, k);
   std::unique_ptr<PreparedRun> in_core =
-      variant.prepare(problem, held, resolve_params(variant, problem, device, Params::object()), device);
+      variant.prepare(problem, held, resolve_params(variant, problem, device, requested), device);
   std::unique_ptr<ChunkedRun> chunked =
       prepare_chunked(variant, problem, chunk_source_of(on_demand), chunk,
-                      resolve_params(variant, chunk_problem(problem, chunk), device, Params::object()), device);
+                      resolve_params(variant, chunk_problem(problem, chunk), device, requested), device);
   EXPECT_EQ(chunked->info().source, "generator");
   EXPECT_EQ(chunked->info().transfer, transfer);
   std::vector<float> centroids = initial_centroids(on_demand, k, InitMethod::FirstK, 0);
@@ -376,8 +377,18 @@ TEST(OutOfCoreGpu, EveryStreamingVariantGivesTheInCoreStepsAndTheReference) {
 TEST(OutOfCoreGpu, AUniformGeneratorsChunksAreMadeOnTheDeviceAndBlobsStaged) {
   if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
   const DeviceInfo device = query_device(0);
+  // registers-multik makes uniform rows in its own kernel (row-major; the MMA and the register
+  // accumulations; N not a multiple of 4 or 8); with zeros, or another variant, a kernel of
+  // their own makes the chunks.
   check_generated_out_of_core(Registry::instance().get("registers-multik"), device,
-                              generator("uniform", 100003, 8, 0), {3, 5}, 30001, "generated on the device");
+                              generator("uniform", 100003, 8, 0), {3, 5}, 30001, "generated in the variant's kernel");
+  check_generated_out_of_core(Registry::instance().get("registers-multik"), device,
+                              generator("uniform", 100003, 5, 0), {2, 4}, 4099, "generated in the variant's kernel");
+  check_generated_out_of_core(Registry::instance().get("registers-multik"), device,
+                              generator("uniform", 100003, 8, 0), {3, 5}, 30001, "generated in the variant's kernel",
+                              Params{{"accumulate", "registers"}});
+  check_generated_out_of_core(Registry::instance().get("registers-multik"), device,
+                              generator("uniform", 100003, 8, 0.3), {3, 5}, 30001, "generated on the device");
   check_generated_out_of_core(Registry::instance().get("naive-atomics"), device,
                               generator("uniform", 100003, 8, 0.4), {3, 3}, 4099, "generated on the device");
   check_generated_out_of_core(Registry::instance().get("naive-atomics"), device, generator("blobs", 100003, 7, 0),

@@ -41,4 +41,8 @@ void PreparedRun::set_point_count(int64_t) {
   throw UnsupportedError("this variant's run cannot take new points between steps (out-of-core)");
 }
 
+void PreparedRun::set_generated_rows(const GeneratorSpec&, int64_t) {
+  throw UnsupportedError("this variant's run cannot make a generator's rows in its own kernel");
+}
+
 }  // namespace mk

@@ -94,6 +94,13 @@ class PreparedRun {
   // steps throw UnsupportedError.
   virtual PointsSlot points_slot();
   virtual void set_point_count(int64_t rows);
+  // Optional, out of core from a generator: whether the run can make rows of `spec` itself,
+  // where its kernel reads its points (no buffer, no copy), and the rows the next accumulate()
+  // reads that way: [first_row, first_row + the point count). The next points_slot() returns
+  // the run to its buffer. The default cannot (UnsupportedError); docs/out-of-core.md,
+  // "Generated chunks".
+  virtual bool reads_generated_rows(const GeneratorSpec&) const { return false; }
+  virtual void set_generated_rows(const GeneratorSpec& spec, int64_t first_row);
 };
 
 // What a prepared run holds where it runs, at its peak (transient copies made while

@@ -1,8 +1,9 @@
 # tests/device.sh stage generated (sourced by tests/device.sh; docs/gpu-machine.md lists what it writes).
 # Issue 34's generated chunks on their own (the `ooc` stage runs them among the host-memory rows):
 # the GPU tests of the device generator, compute-sanitizer over it (N=7: every chunk ends in a
-# one-entry tail), then N=8 K=3..7 M=${GEN_POINTS:-256M} with every chunk generated on the device,
-# by chunk size, against the same problem in core (goal: within 10 %).
+# one-entry tail), then N=8 K=3..7 M=${GEN_POINTS:-256M} with every chunk generated on the device
+# (by registers-multik's own kernel, where it reads its points), by chunk size, against the same
+# problem in core (goal: within 10 %).
 timeout $(cap 120) $BUILD/mkbench_tests --gtest_filter='GeneratedChunkOnDevice*:OutOfCoreGpu.AUniform*:GenerateRows*' \
   >$OUT/generated-chunk-tests.txt 2>&1
 note "generated tests rc=$? $(grep -E '^\[  (PASSED|FAILED) ' $OUT/generated-chunk-tests.txt | tr '\n' ' ')"
@@ -28,7 +29,8 @@ def row(path):
     except Exception as e: return {"status": "missing: %s" % e}
 inc = row(f"{out}/incore-generated-registers-multik.json")
 base = inc["summary"]["median_ms"] if inc.get("status") == "ok" else None
-print("registers-multik N=8 K=3..7, chunks generated on the device, against in core (goal x1.10)")
+print("registers-multik N=8 K=3..7, chunks generated on the device (%s), against in core (goal x1.10)"
+      % row(f"{out}/raw/generated-{chunks[0]}.json").get("out_of_core", {}).get("transfer"))
 print(f"{'chunk':>8} {'chunks':>7} {'median ms':>10} {'x in core':>10}")
 for c in chunks:
     r = row(f"{out}/raw/generated-{c}.json")

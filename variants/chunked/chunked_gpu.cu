@@ -73,11 +73,16 @@ class GpuChunkedRun : public ChunkedRunBase {
     // buffers (variants/common/pinned_staging.hpp), as are the chunks of a memory-mapped file
     // (locking it would hold the whole file in RAM): 52.2 of the 55.4 GB/s pinned H2D from a
     // mapped file in the page cache on an H200 host (reports/results/nvidia-h200/load.txt).
-    // A generator's chunks are made on the device where it can (generated_chunk.hpp), else on
-    // the host into the ring.
+    // A generator's chunks are made by the variant's own kernel where it reads its points
+    // (PreparedRun::reads_generated_rows: registers-multik on uniform rows), else by a kernel
+    // of their own into the slot's buffer (generated_chunk.hpp), else on the host into the ring.
+    // At N=8 K=3..7 over 256M points on an H200, the separate kernel's chunks took 1.194x the
+    // in-core step (reports/results/nvidia-h200/ooc-generated.json): their 8.6 GB written
+    // and read again an iteration do not overlap the accumulation's persistent grid.
     const size_t bytes = size_t(problem.m) * problem.n * sizeof(float);
     if (!rows_need_staging(source)) {
       generated_on_device_ = true;
+      generated_in_kernel_ = runs_[0]->reads_generated_rows(*source.generator);
     } else if (!source.mapped_file && !source.generator &&
                cudaHostRegister(const_cast<float*>(source.rows), bytes, cudaHostRegisterPortable) == cudaSuccess) {
       registered_ = true;
@@ -101,7 +106,10 @@ class GpuChunkedRun : public ChunkedRunBase {
 
   ChunkedRunInfo info() const override {
     return {chunk_points_, chunks_, kGpuChunkSlots,
-            generated_on_device_ ? "generated on the device" : registered_ ? "registered" : "staged",
+            generated_in_kernel_   ? "generated in the variant's kernel"
+            : generated_on_device_ ? "generated on the device"
+            : registered_          ? "registered"
+                                   : "staged",
             source_.description};
   }
 
@@ -128,7 +136,9 @@ class GpuChunkedRun : public ChunkedRunBase {
       const cudaStream_t stream = static_cast<cudaStream_t>(slot.stream);
       const int64_t rows = chunk_rows(c);
       const size_t bytes = size_t(rows) * n * sizeof(float);
-      if (registered_) {
+      if (generated_in_kernel_) {
+        run.set_generated_rows(*source_.generator, chunk_first(c));
+      } else if (registered_) {
         check(cudaMemcpyAsync(slot.points, chunk_rows_at(c), bytes, cudaMemcpyHostToDevice, stream), "chunk upload");
       } else {
         rows_to_device(source_, chunk_first(c), rows, slot.points, stream, staging_.get());
@@ -178,6 +188,7 @@ class GpuChunkedRun : public ChunkedRunBase {
   cudaStream_t stream_ = nullptr;
   bool registered_ = false;
   bool generated_on_device_ = false;
+  bool generated_in_kernel_ = false;  // the slot runs make the rows themselves (set_generated_rows)
 };
 
 }  // namespace

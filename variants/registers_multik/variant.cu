@@ -29,6 +29,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "datasets/counter_rng.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/common/kernel_sources.hpp"
 #include "variants/common/nvrtc_module.hpp"
@@ -43,11 +44,13 @@ struct KernelConfig {
   int n, kmin, kmax, block, smem_slots, lane_points;
   bool soa, mma, plant_slowdown, centroids_shared;
   int cc_major, cc_minor;
+  bool generated = false;  // points made in the kernel from the uniform generator (GENERATED)
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, smem_slots, lane_points, soa, mma, plant_slowdown, centroids_shared,
-                    cc_major, cc_minor) < std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots, o.lane_points, o.soa,
-                                                   o.mma, o.plant_slowdown, o.centroids_shared, o.cc_major,
-                                                   o.cc_minor);
+                    cc_major, cc_minor, generated) < std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots,
+                                                              o.lane_points, o.soa, o.mma, o.plant_slowdown,
+                                                              o.centroids_shared, o.cc_major, o.cc_minor,
+                                                              o.generated);
   }
 };
 
@@ -73,7 +76,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << "\n#define SUMK " << sum_k << "\n#define BLOCK " << config.block << "\n#define SMEM_SLOTS "
           << config.smem_slots << "\n#define LANE_POINTS " << config.lane_points << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
           << (config.mma ? 1 : 0) << "\n#define PLANT_SLOWDOWN " << (config.plant_slowdown ? 1 : 0)
-          << "\n#define CENTROIDS_SHARED " << (config.centroids_shared ? 1 : 0) << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
+          << "\n#define CENTROIDS_SHARED " << (config.centroids_shared ? 1 : 0) << "\n#define GENERATED "
+          << (config.generated ? 1 : 0) << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
   gpu::RuntimeCompileRequest request{defines.str() + "#include \"kernel.cuh\"\n", "registers_multik.cu", config.cc_major,
                                      config.cc_minor};
   request.headers = gpu::kernel_headers("registers_multik/kernel");
@@ -83,7 +87,7 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
   request.dump_tag = "n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + (config.mma ? "-mma" : "-reg") + "-l" +
                      std::to_string(config.lane_points) + (config.soa ? "-soa" : "-aos") +
-                     (config.centroids_shared ? "-shared" : "-const");
+                     (config.centroids_shared ? "-shared" : "-const") + (config.generated ? "-gen" : "");
   return request;
 }
 
@@ -113,8 +117,15 @@ int accumulator_registers(const Problem& problem) {
   return ((problem.n + 7) / 8) * ((problem.k.sum() + 7) / 8) * 4;
 }
 
+// The GENERATED kernel's per-warp copy of a step's rows (kernel/config.cuh, GEN_STRIDE).
+int64_t generated_rows_bytes(const Problem& problem, const Params& params) {
+  if (params.at("accumulate").get<std::string>() != "mma") return 0;
+  return int64_t(params.at("block").get<int>() / 32) * params.at("lane_points").get<int>() * 32 * (problem.n | 1) * 4;
+}
+
 // Shared memory per block: the dynamic sums area takes what the static tables leave.
-KernelConfig config_for(const Problem& problem, const Params& params, const DeviceInfo& device) {
+KernelConfig config_for(const Problem& problem, const Params& params, const DeviceInfo& device,
+                        bool generated = false) {
   const int sum_k = problem.k.sum();
   const int64_t smem_budget = std::min<int64_t>(device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152,
                                                 96 * 1024);
@@ -123,7 +134,8 @@ KernelConfig config_for(const Problem& problem, const Params& params, const Devi
   // distance loop or the exact paths read them from there (EXACT_FROM_SHARED).
   const int64_t table_floats = int64_t(sum_k) * problem.n;
   const int64_t static_smem = sum_k * 4 + ((centroids_shared || table_floats <= kExactTableFloats) ? table_floats * 4 : 0) +
-                              (centroids_shared ? sum_k * 4 : 0) + 64;
+                              (centroids_shared ? sum_k * 4 : 0) + 64 +
+                              (generated ? generated_rows_bytes(problem, params) : 0);
   const int smem_slots = int(std::min<int64_t>(sum_k, (smem_budget - static_smem) / (problem.n * 4)));
   if (smem_slots < 1) throw UnsupportedError("registers-multik: one centroid row does not fit in shared memory");
   return {problem.n,
@@ -141,13 +153,15 @@ KernelConfig config_for(const Problem& problem, const Params& params, const Devi
 #endif
           centroids_shared,
           device.cc_major,
-          device.cc_minor};
+          device.cc_minor,
+          generated};
 }
 
 class RegistersMultiKRun : public gpu::GpuRun {
  public:
   RegistersMultiKRun(const Problem& problem, const Dataset& data, const Params& params, const DeviceInfo& device)
-      : GpuRun(problem, data, parse_layout(params.at("layout").get<std::string>())) {
+      : GpuRun(problem, data, parse_layout(params.at("layout").get<std::string>())), params_(params),
+        device_(device) {
     block_ = params.at("block").get<int>();
     const int64_t ppt = params.at("ppt").get<int64_t>();
     const int64_t grid = params.at("grid").get<int64_t>();
@@ -184,24 +198,62 @@ class RegistersMultiKRun : public gpu::GpuRun {
     packed_.allocate(size_t(problem.k.sum()) * (problem.n + 1) + 1, "packed centroids");
   }
 
+  // Out of core from the uniform generator (docs/out-of-core.md, "Generated chunks"): the kernel
+  // makes each point where it would load it, so a chunk needs no buffer, no generator kernel
+  // and no trip through DRAM. Row-major points only (the SoA layout's loads are another path).
+  bool reads_generated_rows(const GeneratorSpec& spec) const override {
+    return state_.problem().streamed && spec.kind == "uniform" && !(spec.zero_fraction > 0) &&
+           state_.problem().n == spec.n && parse_layout(params_.at("layout").get<std::string>()) == Layout::AoS;
+  }
+
+  void set_generated_rows(const GeneratorSpec& spec, int64_t first_row) override {
+    if (!reads_generated_rows(spec))
+      throw UnsupportedError("registers-multik reads rows of a uniform generator without zeros, row-major, "
+                             "out of core only");
+    if (!generated_kernel_) {
+      const KernelConfig config = config_for(state_.problem(), params_, device_, true);
+      generated_kernel_ = &compiled_kernel(config);
+      generated_smem_ = size_t(config.smem_slots) * state_.problem().n * sizeof(float);
+      size_t bytes = 0;
+      gpu::check(cudaLibraryGetGlobal(&generated_constant_, &bytes, generated_kernel_->library, "c_centroids"),
+                 "c_centroids");
+      if (generated_smem_ > 48 * 1024)
+        gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(generated_kernel_->iteration),
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(generated_smem_)),
+                   "shared memory limit");
+    }
+    gen_counter_ = CounterRng(spec.seed, RandomStream::UniformValue).counter(uint64_t(first_row) * uint64_t(spec.n));
+    generated_ = true;
+  }
+
+  PointsSlot points_slot() override {
+    generated_ = false;  // the next chunk is written into the buffer
+    return GpuRun::points_slot();
+  }
+
   void iterate(bool store_labels) override {
+    const CompiledKernel& kernel = generated_ ? *generated_kernel_ : *kernel_;
+    void* constant_centroids = generated_ ? generated_constant_ : constant_centroids_;
+    const size_t dynamic_smem = generated_ ? generated_smem_ : dynamic_smem_;
     state_.zero_accumulators();
     cudaStream_t stream = state_.stream();
     const float* centroids = state_.centroids();
     float* packed = packed_.get();
     void* prepare_args[] = {&centroids, &packed};
-    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->prepare), dim3(1), dim3(256), prepare_args, 0,
+    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel.prepare), dim3(1), dim3(256), prepare_args, 0,
                                 stream),
                "multik_prepare_centroids");
-    gpu::check(cudaMemcpyAsync(constant_centroids_, packed, packed_.bytes(), cudaMemcpyDeviceToDevice, stream),
+    gpu::check(cudaMemcpyAsync(constant_centroids, packed, packed_.bytes(), cudaMemcpyDeviceToDevice, stream),
                "centroids to constant memory");
     auto acc = state_.accumulators(store_labels);
     const float* points = state_.points().data;
     long long m = state_.problem().m;
     const float* packed_global = packed;
-    void* args[] = {&points, &m, &acc.sums, &acc.counts, &acc.inertia, &acc.labels, &keep_mask_, &packed_global};
-    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_->iteration), dim3(unsigned(grid_)),
-                                dim3(unsigned(block_)), args, dynamic_smem_, stream),
+    unsigned long long gen_counter = gen_counter_;
+    void* args[] = {&points, &m,          &acc.sums,     &acc.counts,  &acc.inertia,
+                    &acc.labels, &keep_mask_, &packed_global, &gen_counter};
+    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel.iteration), dim3(unsigned(grid_)),
+                                dim3(unsigned(block_)), args, dynamic_smem, stream),
                "multik_iteration");
     state_.finalize();
   }
@@ -215,6 +267,15 @@ class RegistersMultiKRun : public gpu::GpuRun {
   const CompiledKernel* kernel_ = nullptr;
   void* constant_centroids_ = nullptr;  // this device's copy of the library's c_centroids
   gpu::DeviceBuffer<float> packed_;
+  Params params_;
+  DeviceInfo device_;
+  // The GENERATED kernel, compiled on first use; while generated_, iterate() reads the rows of
+  // the generator from gen_counter_ (the counter of the chunk's first entry) instead of points.
+  const CompiledKernel* generated_kernel_ = nullptr;
+  void* generated_constant_ = nullptr;
+  size_t generated_smem_ = 0;
+  uint64_t gen_counter_ = 0;
+  bool generated_ = false;
 };
 
 class RegistersMultiK : public Variant {

@@ -1,12 +1,12 @@
 // registers-multik, runtime-compiled: the sizes, the centroid table in __constant__ memory and
 // the helpers both kernels use. The host (variants/registers_multik/kernel_config.cpp) prepends
 // the #defines of one specialisation (NDIM, KMIN, KMAX, SUMK, BLOCK, SMEM_SLOTS, LANE_POINTS, SOA,
-// ACCUM_MMA, PLANT_SLOWDOWN, CENTROIDS_SHARED, TIE_SCALE) and then `#include "kernel.cuh"`.
+// ACCUM_MMA, PLANT_SLOWDOWN, CENTROIDS_SHARED, TIE_SCALE, GENERATED) and then `#include "kernel.cuh"`.
 #pragma once
 
 #if !defined(NDIM) || !defined(KMIN) || !defined(KMAX) || !defined(SUMK) || !defined(BLOCK) || \
     !defined(SMEM_SLOTS) || !defined(LANE_POINTS) || !defined(SOA) || !defined(ACCUM_MMA) ||   \
-    !defined(PLANT_SLOWDOWN) || !defined(CENTROIDS_SHARED) || !defined(TIE_SCALE)
+    !defined(PLANT_SLOWDOWN) || !defined(CENTROIDS_SHARED) || !defined(TIE_SCALE) || !defined(GENERATED)
 #error "registers-multik's kernel is compiled with the #defines of one specialisation (compile_request)"
 #endif
 
@@ -54,6 +54,22 @@ __device__ __forceinline__ float load_point(const float* __restrict__ points, lo
   return __ldg(points + i * NDIM + d);
 #endif
 }
+
+// GENERATED: the points are rows of the uniform generator, made here from their counters
+// (datasets/counter_rng.hpp: value = 24 bits of mix64(counter) · 2^-24, the counter of entry e
+// being the first entry's plus e · the increment), bit for bit the rows generate() makes.
+#define COUNTER_INCREMENT 0x9e3779b97f4a7c15ULL
+__device__ __forceinline__ float generated_value(u64 counter) {
+  u64 z = counter;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (float)(unsigned)(z >> 40) * 0x1p-24f;
+}
+// The accumulation's second read of a step's points (the MMA lanes take other points than the
+// distance lanes) comes from a per-warp copy in shared memory: rows of an odd stride, so the
+// lanes' stores and the MMA lanes' loads fall in different banks.
+#define GEN_STRIDE (NDIM | 1)
 
 // Centroid operands: __constant__ (ULDC/LDC into registers) or a shared-memory copy read
 // with 16-byte broadcasts; which is faster is a tunable axis (seed 004's question).

@@ -14,8 +14,12 @@
 extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     const float* __restrict__ points, long long m, double* __restrict__ sums,
     u64* __restrict__ counts, double* __restrict__ inertia, int* __restrict__ labels,
-    unsigned keep_mask, const float* __restrict__ packed_global) {
+    unsigned keep_mask, const float* __restrict__ packed_global, u64 gen_counter) {
   extern __shared__ float block_sums[];  // SMEM_SLOTS * NDIM floats
+#if GENERATED && ACCUM_MMA
+  __shared__ float gen_rows[BLOCK / 32][LANE_POINTS * 32 * GEN_STRIDE];
+  float* const warp_rows = gen_rows[threadIdx.x >> 5];
+#endif
   __shared__ unsigned block_counts[SUMK];
 #if CENTROIDS_SHARED || EXACT_FROM_SHARED
   // −2c and ‖c‖² in shared memory: the distance operands when centroids=shared, and the
@@ -78,18 +82,32 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 
   for (long long step = warp_global; step < steps; step += warps_total) {
     const long long first = step * step_points;
-#if ACCUM_MMA && !SOA
+#if ACCUM_MMA && !SOA && !GENERATED
     const bool full_step = first + step_points <= m;  // (the update's row loads skip their bounds test)
 #endif
     float x[LANE_POINTS][NDIM];
     float xx[LANE_POINTS], tie_bound[LANE_POINTS];
     bool valid[LANE_POINTS];
     unsigned one_hot[LANE_POINTS][WORDS];
+#if GENERATED && ACCUM_MMA
+    __syncwarp();  // the previous step's accumulation has read warp_rows
+#endif
 #pragma unroll
     for (int p = 0; p < LANE_POINTS; ++p) {
       const long long i = first + p * 32 + lane;
       valid[p] = i < m;
-#if !SOA && (NDIM % 4 == 0)
+#if GENERATED
+      {
+        const u64 row_counter = gen_counter + (u64)i * NDIM * COUNTER_INCREMENT;
+#pragma unroll
+        for (int d = 0; d < NDIM; ++d)
+          x[p][d] = valid[p] ? generated_value(row_counter + (u64)d * COUNTER_INCREMENT) : 0.f;
+#if ACCUM_MMA
+#pragma unroll
+        for (int d = 0; d < NDIM; ++d) warp_rows[(p * 32 + lane) * GEN_STRIDE + d] = x[p][d];
+#endif
+      }
+#elif !SOA && (NDIM % 4 == 0)
       // 16-byte loads: rows are 16-byte aligned when N is a multiple of 4.
 #pragma unroll
       for (int d = 0; d < NDIM; d += 4) {
@@ -214,10 +232,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     // labels, exact in TF32. Lane (g,t) feeds points t and t+4 of each 8-point group.
     // The split truncates: hi = v with the low 13 bits cleared, lo = v − hi (exact), so a
     // pair keeps ~21 bits for 2 instructions instead of the 8 that cvt.rna.tf32 costs twice.
+#if GENERATED
+    __syncwarp();  // every lane's rows are in warp_rows
+#endif
 #pragma unroll
     for (int p = 0; p < LANE_POINTS; ++p) {
+#if !GENERATED
       const long long sub_first = first + p * 32;
-#if !SOA
+#endif
+#if !SOA && !GENERATED
       // This lane's first operand: point t of the sub-step's first group, dim g.
       const float* lane_row = points + (sub_first + t) * NDIM + g;
 #endif
@@ -230,11 +253,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
           hot0[w] = __shfl_sync(FULL_MASK, one_hot[p][w], src0) >> g;
           hot1[w] = __shfl_sync(FULL_MASK, one_hot[p][w], src1) >> g;
         }
+#if !GENERATED
         const long long p0 = sub_first + src0, p1 = sub_first + src1;
+#endif
 #pragma unroll
         for (int q = 0; q < DCHUNKS; ++q) {
           const int dim = q * 8 + g;
           float v0, v1;
+#if GENERATED
+          // Rows past m were stored as zeros.
+          v0 = dim < NDIM ? warp_rows[(p * 32 + src0) * GEN_STRIDE + dim] : 0.f;
+          v1 = dim < NDIM ? warp_rows[(p * 32 + src1) * GEN_STRIDE + dim] : 0.f;
+#else
 #if !SOA
           if (full_step && (NDIM % 8 == 0)) {
             v0 = __ldg(lane_row + group * 8 * NDIM + q * 8);
@@ -245,6 +275,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
             v0 = (dim < NDIM && p0 < m) ? load_point(points, m, p0, dim) : 0.f;
             v1 = (dim < NDIM && p1 < m) ? load_point(points, m, p1, dim) : 0.f;
           }
+#endif
           // hi is masked explicitly: how many bits an MMA reads from a raw float is not
           // specified, and hi + lo must add up to v exactly.
           const unsigned hi0 = __float_as_uint(v0) & 0xffffe000u, hi1 = __float_as_uint(v1) & 0xffffe000u;
