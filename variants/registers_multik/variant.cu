@@ -136,6 +136,11 @@ KernelConfig config_for(const Problem& problem, const Params& params, const Devi
   const int64_t static_smem = sum_k * 4 + ((centroids_shared || table_floats <= kExactTableFloats) ? table_floats * 4 : 0) +
                               (centroids_shared ? sum_k * 4 : 0) + 64 +
                               (generated ? generated_rows_bytes(problem, params) : 0);
+  // The GENERATED kernel's rows are static shared memory, which a block may have 48 KiB of.
+  if (generated && static_smem > 48 * 1024)
+    throw UnsupportedError("registers-multik: a step's generated rows (" +
+                           std::to_string(generated_rows_bytes(problem, params) >> 10) +
+                           " KiB) do not fit in static shared memory");
   const int smem_slots = int(std::min<int64_t>(sum_k, (smem_budget - static_smem) / (problem.n * 4)));
   if (smem_slots < 1) throw UnsupportedError("registers-multik: one centroid row does not fit in shared memory");
   return {problem.n,
@@ -202,8 +207,15 @@ class RegistersMultiKRun : public gpu::GpuRun {
   // makes each point where it would load it, so a chunk needs no buffer, no generator kernel
   // and no trip through DRAM. Row-major points only (the SoA layout's loads are another path).
   bool reads_generated_rows(const GeneratorSpec& spec) const override {
-    return state_.problem().streamed && spec.kind == "uniform" && !(spec.zero_fraction > 0) &&
-           state_.problem().n == spec.n && parse_layout(params_.at("layout").get<std::string>()) == Layout::AoS;
+    if (!(state_.problem().streamed && spec.kind == "uniform" && !(spec.zero_fraction > 0) &&
+          state_.problem().n == spec.n && parse_layout(params_.at("layout").get<std::string>()) == Layout::AoS))
+      return false;
+    try {
+      (void)config_for(state_.problem(), params_, device_, true);  // its shared memory fits (wide N may not)
+      return true;
+    } catch (const UnsupportedError&) {
+      return false;
+    }
   }
 
   void set_generated_rows(const GeneratorSpec& spec, int64_t first_row) override {
