@@ -22,6 +22,15 @@ inline Dataset blobs(int64_t m, int n, int centers, double spread, uint64_t seed
   return generate(spec);
 }
 
+inline Dataset uniform(int64_t m, int n, uint64_t seed) {
+  GeneratorSpec spec;
+  spec.kind = "uniform";
+  spec.m = m;
+  spec.n = n;
+  spec.seed = seed;
+  return generate(spec);
+}
+
 // Σ over points of the smallest squared distance to `count` row-major centres, in FP64.
 inline double potential_fp64(const Dataset& data, const float* centres, int count) {
   double total = 0;

@@ -26,15 +26,7 @@ namespace mk {
 namespace {
 
 using seeding_test::blobs;
-
-Dataset uniform(int64_t m, int n, uint64_t seed) {
-  GeneratorSpec spec;
-  spec.kind = "uniform";
-  spec.m = m;
-  spec.n = n;
-  spec.seed = seed;
-  return generate(spec);
-}
+using seeding_test::uniform;
 
 SeedingOptions parallel(uint64_t seed, int rounds = 5, double oversampling = 0) {
   SeedingOptions options;

@@ -38,15 +38,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using seeding_test::blobs;
-
-Dataset uniform(int64_t m, int n, uint64_t seed) {
-  GeneratorSpec spec;
-  spec.kind = "uniform";
-  spec.m = m;
-  spec.n = n;
-  spec.seed = seed;
-  return generate(spec);
-}
+using seeding_test::uniform;
 
 Dataset from_rows(const std::vector<std::vector<float>>& rows) {
   Dataset d;
