@@ -95,6 +95,19 @@ TEST(KmeansParallel, EachRoundDrawsAboutEllCandidates) {
   EXPECT_GE(defaults.candidates.size(), 5u);
 }
 
+// An ℓ far above the rows draws every row in the first round, once: the candidates are the rows.
+TEST(KmeansParallel, AnOversamplingAboveTheRowsDrawsEveryRowOnce) {
+  const Dataset data = blobs(500, 3, 4, 1.0, 5);
+  seeding::KmeansParallelOptions options;
+  options.rounds = 2;
+  options.oversampling = 1e300;
+  const seeding::KmeansParallelRun run = seeding::kmeans_parallel_cpu(data, 6, 3, options);
+  EXPECT_EQ(run.candidates.size(), size_t(data.m));
+  EXPECT_EQ(std::set<int64_t>(run.candidates.begin(), run.candidates.end()).size(), size_t(data.m));
+  for (int64_t w : run.candidate_weights) EXPECT_EQ(w, 1);
+  EXPECT_EQ(run.chosen.size(), 6u);
+}
+
 TEST(KmeansParallel, KRangeBlocksArePrefixesOfOneSequence) {
   const Dataset data = blobs(4000, 4, 9, 1.5, 21);
   const DeviceInfo host = query_host_cpu();
@@ -212,6 +225,9 @@ TEST_F(KmeansParallelGpu, SameCandidatesWeightsAndCentresAsTheCpuPath) {
   seeding::KmeansParallelOptions three_rounds;
   three_rounds.rounds = 3;
   three_rounds.oversampling = 300;  // several candidate tiles a round, and a grown buffer
+  seeding::KmeansParallelOptions every_row;
+  every_row.rounds = 2;
+  every_row.oversampling = 1e300;  // the first round draws every row: a buffer of all of them
   Dataset three;  // three distinct points, ten copies each: the fill-in
   three.n = 2;
   for (int copy = 0; copy < 10; ++copy)
@@ -226,6 +242,7 @@ TEST_F(KmeansParallelGpu, SameCandidatesWeightsAndCentresAsTheCpuPath) {
       {uniform(4000, 100, 5), 12, defaults},             // wider than the float4 pass
       {uniform(9000, 64, 6), 24, defaults},              // the widest float4 pass
       {three, 5, defaults},                              // coinciding points, filled in
+      {blobs(2000, 4, 3, 1.0, 8), 7, every_row},         // every row a candidate
   };
   for (const Case& c : cases) {
     const seeding::KmeansParallelRun cpu = seeding::kmeans_parallel_cpu(c.data, c.kmax, 41, c.options);

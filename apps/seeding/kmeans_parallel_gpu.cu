@@ -154,8 +154,10 @@ KmeansParallelRun kmeans_parallel_gpu(const Dataset& data, int kmax, uint64_t se
   check(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, drawn.get(), prefix.get(), m, stream.get()),
         "k-means||: scan size");
   DeviceBuffer<unsigned char> scan_space(std::max<size_t>(1, scan_bytes), "k-means|| scan");
-  // About 1 + rounds·ℓ candidates; the buffer grows if a round draws more.
-  Candidates candidates(n, std::max<int64_t>(kmax, int64_t(1.25 * ell * options.rounds) + 64));
+  // About 1 + rounds·ℓ candidates, never more than the rows (a large --oversampling draws every
+  // row); the buffer grows if a round draws more.
+  const double expected = std::min(double(m), 1.25 * ell * double(options.rounds) + 64.0);
+  Candidates candidates(n, std::max<int64_t>(kmax, int64_t(expected)));
   check(cudaStreamSynchronize(stream.get()), "k-means||: upload");
   run.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
 
