@@ -393,6 +393,13 @@ TEST_P(GemmWindowOnDevice, EveryPathMatchesTheReference) {
     p["update"] = update;
     points.push_back(p);
   }
+  // Ring stages of several chunks, on the default tile (a stage may also equal the table).
+  for (const int stage : {64, 128, 256}) {
+    Params p = defaults;
+    p["table"] = "stream";
+    p["stage"] = stage;
+    points.push_back(p);
+  }
   for (const gemm_window::TileConfig& tile : gemm_window::kTileConfigs)
     for (const char* table : {"stream", "resident"}) {
       Params p = defaults;

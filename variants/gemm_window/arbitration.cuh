@@ -5,143 +5,149 @@
 // addition), rounded once to FP32 and packed above the column index, so the smallest wins
 // and equal distances fall to the lower index, as in the FP64 reference.
 //
-// A warp arbitrates its own kRowsPerWarp rows. Up to 64 dimensions a lane computes a whole
-// distance (a row's ≤ 32 candidates in one round); wider rows are split across the warp's
-// lanes (coalesced loads, one shuffle reduction per distance), since a lane-serial distance
-// over 1024 dimensions would keep the warp waiting on ~2000 dependent loads.
+// A warp arbitrates its own kRowsPerWarp rows, all their distances at once: the rows' jobs
+// (row, column) are numbered in one list, and each round gives every job L lanes (a power of
+// two: as many as the list leaves free, at most one float4 of the row each), whose partial
+// sums meet in a shuffle reduction and a shared-memory atomicMin per row. Serving one
+// distance at a time with the whole warp left 7 of 8 warps waiting at the next barrier on
+// issue 32's 128/1024/2M row (ncu, H200: barrier the top stall, issue slots 17 % busy,
+// 12.4 ms; reports/results/nvidia-h200/gemm-window-profile.txt).
 #include "variants/gemm_window/block.cuh"
 
 namespace mk::gemm_window {
-
-constexpr int kLaneDistanceMaxDims = 64;
 
 __device__ __forceinline__ unsigned long long pack_exact(double distance2, unsigned column) {
   return (static_cast<unsigned long long>(__float_as_uint(__double2float_rn(distance2))) << 32) | column;
 }
 
-__device__ __forceinline__ double lane_distance(const float* __restrict__ x, const float* __restrict__ c, int n) {
-  double sum = 0.0;
+// Lane `part` of L lanes: its share of Σ(x − c)² (float4 pieces part, part + L, ... when n % 4
+// == 0, else single dimensions). Two independent FP64 sums keep the FMA chain half as long.
+__device__ __forceinline__ double partial_distance(const float* __restrict__ x, const float* __restrict__ c, int n,
+                                                   int part, int lanes) {
+  double s0 = 0.0, s1 = 0.0;
   if ((n & 3) == 0) {
-    for (int d = 0; d < n; d += 4) {
-      const float4 xv = __ldg(reinterpret_cast<const float4*>(x + d));
-      const float4 cv = __ldg(reinterpret_cast<const float4*>(c + d));
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    const float4* c4 = reinterpret_cast<const float4*>(c);
+    const int pieces = n >> 2;
+#pragma unroll 2
+    for (int i = part; i < pieces; i += lanes) {
+      const float4 xv = __ldg(x4 + i), cv = __ldg(c4 + i);
       const double e0 = double(xv.x) - cv.x, e1 = double(xv.y) - cv.y, e2 = double(xv.z) - cv.z,
                    e3 = double(xv.w) - cv.w;
-      sum = fma(e0, e0, sum);
-      sum = fma(e1, e1, sum);
-      sum = fma(e2, e2, sum);
-      sum = fma(e3, e3, sum);
+      s0 = fma(e0, e0, s0);
+      s1 = fma(e1, e1, s1);
+      s0 = fma(e2, e2, s0);
+      s1 = fma(e3, e3, s1);
     }
   } else {
-    for (int d = 0; d < n; ++d) {
+    for (int d = part; d < n; d += lanes) {
       const double e = double(__ldg(x + d)) - __ldg(c + d);
-      sum = fma(e, e, sum);
+      s0 = fma(e, e, s0);
     }
   }
-  return sum;
+  return s0 + s1;
 }
 
-// Every lane returns the whole distance.
-__device__ __forceinline__ double warp_distance(const float* __restrict__ x, const float* __restrict__ c, int n,
-                                                int lane) {
-  double sum = 0.0;
-  if ((n & 3) == 0) {
-    for (int d = lane * 4; d < n; d += 128) {
-      const float4 xv = __ldg(reinterpret_cast<const float4*>(x + d));
-      const float4 cv = __ldg(reinterpret_cast<const float4*>(c + d));
-      const double e0 = double(xv.x) - cv.x, e1 = double(xv.y) - cv.y, e2 = double(xv.z) - cv.z,
-                   e3 = double(xv.w) - cv.w;
-      sum = fma(e0, e0, sum);
-      sum = fma(e1, e1, sum);
-      sum = fma(e2, e2, sum);
-      sum = fma(e3, e3, sum);
-    }
-  } else {
-    for (int d = lane; d < n; d += 32) {
-      const double e = double(__ldg(x + d)) - __ldg(c + d);
-      sum = fma(e, e, sum);
-    }
-  }
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullWarp, sum, offset);
-  return sum;
-}
-
-__device__ __forceinline__ unsigned long long warp_min(unsigned long long value) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) value = min(value, __shfl_xor_sync(kFullWarp, value, offset));
-  return value;
-}
-
-// The smallest packed exact distance over `count` columns produced by column_at(i).
-template <class ColumnAt>
-__device__ __forceinline__ unsigned long long exact_minimum(const KernelArgs& a, const float* x, int slot_offset,
-                                                            int count, ColumnAt column_at, int lane) {
-  unsigned long long best = ~0ull;
-  if (a.n <= kLaneDistanceMaxDims) {
-    for (int i = lane; i < count; i += 32) {
-      const unsigned column = column_at(i);
-      if (column == 0xffffffffu) continue;
-      best = min(best, pack_exact(lane_distance(x, a.centroids + int64_t(slot_offset + int(column)) * a.n, a.n), column));
-    }
-    return warp_min(best);
-  }
-  for (int i = 0; i < count; ++i) {
-    const unsigned column = column_at(i);  // the same for every lane
-    if (column == 0xffffffffu) continue;
-    best = min(best, pack_exact(warp_distance(x, a.centroids + int64_t(slot_offset + int(column)) * a.n, a.n, lane),
-                                column));
-  }
-  return best;
+// The index of the nth (0-based) set bit of mask; mask has more than n bits set.
+__device__ __forceinline__ int nth_set_bit(unsigned mask, int n) {
+  for (int i = 0; i < n; ++i) mask &= mask - 1;
+  return __ffs(mask) - 1;
 }
 
 // Step 3 of a group's finalize (after the barrier that ends list_candidates): the warp's rows
-// with more than one candidate get exact labels; the row lists are cleared for the next group.
+// with more than one candidate, or a slice to scan, get exact labels; the row lists are
+// cleared for the next group.
 template <class S>
 __device__ __forceinline__ void arbitrate_rows(const KernelArgs& a, const Smem& s, const GroupInfo& group,
                                                int64_t base) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  unsigned long long rows = 0, ambiguous = 0, slices = 0, distances = 0;
-  for (int i = 0; i < S::kRowsPerWarp; ++i) {
-    const int row = warp * S::kRowsPerWarp + i;
-    const int count = int(s.rowcount[row]);
-    unsigned scan = s.scan[row];
-    rows += base + row < a.m;
-    if (count > 1 || scan != 0) {
-      ++ambiguous;
-      const float* x = a.points + (base + row) * a.n;
-      const unsigned short* items = s.items + row * S::kItemsPerRow;
-      unsigned long long best =
-          exact_minimum(a, x, group.slot_offset, count, [&](int k) { return unsigned(items[k]); }, lane);
-      distances += count;
-      while (scan != 0) {
-        const int slice = __ffs(scan) - 1;
-        scan &= scan - 1;
-        const int wn = slice >> 3, t = (slice >> 1) & 3, parity = slice & 1;
-        const int columns = group.tiles * S::kNTiles;
-        // Column i of the slice: n-tile i % kNTiles of tile i / kNTiles; padding columns skipped.
-        const auto column_at = [&](int k) {
+  const int r0 = warp * S::kRowsPerWarp;
+  const int slice_columns = group.tiles * S::kNTiles;  // columns of one (warp column, lane, parity) slice
+  // Lane i < kRowsPerWarp speaks for row r0 + i.
+  int count = 0;
+  unsigned scan = 0;
+  bool valid = false;
+  if (lane < S::kRowsPerWarp) {
+    valid = base + r0 + lane < a.m;
+    count = int(s.rowcount[r0 + lane]);
+    scan = s.scan[r0 + lane];
+  }
+  const bool ambiguous = valid && (count > 1 || scan != 0);
+  const int jobs = ambiguous ? count + __popc(scan) * slice_columns : 0;
+  int end = jobs;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const int before = __shfl_up_sync(kFullWarp, end, offset);
+    if (lane >= offset) end += before;
+  }
+  const int total = __shfl_sync(kFullWarp, end, 31);
+  if (lane < S::kRowsPerWarp) {
+    s.job_end[r0 + lane] = end;
+    s.best[r0 + lane] = ~0ull;
+  }
+  __syncwarp();
+
+  if (total > 0) {
+    // Lanes per job: as many as leave no lane idle in one round, at most one float4 each. At
+    // least 8 or 32 lanes a distance (whole 128-byte lines a load) measured slower on every
+    // row (H200, 768/1000/1M: 157 ms with one lane, 200 with 8, 260 with 32; 128/1024/2M: 6.08,
+    // 6.97, 10.5; reports/results/nvidia-h200/gemm-window-sweep.txt).
+    const int widest = a.n >= 128 ? 32 : ((a.n + 3) >> 2);
+    int lanes = 1;
+    while (lanes * 2 <= widest && total * lanes * 2 <= 32) lanes *= 2;
+    const int part = lane & (lanes - 1);
+    const int per_round = 32 / lanes;
+    for (int first = 0; first < total; first += per_round) {
+      const int job = first + lane / lanes;
+      double partial = 0.0;
+      int row = -1;
+      unsigned column = 0xffffffffu;
+      if (job < total) {
+        int i = 0;
+        while (s.job_end[r0 + i] <= job) ++i;
+        row = r0 + i;
+        const int start = i == 0 ? 0 : s.job_end[r0 + i - 1];
+        int local = job - start;
+        const int listed = int(s.rowcount[row]);
+        if (local < listed) {
+          column = s.items[row * S::kItemsPerRow + local];
+        } else {
+          local -= listed;
+          const int which = local / slice_columns, k = local - which * slice_columns;
+          const int slice = nth_set_bit(s.scan[row], which);
+          const int wn = slice >> 3, t = (slice >> 1) & 3, parity = slice & 1;
+          // Column k of the slice: n-tile k % kNTiles of tile k / kNTiles; padding skipped.
           const int tile = k / S::kNTiles, nt = k - tile * S::kNTiles;
-          const int column = tile * S::BN + wn * S::kWarpColumns + nt * 8 + 2 * t + parity;
-          return column < group.k ? unsigned(column) : 0xffffffffu;
-        };
-        best = min(best, exact_minimum(a, x, group.slot_offset, columns, column_at, lane));
-        ++slices;
-        distances += columns;
+          const int c = tile * S::BN + wn * S::kWarpColumns + nt * 8 + 2 * t + parity;
+          column = c < group.k ? unsigned(c) : 0xffffffffu;
+        }
+        if (column != 0xffffffffu)
+          partial = partial_distance(a.points + (base + row) * a.n,
+                                     a.centroids + int64_t(group.slot_offset + int(column)) * a.n, a.n, part, lanes);
       }
-      if (lane == 0) s.label[row] = int(best & 0xffffffffu);
+      for (int offset = lanes >> 1; offset > 0; offset >>= 1) partial += __shfl_xor_sync(kFullWarp, partial, offset);
+      if (part == 0 && column != 0xffffffffu) atomicMin(&s.best[row], pack_exact(partial, column));
+    }
+    __syncwarp();
+    if (ambiguous) s.label[r0 + lane] = int(s.best[r0 + lane] & 0xffffffffu);
+  }
+  if (a.stats) {
+    const unsigned long long rows = __popc(__ballot_sync(kFullWarp, valid));
+    const unsigned long long ambiguous_rows = __popc(__ballot_sync(kFullWarp, ambiguous));
+    int slices = ambiguous ? __popc(scan) : 0;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) slices += __shfl_xor_sync(kFullWarp, slices, offset);
+    if (lane == 0) {
+      atomicAdd(&a.stats[0], rows);
+      atomicAdd(&a.stats[1], ambiguous_rows);
+      atomicAdd(&a.stats[2], static_cast<unsigned long long>(slices));
+      atomicAdd(&a.stats[3], static_cast<unsigned long long>(total));
     }
   }
   __syncwarp();
   if (lane < S::kRowsPerWarp) {
-    s.rowcount[warp * S::kRowsPerWarp + lane] = 0;
-    s.scan[warp * S::kRowsPerWarp + lane] = 0;
-  }
-  if (a.stats && lane == 0) {
-    atomicAdd(&a.stats[0], rows);
-    atomicAdd(&a.stats[1], ambiguous);
-    atomicAdd(&a.stats[2], slices);
-    atomicAdd(&a.stats[3], distances);
+    s.rowcount[r0 + lane] = 0;
+    s.scan[r0 + lane] = 0;
   }
   __syncwarp();
 }

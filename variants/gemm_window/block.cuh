@@ -28,6 +28,7 @@ struct Shape {
 
 struct Smem {
   double* inertia;            // [group][warp]
+  unsigned long long* best;   // per row: the smallest packed exact distance (arbitration)
   __half* a;                  // BM × npad, the block's points in FP16 (swizzled 16-byte pieces)
   __half* b;                  // table chunks: ring slots or the whole table, BN × 32 each
   float* xn2;                 // per row ‖x̃‖² (FP32 sum, widened by the reader)
@@ -36,10 +37,11 @@ struct Smem {
   unsigned* rowcount;         // candidates listed per row
   unsigned* scan;             // per row: slices (warp column, lane, parity) to scan exactly
   int* label;                 // per row: the group's label
+  int* job_end;               // per row: its warp's exact-distance jobs up to and including it
   unsigned short* items;      // [row][kItemsPerRow]: candidate columns
   unsigned* counts;           // per slot (update=global, shared)
   float* sums;                // per slot × n, FP32 sums of x − μ (update=shared)
-  int* tile;                  // the point tile the block works on
+  int* tile;                  // two slots: the point tile the block works on, and the next
 };
 
 // Pointers are rebuilt from the kernel parameters wherever a function needs them, so they
@@ -50,6 +52,7 @@ __device__ __forceinline__ Smem carve(const SmemLayout& l) {
   unsigned char* base = gemm_window_smem;
   Smem s;
   s.inertia = reinterpret_cast<double*>(base + l.inertia);
+  s.best = reinterpret_cast<unsigned long long*>(base + l.best);
   s.a = reinterpret_cast<__half*>(base + l.a);
   s.b = reinterpret_cast<__half*>(base + l.b);
   s.xn2 = reinterpret_cast<float*>(base + l.xn2);
@@ -58,6 +61,7 @@ __device__ __forceinline__ Smem carve(const SmemLayout& l) {
   s.rowcount = reinterpret_cast<unsigned*>(base + l.rowcount);
   s.scan = reinterpret_cast<unsigned*>(base + l.scan);
   s.label = reinterpret_cast<int*>(base + l.label);
+  s.job_end = reinterpret_cast<int*>(base + l.job_end);
   s.items = reinterpret_cast<unsigned short*>(base + l.items);
   s.counts = reinterpret_cast<unsigned*>(base + l.counts);
   s.sums = reinterpret_cast<float*>(base + l.sums);

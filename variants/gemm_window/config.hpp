@@ -90,7 +90,7 @@ Geometry make_geometry(int n, int kmin, int kmax, const TileConfig& tile);
 
 // Byte offsets into a block's dynamic shared memory; the same numbers on host and device.
 struct SmemLayout {
-  int inertia, a, b, xn2, ex, rowbest, rowcount, scan, label, items, counts, sums, tile;
+  int inertia, best, a, b, xn2, ex, rowbest, rowcount, scan, label, job_end, items, counts, sums, tile;
   int64_t total;
 };
 
@@ -106,6 +106,8 @@ MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int tab
   // Offsets fit 32 bits whenever the total fits a block; a larger total is refused by its size.
   s.inertia = int(at);
   at += int64_t(groups) * tile.warps() * 8;
+  s.best = int(at);
+  at += int64_t(tile.bm) * 8;
   at = align_up(at, 128);
   s.a = int(at);
   at += int64_t(tile.bm) * npad * 2;
@@ -122,6 +124,8 @@ MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int tab
   s.scan = int(at);
   at += int64_t(tile.bm) * 4;
   s.label = int(at);
+  at += int64_t(tile.bm) * 4;
+  s.job_end = int(at);
   at += int64_t(tile.bm) * 4;
   s.items = int(at);
   at += int64_t(tile.bm) * kItemsPerRowPerWarpColumn * tile.wn * 2;

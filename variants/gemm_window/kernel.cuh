@@ -6,9 +6,9 @@
 // group's last tile its labels are settled (epilogue.cuh: window and candidates;
 // arbitration.cuh: exact distances) and its points added (update.cuh).
 //
-// Barriers: the tile fetch (A and the ring are free again), after the fill (A visible), one
-// per chunk with table=stream (the ring slot is free), and two per group (row minima, then
-// candidate lists, are complete). Rows are owned by one warp for arbitration and update, so
+// Barriers: the end of a point tile (A is free again, the next tile number landed), after the
+// fill (A visible), one per ring stage with table=stream (the ring slot is free), and two per
+// group (row minima, then candidate lists, are complete). Rows are owned by one warp for arbitration and update, so
 // those need only warp synchronisation.
 #include "variants/gemm_window/arbitration.cuh"
 #include "variants/gemm_window/epilogue.cuh"
@@ -17,18 +17,17 @@
 
 namespace mk::gemm_window {
 
-template <class S>
-__device__ __forceinline__ int next_point_tile(const KernelArgs& a, const Smem& s) {
-  if (threadIdx.x == 0) *s.tile = int(atomicAdd(a.tile_counter, 1u));
-  __syncthreads();
-  return *s.tile;
+// Point tiles come from a counter, one ahead: thread 0 asks for tile i + 1 as tile i starts,
+// into the other of two shared slots, so the atomic's round trip is hidden behind a tile's
+// work instead of waited for at every tile's barrier.
+__device__ __forceinline__ void request_point_tile(const KernelArgs& a, const Smem& s, int slot) {
+  if (threadIdx.x == 0) s.tile[slot] = int(atomicAdd(a.tile_counter, 1u));
 }
 
 template <int BM, int BN, int WM, int WN, int MinBlocks>
 __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(KernelArgs a) {
 #if MK_GW_SM80
   using S = Shape<BM, BN, WM, WN>;
-  const int total_chunks = a.total_tiles * a.chunks;
   const Smem s = carve(a.smem);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int wm = warp / WN, wn = warp - wm * WN;
@@ -45,15 +44,41 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     for (int i = threadIdx.x; i < a.slots * a.n; i += S::kThreads) s.sums[i] = 0.f;
   for (int i = threadIdx.x; i < a.group_count * S::kWarps; i += S::kThreads) s.inertia[i] = 0.0;
   for (int i = threadIdx.x; i < BM; i += S::kThreads) s.rowcount[i] = s.scan[i] = 0;
+  // table=stream: the ring runs on across point tiles, since every tile sweeps the same table
+  // in the same order: the fetches cycle through the table, so the next tile's first stages
+  // are already in flight while this one finishes.
+  const int sc = a.stage_chunks;
+  const int stage_elements = sc * BN * kChunkDims;
+  const CopyPlan plan = copy_plan<S>(a);
+  // The next stage to fetch: its centroid tile and first chunk.
+  int next_tile = 0, next_chunk = 0, stage_slot = 0, in_stage = 0;
+  const auto advance = [&] {
+    next_chunk += sc;
+    if (next_chunk == a.chunks) {
+      next_chunk = 0;
+      next_tile = next_tile + 1 == a.total_tiles ? 0 : next_tile + 1;
+    }
+  };
   if (a.table_resident) {
-    for (int q = 0; q < total_chunks; ++q) copy_chunk<S>(a, s.b + q * BN * kChunkDims, q);
+    for (int tile = 0; tile < a.total_tiles; ++tile)
+      for (int c = 0; c < a.chunks; ++c)
+        copy_chunk<S>(a, plan, s.b + (tile * a.chunks + c) * BN * kChunkDims, tile, c);
     cp_async_commit();
     cp_async_wait<0>();
+  } else {
+#pragma unroll
+    for (int slot = 0; slot < kStages - 1; ++slot) {
+      copy_stage<S>(a, plan, s.b + slot * stage_elements, next_tile, next_chunk);
+      cp_async_commit();
+      advance();
+    }
   }
+  request_point_tile(a, s, 0);
   __syncthreads();
 
-  int tiles_since_flush = 0;
-  for (int tile = next_point_tile<S>(a, s); tile < a.point_tiles; tile = next_point_tile<S>(a, s)) {
+  int tiles_since_flush = 0, tile_slot = 0;
+  for (int tile = s.tile[0]; tile < a.point_tiles; tile = s.tile[tile_slot]) {
+    request_point_tile(a, s, tile_slot ^ 1);
     if (a.update == UpdateMode::Shared && tiles_since_flush == a.flush_tiles) {
       flush_shared_sums<S>(a, s);
       __syncthreads();
@@ -64,13 +89,6 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     ++tiles_since_flush;
     const int64_t base = int64_t(tile) * BM;
     fill_points<S>(a, s, base, scale);
-    if (!a.table_resident) {
-#pragma unroll
-      for (int q = 0; q < kStages - 1; ++q) {
-        if (q < total_chunks) copy_chunk<S>(a, s.b + q * BN * kChunkDims, q);
-        cp_async_commit();
-      }
-    }
     __syncthreads();
     const RowData rows = load_rows(a, s, wm, g);
 
@@ -88,12 +106,21 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
           if (a.table_resident) {
             slot = s.b + q * BN * kChunkDims;
           } else {
-            cp_async_wait<kStages - 2>();
-            __syncthreads();
-            const int next = q + kStages - 1;
-            if (next < total_chunks) copy_chunk<S>(a, s.b + (next % kStages) * BN * kChunkDims, next);
-            cp_async_commit();
-            slot = s.b + (q % kStages) * BN * kChunkDims;
+            if (in_stage == 0) {
+              // The stage in this slot has landed, and every warp is past the previous stage,
+              // whose slot the next prefetch refills.
+              cp_async_wait<kStages - 2>();
+              __syncthreads();
+              const int refill = stage_slot == 0 ? kStages - 1 : stage_slot - 1;
+              copy_stage<S>(a, plan, s.b + refill * stage_elements, next_tile, next_chunk);
+              cp_async_commit();
+              advance();
+            }
+            slot = s.b + stage_slot * stage_elements + in_stage * BN * kChunkDims;
+            if (++in_stage == sc) {
+              in_stage = 0;
+              stage_slot = stage_slot + 1 == kStages ? 0 : stage_slot + 1;
+            }
           }
           mma_chunk<S>(s, slot, kchunk, pieces, acc);
         }
@@ -111,6 +138,8 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       if (a.update != UpdateMode::Sorted) add_inertia<S>(s, gi, inertia);
       reset(top);
     }
+    __syncthreads();  // A is free again, and the next tile's number has landed
+    tile_slot ^= 1;
   }
   cp_async_wait<0>();
   if (a.update == UpdateMode::Shared) {

@@ -29,6 +29,7 @@ struct KernelArgs {
   int group_count;
   int total_tiles;
   int chunks;          // k-chunks of 32 dims per centroid tile
+  int stage_chunks;    // table=stream: chunks per ring stage (divides chunks)
   int slots;           // ΣK
   unsigned index_mask;  // low bits of a packed key that hold the column index
   KeyErrorModel model;  // rho and tau filled in by the kernel from table_scalars

@@ -1,8 +1,8 @@
 #pragma once
 // gemm-window's mainloop pieces: the block's points converted once per point tile into a
 // resident FP16 A tile (with each point's ‖x̃‖² and FP16 residual ‖x_h − x̃‖²), the FP16
-// centroid table streamed in chunks of BN columns × 32 dims (cp.async, a ring of kStages slots,
-// or the whole table resident), and one chunk's MMAs into the warp's 32 × BN/WN keys.
+// centroid table streamed in chunks of BN columns × 32 dims (cp.async, a ring of kStages
+// stages of stage_chunks chunks each, or the whole table resident), and one chunk's MMAs into the warp's 32 × BN/WN keys.
 //
 // Shared layouts: rows of 16-byte pieces (8 halves), piece c of row r stored at c XOR a
 // function of r, so the 8 rows one ldmatrix phase reads fall in 8 different bank groups:
@@ -78,40 +78,73 @@ __device__ __forceinline__ void fill_points(const KernelArgs& a, const Smem& s, 
       }
     }
   } else {
-    // Several rows per warp pass: lane → (row lane/pieces, piece lane%pieces).
-    const int rows_per_pass = 32 / pieces;
-    const int local_row = lane / pieces, piece = lane - local_row * pieces;
+    // Several rows per warp pass: lane → (row lane / seg, piece lane % seg), seg the pieces
+    // rounded up to a power of two, so a row's lanes meet in a shuffle reduction (shared FP32
+    // atomics compile to a CAS loop on sm_90: 9 % of the stall samples on 128/1024/2M, ncu).
+    int seg = 1;
+    while (seg < pieces) seg <<= 1;
+    const int rows_per_pass = 32 / seg;
+    const int local_row = lane / seg, piece = lane - local_row * seg;
     for (int row0 = warp * rows_per_pass; row0 < S::BM; row0 += S::kWarps * rows_per_pass) {
-      if (lane < rows_per_pass && row0 + lane < S::BM) {
-        s.xn2[row0 + lane] = 0.f;
-        s.ex[row0 + lane] = 0.f;
-      }
-      __syncwarp();
       const int row = row0 + local_row;
-      if (local_row < rows_per_pass && row < S::BM) {
+      const bool mine = row < S::BM && piece < pieces;
+      float norm2 = 0.f, residual2 = 0.f;
+      if (mine) {
         const int64_t p = base + row;
-        float norm2 = 0.f, residual2 = 0.f;
         const uint4 value = convert_piece(a, p, p < a.m, piece, scale, norm2, residual2);
         reinterpret_cast<uint4*>(s.a)[row * pieces + swizzle(piece, row, pieces)] = value;
-        atomicAdd(&s.xn2[row], norm2);
-        atomicAdd(&s.ex[row], residual2);
       }
-      __syncwarp();
+      for (int offset = seg >> 1; offset > 0; offset >>= 1) {
+        norm2 += __shfl_xor_sync(kFullWarp, norm2, offset);
+        residual2 += __shfl_xor_sync(kFullWarp, residual2, offset);
+      }
+      if (piece == 0 && row < S::BM) {
+        s.xn2[row] = norm2;
+        s.ex[row] = residual2;
+      }
     }
   }
 }
 
-// Chunk q of the table (centroid tile q / chunks, dims 32·(q % chunks) ..) into a slot of
-// BN rows × 4 pieces. Every thread of the block takes part; completion is the caller's
-// cp.async group.
+// A thread's part of every table copy, fixed for the kernel: its first row (threadIdx / 4)
+// and piece (threadIdx % 4) of a chunk slot. The block copies kThreads / 4 rows a pass, a
+// multiple of 8, so the swizzle c ^ ((r >> 1) & 3) of later passes equals the first's and
+// each pass is a fixed step in both spaces. (Working out row, piece and the chunk's tile by
+// divisions in every copy was ~100M of the kernel's 1.64G instructions on 128/1024/2M.)
+struct CopyPlan {
+  int smem;      // halves into a chunk slot
+  int64_t table; // halves into a centroid tile's first chunk
+};
+
 template <class S>
-__device__ __forceinline__ void copy_chunk(const KernelArgs& a, __half* slot, int q) {
-  const int tile = q / a.chunks, kchunk = q - tile * a.chunks;
-  const __half* source = a.table + int64_t(tile) * S::BN * a.npad + kchunk * kChunkDims;
-  for (int i = threadIdx.x; i < S::BN * 4; i += S::kThreads) {
-    const int row = i >> 2, piece = i & 3;
-    cp_async_16(smem_address(slot + (row * 4 + swizzle(piece, row, 4)) * 8), source + int64_t(row) * a.npad + piece * 8);
+__device__ __forceinline__ CopyPlan copy_plan(const KernelArgs& a) {
+  static_assert(S::kThreads % 32 == 0, "whole warps: a pass is a multiple of 8 rows");
+  const int row = threadIdx.x >> 2, piece = threadIdx.x & 3;
+  return {(row * 4 + swizzle(piece, row, 4)) * 8, int64_t(row) * a.npad + piece * 8};
+}
+
+// Chunk kchunk (dims 32·kchunk ..) of centroid tile `tile` into a slot of BN rows × 4 pieces.
+// Every thread of the block takes part; completion is the caller's cp.async group.
+template <class S>
+__device__ __forceinline__ void copy_chunk(const KernelArgs& a, const CopyPlan& plan, __half* slot, int tile,
+                                           int kchunk) {
+  constexpr int kRowsPerPass = S::kThreads / 4;
+  constexpr int kPasses = (S::BN + kRowsPerPass - 1) / kRowsPerPass;
+  const __half* source = a.table + int64_t(tile) * S::BN * a.npad + kchunk * kChunkDims + plan.table;
+  __half* target = slot + plan.smem;
+#pragma unroll
+  for (int pass = 0; pass < kPasses; ++pass) {
+    if (S::BN % kRowsPerPass == 0 || int(threadIdx.x >> 2) + pass * kRowsPerPass < S::BN)
+      cp_async_16(smem_address(target + pass * kRowsPerPass * 32), source + int64_t(pass) * kRowsPerPass * a.npad);
   }
+}
+
+// The stage of stage_chunks chunks from chunk chunk0 of centroid tile `tile` (a stage never
+// straddles a tile, since stage_chunks divides chunks) into consecutive chunk slots.
+template <class S>
+__device__ __forceinline__ void copy_stage(const KernelArgs& a, const CopyPlan& plan, __half* slot, int tile,
+                                           int chunk0) {
+  for (int j = 0; j < a.stage_chunks; ++j) copy_chunk<S>(a, plan, slot + j * S::BN * kChunkDims, tile, chunk0 + j);
 }
 
 // One chunk (two k16 steps) of the warp's keys: acc[m-tile][n-tile][4] += A·B.

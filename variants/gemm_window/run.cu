@@ -29,13 +29,25 @@ RunConfig run_config(const Params& params) {
     throw InputError("gemm-window: unknown table '" + table + "' (expected stream or resident)");
   config.table_resident = table == "resident";
   config.grid = params.at("grid").get<int64_t>();
+  // Parameter sets written before the stage axis existed ran one chunk a stage.
+  config.stage_dims = params.contains("stage") ? int(params.at("stage").get<int64_t>()) : kChunkDims;
+  if (config.stage_dims < kChunkDims || config.stage_dims % kChunkDims != 0)
+    throw InputError("gemm-window: stage must be a positive multiple of " + std::to_string(kChunkDims) + ", got " +
+                     std::to_string(config.stage_dims));
   return config;
+}
+
+int stage_chunks(int stage_dims, int chunks) {
+  int per_stage = std::min(stage_dims / kChunkDims, chunks);
+  while (chunks % per_stage != 0) --per_stage;
+  return per_stage;
 }
 
 SmemLayout block_smem_layout(const Problem& problem, const RunConfig& config) {
   const TileConfig& tile = kTileConfigs[config.tile_index];
   const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmax, tile);
-  const int table_chunks = config.table_resident ? geometry.total_tiles * geometry.chunks : kStages;
+  const int table_chunks = config.table_resident ? geometry.total_tiles * geometry.chunks
+                                                 : kStages * stage_chunks(config.stage_dims, geometry.chunks);
   return smem_layout(tile, geometry.npad, table_chunks, int(geometry.groups.size()), geometry.slots, problem.n,
                      config.update == UpdateMode::Shared);
 }
@@ -148,6 +160,7 @@ class GemmWindowRun : public gpu::GpuRun {
     args.group_count = int(geometry_.groups.size());
     args.total_tiles = geometry_.total_tiles;
     args.chunks = geometry_.chunks;
+    args.stage_chunks = stage_chunks(config_.stage_dims, geometry_.chunks);
     args.slots = geometry_.slots;
     args.index_mask = (1u << geometry_.index_bits) - 1u;
     args.model = key_error_model(geometry_.npad, geometry_.index_bits);

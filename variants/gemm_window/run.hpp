@@ -15,9 +15,13 @@ struct RunConfig {
   int tile_index = 0;
   UpdateMode update = UpdateMode::Global;
   bool table_resident = false;
+  int stage_dims = 32;  // table=stream: dims of a centroid tile per ring stage (a multiple of 32)
   int64_t grid = 0;  // 0: every resident block of every SM
 };
 RunConfig run_config(const Params& params);  // InputError for unknown values
+
+// Chunks of 32 dims per ring stage: stage_dims / 32, at most a tile's chunks and dividing them.
+int stage_chunks(int stage_dims, int chunks);
 
 // The shared-memory carve-up of one block of `config` for `problem`, and its size.
 SmemLayout block_smem_layout(const Problem& problem, const RunConfig& config);

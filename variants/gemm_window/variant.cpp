@@ -69,7 +69,8 @@ class GemmWindow : public Variant {
     if (problem.m >= (int64_t(1) << 37)) return "M of 2^37 or more (point tiles are counted in 32 bits)";
     bool any = false;
     for (const TileConfig& tile : kTileConfigs)
-      any = any || fits(problem, device, {{"tile", tile.name}, {"update", "global"}, {"table", "stream"}, {"grid", 0}});
+      any = any ||
+            fits(problem, device, {{"tile", tile.name}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0}});
     if (!any)
       return "no tile's resident points fit the " + std::to_string(smem_limit(device)) +
              " bytes of shared memory a block may use";
@@ -98,8 +99,12 @@ class GemmWindow : public Variant {
                           "every 4096 points; sorted: labels radix-sorted, one atomic per run of equal labels"});
     space.axes.push_back({"table",
                           {"stream", "resident"},
-                          "stream: centroid chunks through a 3-slot cp.async ring; resident: the whole FP16 table "
+                          "stream: centroid chunks through a 3-stage cp.async ring; resident: the whole FP16 table "
                           "in shared memory once per block"});
+    space.axes.push_back({"stage",
+                          {32, 64, 128, 256},
+                          "table=stream: dims of a centroid tile per ring stage (one barrier a stage; capped at the "
+                          "padded N)"});
     const int sms = std::max(1, device.sm_count);
     space.axes.push_back({"grid", {0, int64_t(sms), int64_t(2) * sms, int64_t(4) * sms},
                           "blocks; 0 = every resident block of every SM (persistent grid)"});
@@ -107,6 +112,11 @@ class GemmWindow : public Variant {
     space.restrictions.push_back({"shared memory: points, table chunks, lists, counts (and sums) fit a block",
                                   [problem, limit](const Params& p) {
                                     return block_smem_bytes(problem, run_config(p)) <= limit;
+                                  }});
+    const int npad = padded_dims(problem.n);
+    space.restrictions.push_back({"stage: at most the padded N (a larger stage is the same run)", [npad](const Params& p) {
+                                    const int64_t stage = p.at("stage").get<int64_t>();
+                                    return stage == kChunkDims || stage <= npad;
                                   }});
     const bool narrow_m = problem.m <= INT32_MAX;
     space.restrictions.push_back(
@@ -122,7 +132,9 @@ class GemmWindow : public Variant {
   // Provisional, until the lead's measurements (docs/gemm-window.md lists them):
   // - tile: groups of at most 16 centroids waste least with 16-column tiles, up to 64 with 64;
   //   otherwise 128 columns over 2 warp columns (64 accumulators a lane), and 64-point blocks
-  //   where 128 points of FP16 rows would not leave room for the ring (N > 512).
+  //   where 128 points of FP16 rows would not leave room for the ring (N > 512) or where K is
+  //   512 or more (H200: 128/1024/2M 6.13 ms with 64x128/2x2 against 8.62 with 128x128/4x2;
+  //   64/256/4M 4.95 with 128x128/4x2 against 5.40; reports/results/nvidia-h200/gemm-window-sweep.txt).
   // - update: the FP64 atomics serialise on few addresses (tf32-window measured 5.0 ms at N=8
   //   K=32 M=8M against 0.34 ms for block-private sums), so block sums where ΣK·N floats fit
   //   in 64 KiB; beyond that sorted labels from N = 64 (one atomic per run instead of per
@@ -133,13 +145,16 @@ class GemmWindow : public Variant {
     std::vector<std::string> order;
     if (widest <= 16) order = {"128x16/4x1", "128x64/4x1", "128x128/4x2", "64x128/2x2"};
     else if (widest <= 64) order = {"128x64/4x1", "128x128/4x2", "64x128/2x2"};
-    else if (padded_dims(problem.n) > 512) order = {"64x128/2x2", "128x128/4x2"};
+    else if (padded_dims(problem.n) > 512 || widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
     else order = {"128x128/4x2", "64x128/2x2"};
-    Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"grid", 0}};
+    Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0}};
     for (const std::string& tile : order) {
       params["tile"] = tile;
       if (fits(problem, device, params)) break;
     }
+    // stage: 64 dims a ring stage where it fits (H200: 128/1024/2M 5.52 ms against 5.56 with
+    // 32; 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way; gemm-window-sweep.txt).
+    if (padded_dims(problem.n) >= 64 && fits(problem, device, with(params, "stage", 64))) params["stage"] = 64;
     const int64_t sums_floats = int64_t(problem.k.sum()) * problem.n;
     if (sums_floats * 4 <= 64 * 1024 && fits(problem, device, with(params, "update", "shared")))
       params["update"] = "shared";
