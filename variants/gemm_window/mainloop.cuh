@@ -2,7 +2,8 @@
 // gemm-window's mainloop pieces: the block's points converted once per point tile into a
 // resident FP16 A tile (with each point's ‖x̃‖² and FP16 residual ‖x_h − x̃‖²), the FP16
 // centroid table streamed in chunks of BN columns × 32 dims (cp.async, a ring of kStages
-// stages of stage_chunks chunks each, or the whole table resident), and one chunk's MMAs into the warp's 32 × BN/WN keys.
+// stages of stage_chunks chunks each, or the whole table resident), and one chunk's MMAs into
+// the warp's 32 × BN/WN keys.
 //
 // Shared layouts: rows of 16-byte pieces (8 halves), piece c of row r stored at c XOR a
 // function of r, so the 8 rows one ldmatrix phase reads fall in 8 different bank groups:

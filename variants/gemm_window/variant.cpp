@@ -69,8 +69,8 @@ class GemmWindow : public Variant {
     if (problem.m >= (int64_t(1) << 37)) return "M of 2^37 or more (point tiles are counted in 32 bits)";
     bool any = false;
     for (const TileConfig& tile : kTileConfigs)
-      any = any ||
-            fits(problem, device, {{"tile", tile.name}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0}});
+      any = any || fits(problem, device,
+                        {{"tile", tile.name}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0}});
     if (!any)
       return "no tile's resident points fit the " + std::to_string(smem_limit(device)) +
              " bytes of shared memory a block may use";
@@ -114,7 +114,8 @@ class GemmWindow : public Variant {
                                     return block_smem_bytes(problem, run_config(p)) <= limit;
                                   }});
     const int npad = padded_dims(problem.n);
-    space.restrictions.push_back({"stage: at most the padded N (a larger stage is the same run)", [npad](const Params& p) {
+    space.restrictions.push_back({"stage: at most the padded N (a larger stage is the same run)",
+                                  [npad](const Params& p) {
                                     const int64_t stage = p.at("stage").get<int64_t>();
                                     return stage == kChunkDims || stage <= npad;
                                   }});
@@ -129,12 +130,13 @@ class GemmWindow : public Variant {
     return space;
   }
 
-  // Provisional, until the lead's measurements (docs/gemm-window.md lists them):
+  // Measured on an H200 where a measurement is cited (reports/results/nvidia-h200/
+  // gemm-window-sweep.txt); the rest is reasoning, not yet measured:
   // - tile: groups of at most 16 centroids waste least with 16-column tiles, up to 64 with 64;
   //   otherwise 128 columns over 2 warp columns (64 accumulators a lane), and 64-point blocks
   //   where 128 points of FP16 rows would not leave room for the ring (N > 512) or where K is
-  //   512 or more (H200: 128/1024/2M 6.13 ms with 64x128/2x2 against 8.62 with 128x128/4x2;
-  //   64/256/4M 4.95 with 128x128/4x2 against 5.40; reports/results/nvidia-h200/gemm-window-sweep.txt).
+  //   512 or more (128/1024/2M 6.08 ms with 64x128/2x2 against 8.58 with 128x128/4x2;
+  //   64/256/4M 4.91 with 128x128/4x2 against 5.37; 128/100/1M 1.98 against 2.29).
   // - update: the FP64 atomics serialise on few addresses (tf32-window measured 5.0 ms at N=8
   //   K=32 M=8M against 0.34 ms for block-private sums), so block sums where ΣK·N floats fit
   //   in 64 KiB; beyond that sorted labels from N = 64 (one atomic per run instead of per
@@ -152,8 +154,8 @@ class GemmWindow : public Variant {
       params["tile"] = tile;
       if (fits(problem, device, params)) break;
     }
-    // stage: 64 dims a ring stage where it fits (H200: 128/1024/2M 5.52 ms against 5.56 with
-    // 32; 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way; gemm-window-sweep.txt).
+    // stage: 64 dims a ring stage where it fits (128/1024/2M 5.52 ms against 5.56 with 32;
+    // 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way).
     if (padded_dims(problem.n) >= 64 && fits(problem, device, with(params, "stage", 64))) params["stage"] = 64;
     const int64_t sums_floats = int64_t(problem.k.sum()) * problem.n;
     if (sums_floats * 4 <= 64 * 1024 && fits(problem, device, with(params, "update", "shared")))
