@@ -1,12 +1,17 @@
 # tests/device.sh stage mainstream-sanitize (sourced by tests/device.sh; docs/gpu-machine.md lists what it writes).
 # compute-sanitizer memcheck and racecheck on small shapes of every gemm-window path:
-# each tile, each update, both table modes, a K range, N not a multiple of 4, a partial tile.
+# each tile, each update, both table modes, ring stages, a K range, N not a multiple of 4, a
+# partial tile, and blocks that take many point tiles.
 sets=("128 1000 256 tile=128x128/4x2,update=global,table=stream"
       "96 1000 300 tile=128x128/4x1,update=sorted,table=stream"
       "32 3000 64 tile=128x64/4x1,update=shared,table=resident"
       "200 700 130 tile=64x128/2x2,update=global,table=stream"
       "8 5000 3..12 tile=128x16/4x1,update=shared,table=resident"
-      "37 2001 50 tile=128x64/4x1,update=sorted,table=stream")
+      "37 2001 50 tile=128x64/4x1,update=sorted,table=stream"
+      # Few blocks over many tiles: the ring running on across point tiles, the next tile
+      # fetched ahead, and the shared flush all happen inside one block.
+      "128 9000 256 tile=64x128/2x2,update=global,table=stream,stage=64,grid=8"
+      "64 20000 40 tile=128x64/4x1,update=shared,table=stream,stage=64,grid=4")
 for set in "${sets[@]}"; do
   set -- $set
   params=""; for kv in ${4//,/ }; do params+=" --param $kv"; done

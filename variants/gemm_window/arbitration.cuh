@@ -7,7 +7,7 @@
 //
 // A warp arbitrates its own kRowsPerWarp rows, all their distances at once: the rows' jobs
 // (row, column) are numbered in one list, and each round gives every job L lanes (a power of
-// two: as many as the list leaves free, at most one float4 of the row each), whose partial
+// two: the most that serve the whole list in one round, at most one float4 of the row each), whose partial
 // sums meet in a shuffle reduction and a shared-memory atomicMin per row. Serving one
 // distance at a time with the whole warp left 7 of 8 warps waiting at the next barrier on
 // issue 32's 128/1024/2M row (ncu, H200: barrier the top stall, issue slots 17 % busy,
@@ -88,9 +88,10 @@ __device__ __forceinline__ void arbitrate_rows(const KernelArgs& a, const Smem& 
   __syncwarp();
 
   if (total > 0) {
-    // Lanes per job: as many as leave no lane idle in one round, at most one float4 each. At
-    // least 8 or 32 lanes a distance (whole 128-byte lines a load) measured slower on every
-    // row (H200, 768/1000/1M: 157 ms with one lane, 200 with 8, 260 with 32; 128/1024/2M: 6.08,
+    // Lanes per job: the largest power of two that still serves every job in one round
+    // (total · L ≤ 32), at most one float4 each. Forcing at least 8 or 32 lanes a distance
+    // (whole 128-byte lines a load) measured slower than this rule on every row (H200,
+    // 768/1000/1M: 157 ms with the rule, 200 with at least 8, 260 with 32; 128/1024/2M: 6.08,
     // 6.97, 10.5; reports/results/nvidia-h200/gemm-window-sweep.txt).
     const int widest = a.n >= 128 ? 32 : ((a.n + 3) >> 2);
     int lanes = 1;

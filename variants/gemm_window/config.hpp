@@ -98,7 +98,8 @@ MK_GW_HD inline int64_t align_up(int64_t value, int64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// table_chunks: ring slots (kStages) or every chunk of the table (table=resident).
+// table_chunks: the ring's chunk slots (kStages × stage_chunks) or every chunk of the table
+// (table=resident).
 MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int table_chunks, int groups, int slots,
                                        int n, bool shared_sums) {
   SmemLayout s{};

@@ -24,7 +24,7 @@ struct RowData {
 
 __device__ __forceinline__ RowData load_rows(const KernelArgs& a, const Smem& s, int wm, int g) {
   RowData d;
-  // FP32 sums of n squares (in-order or by atomics) err by ≤ (n + 2)·2^-24 relative; the
+  // FP32 sums of n squares (in order, or by a shuffle tree) err by ≤ (n + 2)·2^-24 relative; the
   // centring's own rounding moves ‖x̃‖ by ≤ 2^-24 of it.
   const float widen = 1.f + float(a.n + 8) * 0x1p-23f;
 #pragma unroll

@@ -29,7 +29,8 @@ RunConfig run_config(const Params& params) {
     throw InputError("gemm-window: unknown table '" + table + "' (expected stream or resident)");
   config.table_resident = table == "resident";
   config.grid = params.at("grid").get<int64_t>();
-  // Parameter sets written before the stage axis existed ran one chunk a stage.
+  // A params object without a stage (run_config's direct callers; resolve_params fills in
+  // the default) runs one chunk a stage.
   config.stage_dims = params.contains("stage") ? int(params.at("stage").get<int64_t>()) : kChunkDims;
   if (config.stage_dims < kChunkDims || config.stage_dims % kChunkDims != 0)
     throw InputError("gemm-window: stage must be a positive multiple of " + std::to_string(kChunkDims) + ", got " +
@@ -37,6 +38,8 @@ RunConfig run_config(const Params& params) {
   return config;
 }
 
+// The param space only admits stages whose chunks divide the tile's; a direct caller's other
+// value is rounded down to a divisor here, so the kernel's ring never straddles a tile.
 int stage_chunks(int stage_dims, int chunks) {
   int per_stage = std::min(stage_dims / kChunkDims, chunks);
   while (chunks % per_stage != 0) --per_stage;

@@ -66,7 +66,8 @@ class GemmWindow : public Variant {
     if (problem.k.kmax > (1 << kMaxIndexBits))
       return "K=" + std::to_string(problem.k.kmax) + " needs more than " + std::to_string(kMaxIndexBits) +
              " index bits in a key";
-    if (problem.m >= (int64_t(1) << 37)) return "M of 2^37 or more (point tiles are counted in 32 bits)";
+    // Blocks ask for one tile past the last, so the int tile counter needs headroom over M / 64.
+    if (problem.m >= (int64_t(1) << 36)) return "M of 2^36 or more (point tiles are counted in 32 bits)";
     bool any = false;
     for (const TileConfig& tile : kTileConfigs)
       any = any || fits(problem, device,
@@ -113,11 +114,11 @@ class GemmWindow : public Variant {
                                   [problem, limit](const Params& p) {
                                     return block_smem_bytes(problem, run_config(p)) <= limit;
                                   }});
-    const int npad = padded_dims(problem.n);
-    space.restrictions.push_back({"stage: at most the padded N (a larger stage is the same run)",
-                                  [npad](const Params& p) {
-                                    const int64_t stage = p.at("stage").get<int64_t>();
-                                    return stage == kChunkDims || stage <= npad;
+    const int chunks = padded_dims(problem.n) / kChunkDims;
+    space.restrictions.push_back({"stage: its chunks of 32 dims divide the padded N's (else it runs as a smaller one)",
+                                  [chunks](const Params& p) {
+                                    const int64_t stage_chunks = p.at("stage").get<int64_t>() / kChunkDims;
+                                    return chunks % stage_chunks == 0;
                                   }});
     const bool narrow_m = problem.m <= INT32_MAX;
     space.restrictions.push_back(
@@ -154,16 +155,17 @@ class GemmWindow : public Variant {
       params["tile"] = tile;
       if (fits(problem, device, params)) break;
     }
-    // stage: 64 dims a ring stage where it fits (128/1024/2M 5.52 ms against 5.56 with 32;
-    // 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way).
-    if (padded_dims(problem.n) >= 64 && fits(problem, device, with(params, "stage", 64))) params["stage"] = 64;
     const int64_t sums_floats = int64_t(problem.k.sum()) * problem.n;
     if (sums_floats * 4 <= 64 * 1024 && fits(problem, device, with(params, "update", "shared")))
       params["update"] = "shared";
     else if (problem.n >= 64 && problem.m <= INT32_MAX)
       params["update"] = "sorted";
+    // stage: 64 dims a ring stage where two chunks divide a tile's and it still fits with the
+    // update chosen above (a larger ring must not cost the shared sums; 128/1024/2M 5.52 ms
+    // against 5.56 with 32; 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way).
     const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmax,
                                             kTileConfigs[run_config(params).tile_index]);
+    if (geometry.chunks % 2 == 0 && fits(problem, device, with(params, "stage", 64))) params["stage"] = 64;
     const int64_t table = int64_t(geometry.total_columns) * geometry.npad * 2;
     if (table <= 32 * 1024 && fits(problem, device, with(params, "table", "resident"))) params["table"] = "resident";
     return params;
