@@ -29,11 +29,13 @@ class DeviceUpdate {
                   const std::function<void()>& after_divide = {});
 
  private:
-  // Divides the slots of the Ks whose flag in active_ is set and adds their shift and
-  // empties to the summary; asynchronous.
-  void divide(const std::vector<uint8_t>& active);
-  // Queues the summary's copy to the host, runs after_divide, then waits for the copy.
-  void read_summary(const std::function<void()>& after_divide);
+  // Divides the slots of the Ks whose flag in active_ is set into a fresh summary buffer (their
+  // shift and empties, and the inertia), keeping the centroids before it in previous_ when
+  // keep_previous; asynchronous, one launch.
+  void divide(const std::vector<uint8_t>& active, bool keep_previous);
+  // Queues the last division's summary copy into `host` (3 doubles per K), runs after_divide,
+  // then waits for the copy.
+  void read_summary(double* host, const std::function<void()>& after_divide);
   int relocate_farthest(int k, int empties);
   int relocate_random(int k, uint64_t seed);
 
@@ -46,12 +48,18 @@ class DeviceUpdate {
   // pageable memory waits for the stream first). On 4 H200s the sharded N=8 K=3..7 M=256M row
   // went from 1.096 to 1.092 ms with it, within noise (docs/multi-gpu.md).
   std::vector<uint8_t> active_on_device_;
-  DeviceBuffer<double> summary_;      // per K: shift, then empties (as doubles)
+  // Two summaries, each per K: shift, empties (as doubles), inertia. A division fills one and
+  // zeroes the other for the next, so no step queues a memset.
+  DeviceBuffer<double> summary_;
+  int parity_ = 0;                    // the buffer the next division fills
+  double* last_summary_ = nullptr;    // the buffer the last division filled
   OwnedEvent summary_copied_{"update summary event", cudaEventDisableTiming};
+  OwnedEvent divided_{"update divided event", cudaEventDisableTiming};
+  OwnedStream copy_stream_{"update summary copy stream"};  // the summary's read-back (read_summary)
   DeviceBuffer<double> distances_;    // farthest policy: per point, to its nearest centroid
   DeviceBuffer<int32_t> labels_;      // farthest policy: that centroid
   DeviceBuffer<double> block_best_;   // farthest policy: per-block maxima (distance, index)
-  double* host_summary_ = nullptr;    // pinned: shift, empties, inertia per K
+  double* host_summary_ = nullptr;    // pinned: shift, empties, inertia per K; twice (a redone division)
 };
 
 }  // namespace mk::gpu
