@@ -59,12 +59,20 @@ __device__ __forceinline__ float load_point(const float* __restrict__ points, lo
 // (datasets/counter_rng.hpp: value = 24 bits of mix64(counter) · 2^-24, the counter of entry e
 // being the first entry's plus e · the increment), bit for bit the rows generate() makes.
 #define COUNTER_INCREMENT 0x9e3779b97f4a7c15ULL
+//
+// mix64 in 32-bit halves: the value needs bits 40-63 only, which the last xor-shift leaves
+// alone and which are the top word of the second product, so that product is three IMADs
+// (hi(lo·lo) + the cross terms) instead of a 64-bit one. The same bits as mix64 (checked against
+// it for 10^8 consecutive counters); 10.25 against 10.37 ms on one H100 at 0573cfe (N=8 K=3..7
+// 256M in 32M chunks).
 __device__ __forceinline__ float generated_value(u64 counter) {
-  u64 z = counter;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return (float)(unsigned)(z >> 40) * 0x1p-24f;
+  const unsigned c_lo = (unsigned)counter, c_hi = (unsigned)(counter >> 32);
+  const unsigned x_lo = c_lo ^ __funnelshift_r(c_lo, c_hi, 30), x_hi = c_hi ^ (c_hi >> 30);  // c ^ c >> 30
+  const unsigned z_lo = x_lo * 0x1ce4e5b9u;                                                   // · 0xbf58476d1ce4e5b9
+  const unsigned z_hi = __umulhi(x_lo, 0x1ce4e5b9u) + x_lo * 0xbf58476du + x_hi * 0x1ce4e5b9u;
+  const unsigned y_lo = z_lo ^ __funnelshift_r(z_lo, z_hi, 27), y_hi = z_hi ^ (z_hi >> 27);  // z ^ z >> 27
+  const unsigned top = __umulhi(y_lo, 0x133111ebu) + y_lo * 0x94d049bbu + y_hi * 0x133111ebu;  // · 0x94d049bb133111eb
+  return (float)(top >> 8) * 0x1p-24f;
 }
 // The accumulation's second read of a step's points (the MMA lanes take other points than the
 // distance lanes) comes from a per-warp copy in shared memory: rows of an odd stride, so the

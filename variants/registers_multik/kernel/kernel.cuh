@@ -11,17 +11,7 @@
 // Each lane takes LANE_POINTS points per warp step (lane, lane+32, ...): every centroid
 // operand fetched from constant memory then feeds LANE_POINTS distance chains, which halves
 // the uniform-load traffic per point that the SASS of v1-v3 showed (~150 ULDC per step).
-//
-// The GENERATED kernel is held to 1024 threads an SM (64 registers, 32 warps): its integer
-// chains gain from the extra warps more than the few spilled registers cost. N=8 K=3..7 256M
-// in 32M chunks on one H200 (ed14899): 10.92 against 10.99 ms at 79 registers, 24 warps;
-// the in-core kernel, held the same way, went from 9.99 to 10.02 ms, so it keeps its 79.
-#if GENERATED
-#define ITERATION_BOUNDS __launch_bounds__(BLOCK, 1024 / BLOCK)
-#else
-#define ITERATION_BOUNDS __launch_bounds__(BLOCK)  // (BLOCK, 1) would let ptxas take 91 registers
-#endif
-extern "C" __global__ void ITERATION_BOUNDS multik_iteration(
+extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     const float* __restrict__ points, long long m, double* __restrict__ sums,
     u64* __restrict__ counts, double* __restrict__ inertia, int* __restrict__ labels,
     unsigned keep_mask, const float* __restrict__ packed_global, u64 gen_counter) {
@@ -109,13 +99,13 @@ extern "C" __global__ void ITERATION_BOUNDS multik_iteration(
 #if GENERATED
       {
         const u64 row_counter = gen_counter + (u64)i * NDIM * COUNTER_INCREMENT;
-        // Made for every lane, then masked: `valid ? made : 0` compiled to a branch around each
-        // value, which kept the eight chains from overlapping (10.68 against 10.45 ms on one
-        // H200 at dab5629, N=8 K=3..7 256M in 32M chunks; in core 9.45).
-        const unsigned keep = valid[p] ? 0xffffffffu : 0u;
+        // Made for every lane, rows past m too: those are finite values whose one-hot is zero, so
+        // they add nothing, and `valid ? made : 0` compiled to a branch around each value, which
+        // kept the eight chains from overlapping (N=8 K=3..7 256M in 32M chunks: 10.68 against
+        // 10.45 ms masked instead, one H200 at dab5629; 10.09 unmasked with the mixer's 32-bit
+        // form against 10.25 masked, one H100 at 0573cfe, in core 9.40).
 #pragma unroll
-        for (int d = 0; d < NDIM; ++d)
-          x[p][d] = __uint_as_float(__float_as_uint(generated_value(row_counter + (u64)d * COUNTER_INCREMENT)) & keep);
+        for (int d = 0; d < NDIM; ++d) x[p][d] = generated_value(row_counter + (u64)d * COUNTER_INCREMENT);
 #if ACCUM_MMA
 #pragma unroll
         for (int d = 0; d < NDIM; ++d) warp_rows[(p * 32 + lane) * GEN_STRIDE + d] = x[p][d];
@@ -275,7 +265,7 @@ extern "C" __global__ void ITERATION_BOUNDS multik_iteration(
           const int dim = q * 8 + g;
           float v0, v1;
 #if GENERATED
-          // Rows past m were stored as zeros.
+          // Rows past m hold finite values that their zero one-hot (b0, b1) cancels.
           v0 = dim < NDIM ? warp_rows[(p * 32 + src0) * GEN_STRIDE + dim] : 0.f;
           v1 = dim < NDIM ? warp_rows[(p * 32 + src1) * GEN_STRIDE + dim] : 0.f;
 #else
