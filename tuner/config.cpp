@@ -132,6 +132,23 @@ std::vector<const ConfigEntry*> TunedConfig::nearest(const Problem& problem) con
   return out;
 }
 
+const AutoMeasurement* TunedConfig::nearest_auto(const Problem& problem) const {
+  const Bucket wanted = Bucket::of(problem);
+  const AutoMeasurement* best = nullptr;
+  int best_bucket = 0;
+  double best_shape = 0;
+  for (const AutoMeasurement& measured : auto_table) {
+    const int bucket = Bucket::of(measured.problem).distance(wanted);
+    const double shape = shape_distance(measured.problem, problem);
+    if (!best || bucket < best_bucket || (bucket == best_bucket && shape < best_shape)) {
+      best = &measured;
+      best_bucket = bucket;
+      best_shape = shape;
+    }
+  }
+  return best;
+}
+
 json config_to_json(const TunedConfig& config) {
   json entries = json::array();
   for (const auto& e : config.entries) {
@@ -149,7 +166,17 @@ json config_to_json(const TunedConfig& config) {
                        {"device", e.device}});
     if (!e.runner_up_chosen.empty()) entries.back()["runner_up_chosen"] = e.runner_up_chosen;
   }
-  return {{"schema", config.schema}, {"device", config.device}, {"updated", config.updated}, {"entries", entries}};
+  json out = {{"schema", config.schema}, {"device", config.device}, {"updated", config.updated}, {"entries", entries}};
+  if (!config.auto_table.empty()) {
+    json table = json::array();
+    for (const AutoMeasurement& measured : config.auto_table) {
+      json times = json::object();
+      for (const auto& [variant, ms] : measured.times_ms) times[variant] = ms;
+      table.push_back({{"problem", problem_to_json(measured.problem)}, {"times_ms", times}, {"source", measured.source}});
+    }
+    out["auto"] = table;
+  }
+  return out;
 }
 
 TunedConfig config_from_json(const json& j, const std::string& source) {
@@ -191,6 +218,28 @@ TunedConfig config_from_json(const json& j, const std::string& source) {
     entry.date = text_field(e, "date", where);
     entry.device = text_field(e, "device", where);
     config.entries.push_back(std::move(entry));
+  }
+  if (j.contains("auto") && !j.at("auto").is_null()) {
+    if (!j.at("auto").is_array()) throw InputError(source + ": 'auto' must be an array");
+    index = 0;
+    for (const json& a : j.at("auto")) {
+      const std::string where = source + ": auto[" + std::to_string(index++) + "]";
+      if (!a.is_object()) throw InputError(where + ": not an object");
+      if (!a.contains("problem")) throw InputError(where + ": missing 'problem'");
+      if (!a.contains("times_ms") || !a.at("times_ms").is_object() || a.at("times_ms").empty())
+        throw InputError(where + ": 'times_ms' must be an object of variant: median ms, not empty");
+      AutoMeasurement measured;
+      measured.problem = problem_from_json(a.at("problem"), where);
+      for (const auto& [variant, ms] : a.at("times_ms").items()) {
+        if (!ms.is_number() || !(ms.get<double>() > 0) || !std::isfinite(ms.get<double>()))
+          throw InputError(where + ".times_ms." + variant + ": must be a positive number of ms, got " + ms.dump());
+        measured.times_ms.emplace_back(variant, ms.get<double>());
+      }
+      std::stable_sort(measured.times_ms.begin(), measured.times_ms.end(),
+                       [](const auto& x, const auto& y) { return x.second < y.second; });
+      measured.source = text_field(a, "source", where);
+      config.auto_table.push_back(std::move(measured));
+    }
   }
   return config;
 }

@@ -52,17 +52,30 @@ struct ConfigEntry {
   std::string device;       // device name, repeated per entry so a merged file stays readable
 };
 
+// Issue 32's measured rule for `auto`: at one measured shape, every variant's median time
+// (scripts/fit-auto-table.py writes them from a suite's results files, e.g. the auto-check
+// stage's). auto tries the variants of the nearest measured shape, fastest first.
+struct AutoMeasurement {
+  Problem problem;
+  std::vector<std::pair<std::string, double>> times_ms;  // variant, median ms; fastest first
+  std::string source;                                     // the results file(s) and commit(s)
+};
+
 struct TunedConfig {
   std::string schema = kConfigSchema;
   nlohmann::json device = nlohmann::json::object();  // DeviceKey::to_json plus "slug"
   std::string updated;
   std::vector<ConfigEntry> entries;
+  std::vector<AutoMeasurement> auto_table;  // the "auto" key; empty when the file has none
 
   // Replaces the entry tuned on the same shape, or adds one; entries stay bucket-sorted.
   void merge(ConfigEntry entry);
   // Entries of the nearest bucket (exact first, else least Bucket::distance), ordered by
   // how close their tuned shape is to `problem`; empty when there are no entries.
   std::vector<const ConfigEntry*> nearest(const Problem& problem) const;
+  // The auto_table shape nearest to `problem` (the nearest bucket, then the closest shape in
+  // it, ties to the first in file order); nullptr when the table is empty.
+  const AutoMeasurement* nearest_auto(const Problem& problem) const;
 };
 
 nlohmann::json config_to_json(const TunedConfig& config);

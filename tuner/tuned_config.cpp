@@ -47,4 +47,20 @@ std::optional<Params> tuned_params_for(const Variant& variant, const Problem& pr
   return std::nullopt;
 }
 
+std::optional<std::vector<std::string>> measured_variant_order(const Problem& problem, const DeviceInfo& device,
+                                                               std::string* source) {
+  if (!tuned_configs_enabled()) return std::nullopt;
+  const auto path = tuner::find_config_for(device.slug());
+  if (!path) return std::nullopt;
+  const std::shared_ptr<const tuner::TunedConfig> loaded = tuner::load_config_cached(*path);
+  const tuner::AutoMeasurement* measured = loaded->nearest_auto(problem);
+  if (!measured) return std::nullopt;
+  std::vector<std::string> order;
+  for (const auto& [variant, ms] : measured->times_ms) order.push_back(variant);
+  if (source)
+    *source = *path + " auto table, measured on " + measured->problem.str() +
+              (measured->source.empty() ? "" : " (" + measured->source + ")");
+  return order;
+}
+
 }  // namespace mk

@@ -3,9 +3,11 @@
 //
 // Rule (seed 004 measures sparsity before launching and only uses CSR on sparse data):
 //   sparsity ≥ sparse_threshold and csr-sparse can run   → csr-sparse
-//   otherwise the first dense variant that is registered and can run, in an order that
-//   depends on the shape (dense_preference below; from the H200 kernels suite,
-//   reports/results/nvidia-h200/kernels/).
+//   otherwise the first dense GPU variant that is registered and can run, in the order
+//   measured at the nearest shape of the device's tuned configuration's "auto" table
+//   (tuner/config.hpp, written by scripts/fit-auto-table.py from suite results; docs/tuning.md,
+//   "auto's measured order"), then in the built-in order for the shape class (dense_preference
+//   below; from the H200 kernels suite, reports/results/nvidia-h200/kernels/).
 // The sparsity is Problem::sparsity, which the CLI copies from Dataset::sparsity (the
 // fraction of exact zeros counted when the data was loaded or generated); csr-sparse counts
 // it again on the device while it builds the CSR, but auto has to decide before that. The
@@ -15,6 +17,7 @@
 // dense data; at 70% zeros a row carries 30% of its values, so the gather-based CSR dot
 // products touch about a third of the bytes of a dense pass, which is where they start to
 // repay their irregular access. The tuner can move it.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -90,12 +93,26 @@ std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem,
       refusals = "csr-sparse is not registered";
     }
   }
-  for (const std::string& name : dense_preference(problem)) {
+  // Measured first: the variants of the tuned configuration's nearest measured shape, fastest
+  // first (issue 32: auto's choice from measurements); then the built-in chain for the shape
+  // class, which is what a device without such a table gets.
+  std::string measured_from;
+  std::vector<std::string> order;
+  if (auto measured = measured_variant_order(problem, device, &measured_from))
+    for (const std::string& name : *measured)
+      if (name != "auto" && name != "csr-sparse") order.push_back(name);
+  const size_t measured_count = order.size();
+  for (const std::string& name : dense_preference(problem))
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& name = order[i];
     const Variant* dense = registry.find(name);
-    if (!dense) continue;
+    if (!dense || !dense->runs_on_gpu()) continue;
     const auto refusal = dense->can_implement(problem, device);
     if (!refusal) {
-      std::string reason = std::string(sparsity_text) + ": dense";
+      std::string reason = std::string(sparsity_text) + ": dense, " +
+                           (i < measured_count ? "the fastest that runs at " + measured_from
+                                               : std::string("the built-in order for the shape class"));
       if (!refusals.empty()) reason += " (" + refusals + ")";
       return {name, reason};
     }
@@ -117,7 +134,8 @@ class AutoSelect : public Variant {
   std::string name() const override { return "auto"; }
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
-           "that measured fastest for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 64; for K < 256 tensor-multik, "
+           "measured fastest at the nearest shape of the tuned configuration's auto table, else the built-in order "
+           "for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 64; for K < 256 tensor-multik, "
            "except one K <= 4 or > 16 at N <= 4: registers-multik; gemm-tf32x3 above; tf32-window first for one "
            "K >= 128, gemm-window first for one K of 64..127 at N >= 32), with the delegate's tuned-config entry where one applies, else its defaults";
   }

@@ -5,6 +5,7 @@
 // suites ask for the tuned parameters of the nearest bucket.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/device_info.hpp"
 #include "core/problem.hpp"
@@ -16,6 +17,13 @@ namespace mk {
 // receives a human description: "<path> bucket <...>".
 std::optional<Params> tuned_params_for(const Variant& variant, const Problem& problem,
                                        const DeviceInfo& device, std::string* config_used);
+
+// The variants measured at the tuned configuration's nearest measured shape (its "auto" table,
+// tuner/config.hpp), fastest first: `auto`'s order of preference. nullopt when tuned configs
+// are off or no table applies. On success `source` (if not null) receives "<path> auto table,
+// measured on <shape> (<source>)".
+std::optional<std::vector<std::string>> measured_variant_order(const Problem& problem, const DeviceInfo& device,
+                                                               std::string* source);
 
 // Process-wide switch behind `--no-tuned` (and `mkbench tune`, which measures the points it
 // asks for): variants that choose another variant's parameters themselves, such as `auto`
