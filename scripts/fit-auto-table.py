@@ -6,15 +6,18 @@ Reads mkbench results files (`mkbench run`/`--suite` JSON, e.g. the auto-check s
 mainstream suite, the kernels suite) of one GPU and, for every shape (N, K range, M) with at least
 two dense GPU variants measured, records each variant's smallest median in the configuration's
 "auto" table (tuner/config.hpp, AutoMeasurement). `auto` then tries, for a problem, the variants
-of the nearest measured shape fastest first (variants/auto_select.cpp), and the built-in order
-after them. Rows that did not run, failed --verify, are `auto`'s own, csr-sparse's (chosen by
-sparsity, not by speed), a CPU variant's or on data with exact zeros are left out. A shape
-already in the table is replaced; the others stay. The file is written atomically.
+of the closest measured shape of its bucket fastest first (variants/auto_select.cpp), and the built-in order
+after them; the table applies only within a measured shape's bucket (tuner/buckets.hpp). Rows
+that did not run, failed --verify, are `auto`'s own, csr-sparse's (chosen by sparsity, not by
+speed), a CPU variant's (not timed by CUDA events) or on a generator's data with exact zeros
+(`zeros=`) are left out. A shape already in the table is replaced; the others stay. The file is
+written atomically and keeps its permissions.
 
   scripts/fit-auto-table.py --config configs/<device-slug>.json RESULTS.json...
 
 A missing configuration is created with the results' device. Exit 0 on success, 2 on bad input
-(an unreadable file, results of another device than the configuration's, no usable shape).
+(an unreadable file, results of another device than the configuration's, a configuration whose
+"auto" key is malformed, no usable shape).
 """
 import argparse
 import json
@@ -50,6 +53,8 @@ def dense(row):
 def usable(row):
     if row.get("status") != "ok" or row.get("variant") in LEFT_OUT or not dense(row):
         return False
+    if (row.get("timing") or {}).get("clock") != "cuda-event":
+        return False
     verify = row.get("verify")
     if isinstance(verify, dict) and verify.get("passed") is False:
         return False
@@ -66,10 +71,14 @@ def shape_of(row):
 
 def write_atomically(path, text):
     folder = os.path.dirname(os.path.abspath(path))
+    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o644
     fd, temp = tempfile.mkstemp(dir=folder, prefix=".fit-auto-table-")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
@@ -121,9 +130,15 @@ def main():
         keep = {key: device[key] for key in ("name", "cc", "driver", "sm_count", "slug") if key in device}
         config = {"schema": SCHEMA, "device": keep, "updated": "", "entries": []}
 
-    table = [a for a in config.get("auto") or []
-             if isinstance(a, dict) and tuple((a.get("problem") or {}).get(key) for key in ("n", "k_min", "k_max", "m"))
-             not in fitted]
+    existing = config.get("auto")
+    if existing is None:
+        existing = []
+    keys = ("n", "k_min", "k_max", "m")
+    if not isinstance(existing, list) or not all(
+            isinstance(a, dict) and isinstance(a.get("problem"), dict) and
+            all(isinstance(a["problem"].get(key), int) for key in keys) for a in existing):
+        fail("%s: 'auto' must be a list of entries with a problem of n, k_min, k_max and m" % args.config)
+    table = [a for a in existing if tuple(a["problem"][key] for key in keys) not in fitted]
     for shape, per_variant in fitted.items():
         n, kmin, kmax, m = shape
         ordered = dict(sorted(per_variant.items(), key=lambda item: item[1]))

@@ -15,6 +15,7 @@ SCRIPT = os.path.join(ROOT, "scripts", "fit-auto-table.py")
 
 def row(variant, n, k, median, status="ok", passed=None, zeros=None, m=1000):
     r = {"variant": variant, "status": status, "summary": {"median_ms": median},
+         "timing": {"clock": "steady-clock" if variant == "cpu-x" else "cuda-event"},
          "problem": {"n": n, "k_min": k, "k_max": k, "m": m}, "dataset": {"generator": "uniform", "params": {}}}
     if zeros is not None:
         r["dataset"]["params"]["zeros"] = zeros
@@ -45,7 +46,7 @@ def main():
                                row("auto", 128, 1024, 1.0), row("csr-sparse", 128, 1024, 0.5),
                                row("cpu-openmp", 128, 1024, 0.4), row("gemm-cublas", 128, 1024, 0.3, passed=False),
                                row("naive-atomics", 128, 1024, 0.2, status="failed"),
-                               row("shared-atomics", 128, 1024, 0.1, zeros=0.5),
+                               row("shared-atomics", 128, 1024, 0.1, zeros=0.5), row("cpu-x", 128, 1024, 0.05),
                                row("tensor-multik", 8, 16, 1.0)]), f)
         with open(b, "w") as f:
             json.dump(results([row("gemm-window", 128, 1024, 4.0), row("tf32-window", 32, 1024, 2.0),
@@ -80,6 +81,10 @@ def main():
         check(list(by_n[32]["times_ms"]) == ["tf32-window", "gemm-window"] and by_n[32]["times_ms"]["tf32-window"] == 8.0,
               "the same shape replaced: %s" % by_n[32]["times_ms"])
 
+        os.chmod(config, 0o640)
+        r = run("--config", config, b)
+        check(r.returncode == 0 and os.stat(config).st_mode & 0o777 == 0o640, "the file's permissions kept")
+
         # Bad input: exit 2 and the configuration untouched.
         before = open(config).read()
         other = os.path.join(out, "other.json")
@@ -88,6 +93,13 @@ def main():
         json.dump(results([row("gemm-window", 64, 256, 1.0)]), open(one, "w"))
         broken = os.path.join(out, "broken.json")
         open(broken, "w").write("{not json")
+        bad_config = os.path.join(out, "bad-config.json")
+        for bad_table in ("oops", [{"problem": {"n": 1}}], [7]):
+            json.dump({"schema": "mkbench.tuned-config/1", "device": {"slug": "gpu-a"}, "entries": [],
+                       "auto": bad_table}, open(bad_config, "w"))
+            r = run("--config", bad_config, b)
+            check(r.returncode == 2 and "fit-auto-table:" in r.stderr, "malformed auto %r: exit %d %s"
+                  % (bad_table, r.returncode, r.stderr[-200:]))
         for args, what in (((other,), "results of another device"), ((one,), "no shape with two variants"),
                            ((broken,), "unreadable JSON"), ((os.path.join(out, "missing.json"),), "a missing file"),
                            ((a, other), "two devices")):

@@ -80,14 +80,18 @@ TEST(AutoTable, MalformedEntriesAreRefusedByName) {
   EXPECT_THROW(tuner::parse_config_text(config_text("{}"), "bad.json"), InputError);
 }
 
-TEST(AutoTable, TheNearestShapeIsTheClosestOfTheNearestBucket) {
+TEST(AutoTable, TheNearestShapeIsTheClosestOfTheProblemsOwnBucket) {
   const tuner::TunedConfig config = tuner::parse_config_text(config_text(kTwoShapes), "test");
-  const tuner::AutoMeasurement* small = config.nearest_auto(shape(1 << 22, 8, 16, 16));
+  const tuner::AutoMeasurement* small = config.nearest_auto(shape(800000, 8, 16, 16));
   ASSERT_NE(small, nullptr);
   EXPECT_EQ(small->problem.n, 8);
-  const tuner::AutoMeasurement* wide = config.nearest_auto(shape(1 << 20, 96, 1000, 1000));
+  const tuner::AutoMeasurement* wide = config.nearest_auto(shape(1 << 21, 96, 1000, 1000));
   ASSERT_NE(wide, nullptr);
   EXPECT_EQ(wide->problem.n, 128);
+  // Another bucket (more points, another N class, a K range): the table says nothing there.
+  EXPECT_EQ(config.nearest_auto(shape(1 << 25, 8, 16, 16)), nullptr);
+  EXPECT_EQ(config.nearest_auto(shape(1 << 20, 4, 16, 16)), nullptr);
+  EXPECT_EQ(config.nearest_auto(shape(1 << 20, 8, 3, 7)), nullptr);
 }
 
 // A temporary MKBENCH_CONFIG_DIR holding a configuration for the synthetic H100's slug.
@@ -131,6 +135,19 @@ TEST_F(AutoFollowsTheTable, AMeasuredVariantThatRefusesTheShapeIsPassedOver) {
   const auto [delegate, reason] = choose_auto_delegate(shape(1 << 20, 8, 3, 7), h100_like(), 0.7);
   EXPECT_EQ(delegate, "registers-multik") << reason;
   EXPECT_NE(reason.find("tf32-window:"), std::string::npos) << reason;
+}
+
+TEST_F(AutoFollowsTheTable, AShapeOfAnotherBucketGetsTheBuiltInOrder) {
+  write(kTwoShapes);
+  const auto [delegate, reason] = choose_auto_delegate(shape(1 << 25, 8, 16, 16), h100_like(), 0.7);
+  EXPECT_EQ(delegate, "tensor-multik");
+  EXPECT_NE(reason.find("built-in order"), std::string::npos) << reason;
+}
+
+TEST_F(AutoFollowsTheTable, ACpuVariantInTheTableIsNeverTheDelegate) {
+  write(R"([{"problem": {"n": 8, "k_min": 16, "k_max": 16, "m": 1048576},
+             "times_ms": {"cpu-openmp": 0.1, "shared-atomics": 1.0, "tensor-multik": 2.0}}])");
+  EXPECT_EQ(choose_auto_delegate(shape(1 << 20, 8, 16, 16), h100_like(), 0.7).first, "shared-atomics");
 }
 
 TEST_F(AutoFollowsTheTable, WithNoVariantOfTheTableRunningTheBuiltInOrderDecides) {

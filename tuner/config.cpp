@@ -135,14 +135,14 @@ std::vector<const ConfigEntry*> TunedConfig::nearest(const Problem& problem) con
 const AutoMeasurement* TunedConfig::nearest_auto(const Problem& problem) const {
   const Bucket wanted = Bucket::of(problem);
   const AutoMeasurement* best = nullptr;
-  int best_bucket = 0;
   double best_shape = 0;
   for (const AutoMeasurement& measured : auto_table) {
-    const int bucket = Bucket::of(measured.problem).distance(wanted);
+    // Only the problem's own bucket: a table that measured other shape classes says nothing
+    // about this one, and the built-in order is the better guess there.
+    if (Bucket::of(measured.problem).distance(wanted) != 0) continue;
     const double shape = shape_distance(measured.problem, problem);
-    if (!best || bucket < best_bucket || (bucket == best_bucket && shape < best_shape)) {
+    if (!best || shape < best_shape) {
       best = &measured;
-      best_bucket = bucket;
       best_shape = shape;
     }
   }

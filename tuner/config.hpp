@@ -73,8 +73,8 @@ struct TunedConfig {
   // Entries of the nearest bucket (exact first, else least Bucket::distance), ordered by
   // how close their tuned shape is to `problem`; empty when there are no entries.
   std::vector<const ConfigEntry*> nearest(const Problem& problem) const;
-  // The auto_table shape nearest to `problem` (the nearest bucket, then the closest shape in
-  // it, ties to the first in file order); nullptr when the table is empty.
+  // The auto_table shape of `problem`'s own bucket closest to it (ties to the first in file
+  // order); nullptr when the table measured no shape of that bucket.
   const AutoMeasurement* nearest_auto(const Problem& problem) const;
 };
 

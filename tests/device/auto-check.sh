@@ -11,10 +11,15 @@
 # Writes mainstream-suite.json, mainstream-auto.json, mainstream-heldout.json, auto-table.txt,
 # configs/<slug>.json and auto-vs-best.txt. A suite that runs out of time keeps the rows it
 # finished (suites write their file row by row); run the stage again with `--resume` in
-# AUTO_CHECK_ARGS to finish it (a finished suite's rows are then skipped).
-suite_run() {  # suite, output name, extra arguments
-  local suite=$1 name=$2; shift 2
-  timeout $(cap ${AUTO_CHECK_TIMEOUT:-280}) $MK --suite $suite --out $OUT/$name.json ${AUTO_CHECK_ARGS:-} "$@" \
+# AUTO_CHECK_ARGS to finish it (a finished suite's rows are then skipped). The table is fitted
+# again from what mainstream-suite.json holds then, and auto is measured afresh with it (its
+# rows are few), so mainstream-auto.json never mixes two tables; held-out rows measured before a
+# refit keep the table they ran with (a --resume without new mainstream rows keeps it the same).
+# If the fit fails, the suites that need its table are skipped.
+suite_run() {  # suite, output name, extra arguments (AUTO_CHECK_ARGS unless the first is --fresh)
+  local suite=$1 name=$2 args=${AUTO_CHECK_ARGS:-}; shift 2
+  [[ ${1:-} == --fresh ]] && { args=; shift; }
+  timeout $(cap ${AUTO_CHECK_TIMEOUT:-280}) $MK --suite $suite --out $OUT/$name.json $args "$@" \
     >$OUT/raw/$name.txt 2>$OUT/raw/$name.log
   note "suite $suite ($name) rc=$? $(tail -1 $OUT/raw/$name.log)"
 }
@@ -25,9 +30,15 @@ if [[ -n $slug ]]; then
   [[ -f configs/$slug.json && ! -f $OUT/configs/$slug.json ]] && cp configs/$slug.json $OUT/configs/
   fit_inputs=($OUT/mainstream-suite.json); [[ -f $OUT/kernels.json ]] && fit_inputs+=($OUT/kernels.json)
   python3 scripts/fit-auto-table.py --config $OUT/configs/$slug.json "${fit_inputs[@]}" >$OUT/auto-table.txt 2>&1
-  note "auto table rc=$? $(tail -1 $OUT/auto-table.txt)"
-  MKBENCH_CONFIG_DIR=$OUT/configs suite_run mainstream mainstream-auto --variants auto
-  MKBENCH_CONFIG_DIR=$OUT/configs suite_run mainstream-heldout mainstream-heldout
+  fit_rc=$?
+  note "auto table rc=$fit_rc $(tail -1 $OUT/auto-table.txt)"
+  if ((fit_rc == 0)); then
+    rm -f $OUT/mainstream-auto.json
+    MKBENCH_CONFIG_DIR=$OUT/configs suite_run mainstream mainstream-auto --fresh --variants auto
+    MKBENCH_CONFIG_DIR=$OUT/configs suite_run mainstream-heldout mainstream-heldout
+  else
+    note "auto with the table and the held-out suite skipped: no table was fitted"
+  fi
 else
   note "auto table skipped: mainstream-suite.json names no device"
 fi

@@ -149,7 +149,7 @@ DeviceUpdate::DeviceUpdate(LloydState& state) : state_(state) {
   previous_.allocate(size_t(p.k.sum()) * p.n, "centroids before the update");
   active_.allocate(size_t(p.k.count()), "active-K flags");
   summary_.allocate(size_t(6) * p.k.count(), "update summaries");
-  check(cudaMemset(summary_.get(), 0, summary_.bytes()), "zero the update summaries");
+  check(cudaMemsetAsync(summary_.get(), 0, summary_.bytes(), state.stream()), "zero the update summaries");
   check(cudaMallocHost(reinterpret_cast<void**>(&host_summary_), sizeof(double) * 6 * p.k.count()),
         "pinned update summary");
 }
