@@ -34,9 +34,9 @@ double device_bytes(const SubsetShape& shape, const CudaKernelShape& kernel) {
   const CudaLayout layout = cuda_layout(kernel, shape.m);
   const double b = double(shape.count);
   const double table = double(layout.groups_padded) * shape.n * 16.0 + double(layout.groups_padded) * 16.0;
-  const double problems = b * (shape.s * 4.0 + double(shape.k) * shape.s * 4.0 + 8 + 4 + 4 + 1 + 1 + 8 +
+  const double problems = b * (shape.s * 4.0 + double(shape.k) * shape.s * 4.0 + 8 + 8 + 4 + 4 + 1 + 1 + 8 +
                                double(shape.k) * kernel.classes * 8.0);
-  const double partials_one_chunk = b * shape.k * acc_quads(shape.s) * 16.0 + b * (shape.k * kernel.classes * 4.0 + 4);
+  const double partials_one_chunk = b * shape.k * acc_quads(shape.s) * 16.0 + b * (shape.k * kernel.classes * 4.0 + 8);
   return table + problems + partials_one_chunk;
 }
 

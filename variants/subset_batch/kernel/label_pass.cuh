@@ -6,43 +6,53 @@
 #pragma once
 #include "assign.cuh"
 
+// The inertia is Σ‖x‖² + Σ d'_nearest: the first sum is the problem's columns' Σx², the same
+// for every assignment (added by subset_reduce_labels), so a point costs one FADD of its key
+// (the index bits in the key move it by at most 2^(INDEX_BITS−23) of itself) where ‖x‖² took
+// S_COLS FMAs and a clamp. The keys of a tile are summed in FP32, the tiles in FP64: the two
+// sums cancel to the inertia, so their error must stay far below it.
 template <bool MASKED>
 __device__ __forceinline__ void label_tile(const float4* __restrict__ tile, const int* __restrict__ tile_labels,
                                            const int (&column)[S_COLS], const ProblemCentroids& c,
-                                           int* __restrict__ counters, float& inertia, int rows) {
+                                           int* __restrict__ counters, unsigned stride, double& inertia, int rows) {
   const int groups = MASKED ? (rows + GROUP_ROWS - 1) / GROUP_ROWS : TILE_GROUPS;
-#pragma unroll 2
+  const float4* at[S_COLS];
+#pragma unroll
+  for (int d = 0; d < S_COLS; ++d) at[d] = tile + column[d];
+  float keys = 0.f;
+  UNROLL_GROUPS
   for (int g = 0; g < groups; ++g) {
     float4 v[S_COLS];
 #pragma unroll
-    for (int d = 0; d < S_COLS; ++d) v[d] = tile[g * N_ATTRS + column[d]];
+    for (int d = 0; d < S_COLS; ++d) v[d] = at[d][g * N_ATTRS];
 #pragma unroll
     for (int p = 0; p < GROUP_ROWS; ++p) {
       if (MASKED && g * GROUP_ROWS + p >= rows) break;
       float x[S_COLS];
-      float norm = 0.f;
 #pragma unroll
-      for (int d = 0; d < S_COLS; ++d) {
-        x[d] = component(v[d], p);
-        norm = fmaf(x[d], x[d], norm);
-      }
+      for (int d = 0; d < S_COLS; ++d) x[d] = component(v[d], p);
       const float key = nearest_key(c, x);
-      // ‖x − c‖² = ‖x‖² + d'; rounding can take a near-zero distance below 0.
-      inertia += fmaxf(0.f, norm + __uint_as_float(__float_as_uint(key) & ~INDEX_MASK));
+      keys += key;
       // One shared load per point: an int4 of the group's labels picked apart by p took a
       // 16-byte local-memory frame (SubsetBatchCudaHost.KernelsCompileForSm90WithoutLocalMemory).
       const int label = tile_labels[g * GROUP_ROWS + p];
-      counters[(key_index(key) * CLASSES + label) * LABEL_BLOCK] += 1;
+      int* counter = reinterpret_cast<int*>(reinterpret_cast<char*>(counters) +
+                                            (__float_as_uint(key) & ~c.keep_mask) * stride);
+      counter[label * LABEL_BLOCK] += 1;
     }
   }
+  inertia += double(keys);
 }
 
-extern "C" __global__ void __launch_bounds__(LABEL_BLOCK) subset_label_pass(
+// Three blocks an SM: left to itself ptxas took 134 registers (one block) for this kernel, and
+// at two blocks (92 registers) the label pass took 0.122 s against 0.116 s at three (80) on an
+// H200 (reports/results/nvidia-h200/ab/explore-kernel.txt).
+extern "C" __global__ void __launch_bounds__(LABEL_BLOCK, 3) subset_label_pass(
     const float4* __restrict__ quads, const int* __restrict__ labels,  // labels padded like the rows
     long long m, long long groups_per_chunk,
     const int* __restrict__ columns, const float* __restrict__ centroids, int problems,
     int* __restrict__ partial_counts,       // [chunk][problem][K_CLUSTERS × CLASSES]
-    float* __restrict__ partial_inertia) {  // [chunk][problem]
+    double* __restrict__ partial_inertia) {  // [chunk][problem]: Σ d'_nearest (without Σ‖x‖²)
   extern __shared__ float4 shared[];
   float4* tile = shared;                                                        // TILE_GROUPS × N_ATTRS
   int* tile_labels = reinterpret_cast<int*>(shared + TILE_GROUPS * N_ATTRS);    // TILE_GROUPS × 4
@@ -51,13 +61,15 @@ extern "C" __global__ void __launch_bounds__(LABEL_BLOCK) subset_label_pass(
   const int problem_slot = blockIdx.y * LABEL_BLOCK + threadIdx.x;
   const bool live = problem_slot < problems;
   const int problem = live ? problem_slot : 0;
-  ProblemCentroids c;
-  load_centroids(c, centroids + (long long)problem * K_CLUSTERS * S_COLS);
   int column[S_COLS];
 #pragma unroll
   for (int d = 0; d < S_COLS; ++d) column[d] = columns[problem * S_COLS + d];
+  const unsigned opaque = unsigned(column[0]) >> 31;  // 0: columns are non-negative
+  ProblemCentroids c;
+  load_centroids(c, centroids + (long long)problem * K_CLUSTERS * S_COLS, opaque);
+  const unsigned stride = unsigned(CLASSES * LABEL_BLOCK * 4) ^ opaque;  // one cluster's counters, in bytes
   for (int i = 0; i < K_CLUSTERS * CLASSES; ++i) counters[i * LABEL_BLOCK] = 0;
-  float inertia = 0.f;
+  double inertia = 0;
 
   const long long groups_total = (m + GROUP_ROWS - 1) / GROUP_ROWS;
   const long long first = (long long)blockIdx.x * groups_per_chunk;
@@ -69,8 +81,8 @@ extern "C" __global__ void __launch_bounds__(LABEL_BLOCK) subset_label_pass(
                             TILE_GROUPS);
     __syncthreads();
     const long long rows = m - g0 * GROUP_ROWS;
-    if (rows >= TILE_GROUPS * GROUP_ROWS) label_tile<false>(tile, tile_labels, column, c, counters, inertia, TILE_GROUPS * GROUP_ROWS);
-    else label_tile<true>(tile, tile_labels, column, c, counters, inertia, int(rows));
+    if (rows >= TILE_GROUPS * GROUP_ROWS) label_tile<false>(tile, tile_labels, column, c, counters, stride, inertia, TILE_GROUPS * GROUP_ROWS);
+    else label_tile<true>(tile, tile_labels, column, c, counters, stride, inertia, int(rows));
   }
   if (!live) return;
   int* out = partial_counts + ((long long)blockIdx.x * problems + problem) * (K_CLUSTERS * CLASSES);

@@ -79,7 +79,8 @@ extern "C" __global__ void __launch_bounds__(1024) subset_compact(const unsigned
 // One thread per (problem, cluster·class cell): the label pass's chunks summed; the cell-0
 // thread of a problem also sums its inertia.
 extern "C" __global__ void __launch_bounds__(256) subset_reduce_labels(
-    const int* __restrict__ partial_counts, const float* __restrict__ partial_inertia, int chunks, int problems,
+    const int* __restrict__ partial_counts, const double* __restrict__ partial_inertia, int chunks, int problems,
+    const double* __restrict__ norms,  // [problem]: Σ‖x‖² over the rows, in the problem's columns
     long long* __restrict__ class_counts, double* __restrict__ inertia) {
   const long long cells = (long long)problems * K_CLUSTERS * CLASSES;
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -89,8 +90,8 @@ extern "C" __global__ void __launch_bounds__(256) subset_reduce_labels(
   class_counts[i] = total;
   if (i % (K_CLUSTERS * CLASSES) == 0) {
     const long long problem = i / (K_CLUSTERS * CLASSES);
-    double sum = 0;
+    double sum = norms[problem];
     for (int chunk = 0; chunk < chunks; ++chunk) sum += partial_inertia[(long long)chunk * problems + problem];
-    inertia[problem] = sum;
+    inertia[problem] = fmax(0.0, sum);
   }
 }
