@@ -4,9 +4,10 @@ no shape more than 10 % slower than the best variant measured for it).
 
 Reads mkbench results files (`mkbench run`/`--suite` JSON), groups the rows by shape (N, K range,
 M, dataset), and for every shape with an `auto` row and at least one other variant's row
-compares auto's median with the smallest median of the others. Rows that did not run (status
-other than ok) or failed --verify are left out; so is a shape without both sides. A shape is
-over when auto / best > --limit.
+compares auto's median with the smallest median of the others. Other variants' rows that did
+not run (status other than ok) or failed --verify are left out; so is a shape without both
+sides. A shape is over when auto / best > --limit, and when auto did not run or failed --verify
+where another variant ran (auto must run every shape some variant runs).
 
   scripts/auto-vs-best.py [--limit 1.10] [--json OUT] RESULTS.json...
 
@@ -60,6 +61,12 @@ def compare(paths, limit):
             bad_input(f"{path} has no 'rows' list (not an mkbench results file)")
         for row in rows:
             if not usable(row):
+                if row.get("variant") == "auto":
+                    entry = shapes.setdefault(shape_key(row), {"auto": None, "others": {}})
+                    verify = row.get("verify")
+                    failed = isinstance(verify, dict) and verify.get("passed") is False
+                    entry["auto_missing"] = ("failed --verify" if failed else str(row.get("status"))) + (
+                        ": " + str(row.get("reason"))[:80] if row.get("reason") else "")
                 continue
             entry = shapes.setdefault(shape_key(row), {"auto": None, "others": {}})
             median = row["summary"]["median_ms"]
@@ -70,9 +77,15 @@ def compare(paths, limit):
                 entry["others"][v] = min(entry["others"].get(v, median), median)
     result = []
     for key, entry in shapes.items():
-        if entry["auto"] is None or not entry["others"]:
+        if not entry["others"]:
             continue
         best_variant, best = min(entry["others"].items(), key=lambda kv: kv[1])
+        if entry["auto"] is None:
+            if "auto_missing" in entry:
+                result.append({"shape": label(key), "auto_ms": None, "best_variant": best_variant, "best_ms": best,
+                               "ratio": float("inf"), "over": True, "variants": len(entry["others"]),
+                               "auto_did_not_run": entry["auto_missing"]})
+            continue
         result.append({"shape": label(key), "auto_ms": entry["auto"], "best_variant": best_variant,
                        "best_ms": best, "ratio": entry["auto"] / best,
                        "over": entry["auto"] / best > limit, "variants": len(entry["others"])})
@@ -96,10 +109,14 @@ def main():
     over = [r for r in rows if r["over"]]
     print(f"{'shape':<34} {'auto ms':>9} {'best ms':>9}  {'best variant':<18} {'auto/best':>9}")
     for r in rows:
+        if r["auto_ms"] is None:
+            print(f"{r['shape']:<34} {'-':>9} {r['best_ms']:>9.3f}  {r['best_variant']:<18} {'-':>9}  over: auto "
+                  f"{r['auto_did_not_run']}")
+            continue
         print(f"{r['shape']:<34} {r['auto_ms']:>9.3f} {r['best_ms']:>9.3f}  {r['best_variant']:<18} "
               f"{r['ratio']:>9.3f}{'  over' if r['over'] else ''}")
     print(f"{len(rows)} shapes, {len(over)} with auto more than {100 * (args.limit - 1):.0f} % slower than the best "
-          f"variant measured; worst {rows[0]['ratio']:.3f} ({rows[0]['shape']})")
+          f"variant measured or did not run; worst {rows[0]['ratio']:.3f} ({rows[0]['shape']})")
     if args.json:
         directory = os.path.dirname(os.path.abspath(args.json))
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".auto-vs-best.")

@@ -46,10 +46,14 @@ inline const std::map<std::string, std::vector<ShapeClaim>>& hopper_claims() {
     // ⌈ΣK/8⌉·⌈N/8⌉ ≤ 8 register-resident tiles: N=32 takes ΣK ≤ 16.
     table["tensor-multik"] = grid_of({2, 4, 8}, ranges);
     for (const ShapeClaim& claim : grid_of({32}, {KRange{3, 3}, KRange{16, 16}})) table["tensor-multik"].push_back(claim);
+    // N=64 with one small K: its default block steps down to one whose rings fit.
+    table["tensor-multik"].push_back(ShapeClaim{64, KRange{8, 8}});
     // Lanes split the dimensions: N ≥ 16.
     table["warp-centric"] = grid_of({16, 32, 64}, ranges);
     // One K ≥ 64 per run, N ≤ 64.
     table["tf32-window"] = grid_of({2, 8, 32, 64}, {KRange{64, 64}, KRange{256, 256}});
+    // A table that leaves no room for 16 warps of scratch: the default block steps down.
+    table["tf32-window"].push_back(ShapeClaim{48, KRange{2000, 2000}});
     // N <= 1024, any K up to 8192 and ranges of up to 64 Ks (sm_80+): the general grid and wide rows.
     table["gemm-window"] = general;
     for (const ShapeClaim& claim : grid_of({128, 1000}, {KRange{100, 100}, KRange{30, 40}})) table["gemm-window"].push_back(claim);

@@ -108,7 +108,15 @@ std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem,
     const std::string& name = order[i];
     const Variant* dense = registry.find(name);
     if (!dense || !dense->runs_on_gpu()) continue;
-    const auto refusal = dense->can_implement(problem, device);
+    auto refusal = dense->can_implement(problem, device);
+    // A delegate that accepts the shape but cannot run it with its own defaults would make
+    // auto refuse a shape the next variant runs (tf32-window at N=48 K=2000 on an H200,
+    // mainstream-heldout.json at 2af15e6): it counts as refusing.
+    if (!refusal) try {
+        resolve_params(*dense, problem, device, Params::object());
+      } catch (const Error& error) {
+        refusal = std::string(error.what());
+      }
     if (!refusal) {
       std::string reason = std::string(sparsity_text) + ": dense, " +
                            (i < measured_count ? "the fastest that runs at " + measured_from

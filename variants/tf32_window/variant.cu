@@ -94,12 +94,22 @@ class Tf32Window : public Variant {
   }
 
   // The table decides residency: where it takes most of an SM's shared memory only one
-  // block fits, so that block should be the largest (16 warps); small tables leave room
-  // for several blocks of 256.
+  // block fits, so that block should be the largest (16 warps) whose per-warp scratch still
+  // fits beside the table; small tables leave room for several blocks of 256. (N=48 K=2000
+  // left no room for 16 warps: the default of 512 broke its own restriction,
+  // VariantClaims.AcceptedShapesResolveTheirDefaultParameters.)
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int64_t per_sm = device.smem_per_sm > 0 ? device.smem_per_sm : smem_limit(device);
-    const int block = 2 * smem_for(kpad, problem.n, 256) <= per_sm ? 256 : 512;
+    int block = 256;
+    if (2 * smem_for(kpad, problem.n, 256) > per_sm) {
+      block = 128;  // can_implement guarantees the smallest block fits
+      for (int larger : {512, 384, 256})
+        if (smem_for(kpad, problem.n, larger) <= smem_limit(device)) {
+          block = larger;
+          break;
+        }
+    }
     return {{"grid", 0}, {"block", block}, {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"}};
   }
 
