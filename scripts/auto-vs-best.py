@@ -83,13 +83,14 @@ def compare(paths, limit):
         if entry["auto"] is None:
             if "auto_missing" in entry:
                 result.append({"shape": label(key), "auto_ms": None, "best_variant": best_variant, "best_ms": best,
-                               "ratio": float("inf"), "over": True, "variants": len(entry["others"]),
+                               "ratio": None, "over": True, "variants": len(entry["others"]),
                                "auto_did_not_run": entry["auto_missing"]})
             continue
         result.append({"shape": label(key), "auto_ms": entry["auto"], "best_variant": best_variant,
                        "best_ms": best, "ratio": entry["auto"] / best,
                        "over": entry["auto"] / best > limit, "variants": len(entry["others"])})
-    result.sort(key=lambda r: -r["ratio"])
+    # A shape auto did not run sorts first (its ratio is null in --json: strict JSON has no infinity).
+    result.sort(key=lambda r: -(float("inf") if r["ratio"] is None else r["ratio"]))
     return result
 
 
@@ -116,7 +117,8 @@ def main():
         print(f"{r['shape']:<34} {r['auto_ms']:>9.3f} {r['best_ms']:>9.3f}  {r['best_variant']:<18} "
               f"{r['ratio']:>9.3f}{'  over' if r['over'] else ''}")
     print(f"{len(rows)} shapes, {len(over)} with auto more than {100 * (args.limit - 1):.0f} % slower than the best "
-          f"variant measured or did not run; worst {rows[0]['ratio']:.3f} ({rows[0]['shape']})")
+          f"variant measured or did not run; worst "
+          f"{'auto did not run' if rows[0]['ratio'] is None else format(rows[0]['ratio'], '.3f')} ({rows[0]['shape']})")
     if args.json:
         directory = os.path.dirname(os.path.abspath(args.json))
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".auto-vs-best.")
