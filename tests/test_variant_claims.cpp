@@ -89,7 +89,7 @@ TEST(VariantClaims, PickedShapesOfTheFixedShapeGpuTestsAreAccepted) {
 }
 
 // Beyond the claims: wherever a GPU variant (auto included) accepts a shape on the synthetic
-// Hopper devices, its default parameters satisfy its own restrictions. tf32-window once
+// Hopper devices or a T4, its default parameters satisfy its own restrictions. tf32-window once
 // accepted N=48 K=2000 and then refused its own default block of 512 (the held-out suite on an
 // H200, reports/results/nvidia-h200/mainstream-heldout.json at 2af15e6), and auto, delegating to
 // it, refused the shape.
@@ -100,9 +100,11 @@ TEST(VariantClaims, AcceptedShapesResolveTheirDefaultParameters) {
                                {512, 512},   {1000, 1000}, {1024, 1024}, {2000, 2000}, {4096, 4096},
                                {3, 7},       {3, 12},      {5, 20},      {2, 64},      {60, 70}};
   int accepted = 0;
+  std::vector<DeviceInfo> devices = hopper_devices();
+  devices.push_back(testing_support::t4_like());  // the default build's oldest target, sm_75
   for (const Variant* variant : Registry::instance().all()) {
     if (!variant->runs_on_gpu()) continue;
-    for (const DeviceInfo& device : hopper_devices())
+    for (const DeviceInfo& device : devices)
       for (int n : dims)
         for (const KRange& k : ks)
           for (int64_t m : {int64_t(65536), int64_t(1) << 20, int64_t(1) << 24}) {
