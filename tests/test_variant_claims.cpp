@@ -13,6 +13,11 @@
 #include "variants/variant.hpp"
 
 namespace mk {
+
+// variants/auto_select.cpp (not in a header: the tests check the rule directly).
+std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem, const DeviceInfo& device,
+                                                         double sparse_threshold);
+
 namespace {
 
 using testing_support::claim_points;
@@ -123,6 +128,54 @@ TEST(VariantClaims, AcceptedShapesResolveTheirDefaultParameters) {
           }
   }
   EXPECT_GT(accepted, 1000);
+}
+
+// auto runs every shape some GPU variant runs with its defaults (it never refuses where a
+// variant it could delegate to would run), on the same grid of shapes and devices.
+TEST(VariantClaims, AutoRunsEveryShapeSomeGpuVariantRuns) {
+  const Variant& automatic = Registry::instance().get("auto");
+  const std::vector<int> dims{1, 2, 3, 8, 16, 32, 48, 64, 96, 128, 200, 512, 784, 1024};
+  const std::vector<KRange> ks{{2, 2},     {3, 3},     {8, 8},       {32, 32},     {64, 64},     {100, 100},
+                               {128, 128}, {256, 256}, {300, 300},   {1000, 1000}, {2000, 2000}, {4096, 4096},
+                               {3, 7},     {3, 12},    {5, 20},      {2, 64}};
+  std::vector<DeviceInfo> devices = hopper_devices();
+  devices.push_back(testing_support::t4_like());
+  int runnable = 0;
+  for (const DeviceInfo& device : devices)
+    for (int n : dims)
+      for (const KRange& k : ks) {
+        Problem problem;
+        problem.m = int64_t(1) << 20;
+        problem.n = n;
+        problem.k = k;
+        std::string runner;
+        for (const Variant* variant : Registry::instance().all()) {
+          if (!variant->runs_on_gpu() || variant->name() == "auto" || variant->name() == "csr-sparse") continue;
+          if (variant->can_implement(problem, device)) continue;
+          try {
+            resolve_params(*variant, problem, device, Params::object());
+            runner = variant->name();
+            break;
+          } catch (const Error&) {
+          }
+        }
+        if (runner.empty()) continue;
+        ++runnable;
+        const auto refusal = automatic.can_implement(problem, device);
+        EXPECT_FALSE(refusal.has_value()) << "auto refuses " << problem.str() << " on " << device.name << ", which "
+                                          << runner << " runs: " << refusal.value_or("");
+        // And the delegate it would prepare runs with its defaults (auto's prepare falls back
+        // to them when no tuned entry applies).
+        const std::string delegate = choose_auto_delegate(problem, device, 0.7).first;
+        if (delegate.empty()) continue;
+        try {
+          resolve_params(Registry::instance().get(delegate), problem, device, Params::object());
+        } catch (const Error& error) {
+          ADD_FAILURE() << "auto delegates " << problem.str() << " on " << device.name << " to " << delegate
+                        << ", whose defaults do not resolve: " << error.what();
+        }
+      }
+  EXPECT_GT(runnable, 300);
 }
 
 TEST(VariantClaims, PickFallsBackToTheWidestClaimedShape) {
