@@ -66,7 +66,7 @@ def compare(paths, limit):
                     verify = row.get("verify")
                     failed = isinstance(verify, dict) and verify.get("passed") is False
                     entry["auto_missing"] = ("failed --verify" if failed else str(row.get("status"))) + (
-                        ": " + str(row.get("reason"))[:80] if row.get("reason") else "")
+                        ": " + str(row.get("reason")) if row.get("reason") else "")
                 continue
             entry = shapes.setdefault(shape_key(row), {"auto": None, "others": {}})
             median = row["summary"]["median_ms"]

@@ -99,7 +99,7 @@ TEST(VariantClaims, PickedShapesOfTheFixedShapeGpuTestsAreAccepted) {
 // H200, reports/results/nvidia-h200/mainstream-heldout.json at 2af15e6), and auto, delegating to
 // it, refused the shape.
 TEST(VariantClaims, AcceptedShapesResolveTheirDefaultParameters) {
-  const std::vector<int> dims{1, 2, 3, 4, 8, 16, 24, 32, 48, 64, 96, 128, 200, 256, 512, 768, 784, 1024};
+  const std::vector<int> dims{1, 2, 3, 4, 8, 16, 24, 32, 48, 52, 56, 60, 64, 96, 128, 200, 256, 512, 768, 784, 1024};
   const std::vector<KRange> ks{{2, 2},       {3, 3},       {8, 8},       {32, 32},     {64, 64},
                                {100, 100},   {128, 128},   {255, 255},   {256, 256},   {300, 300},
                                {512, 512},   {1000, 1000}, {1024, 1024}, {2000, 2000}, {4096, 4096},

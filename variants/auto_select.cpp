@@ -19,6 +19,7 @@
 // repay their irregular access. The tuner can move it.
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,8 +115,10 @@ std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem,
     // mainstream-heldout.json at 2af15e6): it counts as refusing.
     if (!refusal) try {
         resolve_params(*dense, problem, device, Params::object());
-      } catch (const Error& error) {
-        refusal = std::string(error.what());
+      } catch (const std::exception& error) {
+        std::string text = error.what();
+        if (text.rfind(name + " ", 0) == 0) text.erase(0, name.size() + 1);  // the list names it already
+        refusal = text;
       }
     if (!refusal) {
       std::string reason = std::string(sparsity_text) + ": dense, " +

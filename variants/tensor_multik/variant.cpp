@@ -260,8 +260,8 @@ class TensorMultiK : public Variant {
     // 704 × 1 (80 registers) 0.265-0.268 (H200). Not measured on other GPUs.
     if (params.at("operands") == "prepared" && problem.n <= 4 && tiles <= 2) params["block"] = 640, params["min_blocks"] = 1;
     // A block whose rings and scratch do not fit the per-block shared memory steps down to the
-    // largest that does (N=64 with ΣK ≤ 8: 16 warps of two-stage rings of 64 floats a point
-    // need 280 KB; VariantClaims.AcceptedShapesResolveTheirDefaultParameters).
+    // largest that does (from about N=51 with ΣK ≤ 8, where the default is 16 warps of
+    // two-stage rings: N=64 needs 280 KB; VariantClaims.AcceptedShapesResolveTheirDefaultParameters).
     const ParamSpace space = param_space(problem, device);
     for (int smaller : {384, 256, 128}) {
       if (!space.check(params)) break;
