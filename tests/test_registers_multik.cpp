@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/kernel_resources.hpp"
 #include "variants/registers_multik/registers_multik.hpp"
@@ -49,6 +51,29 @@ TEST(RegistersMultiKCompile, EveryFormCompilesWithoutWarnings) {
           const std::string log = gpu::compile_image(registers_multik::kernel_request(problem, params, device)).log;
           EXPECT_EQ(log.find("warning"), std::string::npos) << log;
         }
+}
+
+// Rows through shared-memory stages, one or two points a lane: at the Python benchmark's shape
+// (N=32 K=8, a padded stage stride) with accumulate=mma, and at N=12 (an unpadded one) with both
+// accumulations, without a warning or a stack frame.
+TEST(RegistersMultiKCompile, StagedRowsCompileWithoutWarningsOrFrames) {
+  const Variant& variant = Registry::instance().get("registers-multik");
+  const DeviceInfo device = nvrtc_target(9, 0);
+  const std::vector<std::pair<Problem, const char*>> forms{
+      {multik_shape(32, 8, 8), "mma"}, {multik_shape(12, 3, 5), "mma"}, {multik_shape(12, 3, 5), "registers"}};
+  for (const auto& [problem, accumulate] : forms)
+    for (const int lane_points : {1, 2}) {
+      Params params = variant.default_params(problem, device);
+      params["rows"] = "shared";
+      params["accumulate"] = accumulate;
+      params["lane_points"] = lane_points;
+      SCOPED_TRACE(problem.str() + " " + params_label(params));
+      ASSERT_FALSE(variant.param_space(problem, device).check(params).has_value());
+      const auto request = registers_multik::kernel_request(problem, params, device);
+      const std::string log = gpu::compile_image(request).log;
+      EXPECT_EQ(log.find("warning"), std::string::npos) << log;
+      EXPECT_EQ(kernel_resources(request, "multik_iteration").frame_bytes, 0);
+    }
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ TEST(RegistersMultiKSpace, AcceptsTheTable1ShapeOnH100AndDeclaresItsAxes) {
   const Problem p = make_problem(int64_t(1) << 25, 8, 3, 7);
   EXPECT_EQ(variant("registers-multik").can_implement(p, h100_like()), std::nullopt);
   const ParamSpace space = variant("registers-multik").param_space(p, h100_like());
-  for (const char* axis : {"grid", "ppt", "block", "layout", "accumulate", "centroids", "lane_points"})
+  for (const char* axis : {"grid", "ppt", "block", "layout", "accumulate", "centroids", "lane_points", "rows"})
     EXPECT_NE(space.find(axis), nullptr) << axis;
   const Axis* lanes = space.find("lane_points");
   ASSERT_NE(lanes, nullptr);

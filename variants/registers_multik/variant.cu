@@ -45,12 +45,14 @@ struct KernelConfig {
   bool soa, mma, plant_slowdown, centroids_shared;
   int cc_major, cc_minor;
   bool generated = false;  // points made in the kernel from the uniform generator (GENERATED)
+  bool stage_rows = false;  // rows through per-warp shared-memory stages (STAGE_ROWS)
   bool operator<(const KernelConfig& o) const {
     return std::tie(n, kmin, kmax, block, smem_slots, lane_points, soa, mma, plant_slowdown, centroids_shared,
-                    cc_major, cc_minor, generated) < std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots,
-                                                              o.lane_points, o.soa, o.mma, o.plant_slowdown,
-                                                              o.centroids_shared, o.cc_major, o.cc_minor,
-                                                              o.generated);
+                    cc_major, cc_minor, generated, stage_rows) < std::tie(o.n, o.kmin, o.kmax, o.block, o.smem_slots,
+                                                                          o.lane_points, o.soa, o.mma,
+                                                                          o.plant_slowdown, o.centroids_shared,
+                                                                          o.cc_major, o.cc_minor, o.generated,
+                                                                          o.stage_rows);
   }
 };
 
@@ -77,7 +79,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
           << config.smem_slots << "\n#define LANE_POINTS " << config.lane_points << "\n#define SOA " << (config.soa ? 1 : 0) << "\n#define ACCUM_MMA "
           << (config.mma ? 1 : 0) << "\n#define PLANT_SLOWDOWN " << (config.plant_slowdown ? 1 : 0)
           << "\n#define CENTROIDS_SHARED " << (config.centroids_shared ? 1 : 0) << "\n#define GENERATED "
-          << (config.generated ? 1 : 0) << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
+          << (config.generated ? 1 : 0) << "\n#define STAGE_ROWS " << (config.stage_rows ? 1 : 0)
+          << "\n#define TIE_SCALE " << std::scientific << tie_scale(config.n, config.kmax) << "f\n";
   gpu::RuntimeCompileRequest request{defines.str() + "#include \"kernel.cuh\"\n", "registers_multik.cu", config.cc_major,
                                      config.cc_minor};
   request.headers = gpu::kernel_headers("registers_multik/kernel");
@@ -87,7 +90,8 @@ gpu::RuntimeCompileRequest compile_request(const KernelConfig& config) {
   request.dump_tag = "n" + std::to_string(config.n) + "-k" + std::to_string(config.kmin) + "-" +
                      std::to_string(config.kmax) + (config.mma ? "-mma" : "-reg") + "-l" +
                      std::to_string(config.lane_points) + (config.soa ? "-soa" : "-aos") +
-                     (config.centroids_shared ? "-shared" : "-const") + (config.generated ? "-gen" : "");
+                     (config.centroids_shared ? "-shared" : "-const") + (config.generated ? "-gen" : "") +
+                     (config.stage_rows ? "-staged" : "");
   return request;
 }
 
@@ -121,6 +125,12 @@ int accumulator_registers(const Problem& problem) {
 int64_t generated_rows_bytes(const Problem& problem, const Params& params) {
   if (params.at("accumulate").get<std::string>() != "mma") return 0;
   return int64_t(params.at("block").get<int>() / 32) * params.at("lane_points").get<int>() * 32 * (problem.n | 1) * 4;
+}
+
+// rows=shared: two stages of a warp step's rows per warp (kernel/config.cuh, STAGE_STRIDE).
+int64_t staged_rows_bytes(int n, const Params& params) {
+  const int64_t stride = (n / 4) % 2 ? n : n + 4;
+  return int64_t(params.at("block").get<int>() / 32) * 2 * params.at("lane_points").get<int>() * 32 * stride * 4;
 }
 
 // Shared memory per block: the dynamic sums area takes what the static tables leave.
@@ -159,7 +169,8 @@ KernelConfig config_for(const Problem& problem, const Params& params, const Devi
           centroids_shared,
           device.cc_major,
           device.cc_minor,
-          generated};
+          generated,
+          !generated && params.at("rows").get<std::string>() == "shared"};
 }
 
 class RegistersMultiKRun : public gpu::GpuRun {
@@ -184,6 +195,7 @@ class RegistersMultiKRun : public gpu::GpuRun {
                "c_centroids");
     keep_mask_ = packed_keep_mask(problem.k.kmax);
     dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
+    if (config.stage_rows) dynamic_smem_ = std::max<size_t>(dynamic_smem_, size_t(staged_rows_bytes(problem.n, params)));
     if (dynamic_smem_ > 48 * 1024)
       gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_->iteration),
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_smem_)),
@@ -331,6 +343,18 @@ class RegistersMultiK : public Variant {
     space.axes.push_back({"accumulate", accumulate, "mma = tensor-core one-hot product; registers = seed's select"});
     space.axes.push_back({"centroids", {"constant", "shared"}, "where the distance loop reads centroids from"});
     space.axes.push_back({"lane_points", {1, 2}, "points per lane per warp step: each centroid operand load feeds this many distance chains"});
+    space.axes.push_back({"rows", {"global", "shared"},
+                          "a lane reads its rows from global memory, or from per-warp shared-memory stages filled a step ahead (cp.async)"});
+    const int n = problem.n;
+    const int64_t stage_limit = device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152;
+    const bool async_copies = device.cc_major >= 8 || !device.is_gpu;
+    space.restrictions.push_back(
+        {"rows=shared: row-major points of a multiple of 4 floats, CC >= 8.0 (cp.async), and the stages fit in shared memory",
+         [n, stage_limit, async_copies](const Params& p) {
+           if (p.at("rows").get<std::string>() != "shared") return true;
+           return async_copies && n % 4 == 0 && parse_layout(p.at("layout").get<std::string>()) == Layout::AoS &&
+                  staged_rows_bytes(n, p) + 20 * 1024 <= stage_limit;
+         }});
     space.restrictions.push_back(
         {"at most one of grid and ppt is set (the other is derived; both 0 = resident-blocks persistent grid)",
          [](const Params& p) { return !(p.at("grid").get<int64_t>() > 0 && p.at("ppt").get<int64_t>() > 0); }});
@@ -361,7 +385,8 @@ class RegistersMultiK : public Variant {
     return {{"grid", 0},         {"ppt", 0},
             {"block", 256},       {"layout", "aos"},
             {"accumulate", options.empty() ? "mma" : options.front()},
-            {"centroids", "constant"}, {"lane_points", problem.k.sum() * problem.n <= 128 ? 2 : 1}};
+            {"centroids", "constant"}, {"lane_points", problem.k.sum() * problem.n <= 128 ? 2 : 1},
+            {"rows", "global"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

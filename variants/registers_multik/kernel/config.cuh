@@ -1,12 +1,14 @@
 // registers-multik, runtime-compiled: the sizes, the centroid table in __constant__ memory and
 // the helpers both kernels use. The host (variants/registers_multik/kernel_config.cpp) prepends
 // the #defines of one specialisation (NDIM, KMIN, KMAX, SUMK, BLOCK, SMEM_SLOTS, LANE_POINTS, SOA,
-// ACCUM_MMA, PLANT_SLOWDOWN, CENTROIDS_SHARED, TIE_SCALE, GENERATED) and then `#include "kernel.cuh"`.
+// ACCUM_MMA, PLANT_SLOWDOWN, CENTROIDS_SHARED, TIE_SCALE, GENERATED, STAGE_ROWS) and then
+// `#include "kernel.cuh"`.
 #pragma once
 
 #if !defined(NDIM) || !defined(KMIN) || !defined(KMAX) || !defined(SUMK) || !defined(BLOCK) || \
     !defined(SMEM_SLOTS) || !defined(LANE_POINTS) || !defined(SOA) || !defined(ACCUM_MMA) ||   \
-    !defined(PLANT_SLOWDOWN) || !defined(CENTROIDS_SHARED) || !defined(TIE_SCALE) || !defined(GENERATED)
+    !defined(PLANT_SLOWDOWN) || !defined(CENTROIDS_SHARED) || !defined(TIE_SCALE) || !defined(GENERATED) || \
+    !defined(STAGE_ROWS)
 #error "registers-multik's kernel is compiled with the #defines of one specialisation (compile_request)"
 #endif
 
@@ -54,6 +56,40 @@ __device__ __forceinline__ float load_point(const float* __restrict__ points, lo
   return __ldg(points + i * NDIM + d);
 #endif
 }
+
+// STAGE_ROWS: a warp step's rows reach the lanes through shared memory. Straight from global
+// memory, each lane's 16-byte loads of its own row touch 32 lines per instruction, and the
+// update's second read touches them again: L1 was 96 % busy with DRAM at 37 % (N=32 K=8 10M,
+// one H200, ncu at cc8e15d). Staged, the copy reads whole lines, and the lanes' reads of a row
+// stride of STAGE_STRIDE floats (an odd number of 16-byte units) fall in distinct banks.
+#if STAGE_ROWS
+#if SOA || GENERATED || (NDIM % 4 != 0)
+#error "STAGE_ROWS stages row-major rows of a multiple of 4 floats"
+#endif
+#define STAGE_STRIDE (((NDIM / 4) % 2) ? NDIM : NDIM + 4)
+#define STAGE_FLOATS (LANE_POINTS * 32 * STAGE_STRIDE)
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+// One warp step's rows (first .. first + 32·LANE_POINTS) into a stage, 16 bytes a lane at a time,
+// consecutive lanes on consecutive addresses; rows past m are filled with zeros (src-size 0).
+__device__ __forceinline__ void stage_step_rows(float* stage_rows, const float* __restrict__ points, long long m,
+                                                long long first, int lane) {
+  constexpr int kChunksPerRow = NDIM / 4;
+  constexpr int kChunks = LANE_POINTS * 32 * kChunksPerRow;
+#pragma unroll
+  for (int c = lane; c < kChunks; c += 32) {
+    const int row = c / kChunksPerRow, chunk = c - row * kChunksPerRow;
+    const bool inside = first + row < m;
+    const float* src = inside ? points + (first + row) * NDIM + chunk * 4 : points;
+    const unsigned dst = (unsigned)__cvta_generic_to_shared(stage_rows + row * STAGE_STRIDE + chunk * 4);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0)
+                 : "memory");
+  }
+}
+#endif
 
 // GENERATED: the points are rows of the uniform generator, made here from their counters
 // (datasets/counter_rng.hpp: value = 24 bits of mix64(counter) · 2^-24, the counter of entry e

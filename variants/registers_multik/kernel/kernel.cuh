@@ -15,7 +15,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
     const float* __restrict__ points, long long m, double* __restrict__ sums,
     u64* __restrict__ counts, double* __restrict__ inertia, int* __restrict__ labels,
     unsigned keep_mask, const float* __restrict__ packed_global, u64 gen_counter) {
-  extern __shared__ float block_sums[];  // SMEM_SLOTS * NDIM floats
+  // SMEM_SLOTS * NDIM floats of sums after the loop; with STAGE_ROWS, the warps' row stages during it.
+  extern __shared__ __align__(16) float block_sums[];
 #if GENERATED && ACCUM_MMA
   __shared__ float gen_rows[BLOCK / 32][LANE_POINTS * 32 * GEN_STRIDE];
   float* const warp_rows = gen_rows[threadIdx.x >> 5];
@@ -80,9 +81,24 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 
   const float max_centroid_norm = c_centroids[SUMK * CSTRIDE];
 
+#if STAGE_ROWS
+  // This warp's two stages of rows in the dynamic shared memory (the sums area after the loop):
+  // the next step's rows copy in (cp.async) while this step computes from the other stage.
+  float* const warp_stages = block_sums + (threadIdx.x >> 5) * 2 * STAGE_FLOATS;
+  int stage = 0;
+  if (warp_global < steps) stage_step_rows(warp_stages, points, m, warp_global * step_points, lane);
+  cp_async_commit();
+#endif
   for (long long step = warp_global; step < steps; step += warps_total) {
     const long long first = step * step_points;
-#if ACCUM_MMA && !SOA && !GENERATED
+#if STAGE_ROWS
+    if (step + warps_total < steps)
+      stage_step_rows(warp_stages + (stage ^ 1) * STAGE_FLOATS, points, m, (step + warps_total) * step_points, lane);
+    cp_async_commit();
+    cp_async_wait_one();  // this step's stage has landed (the next one's may still be in flight)
+    __syncwarp();
+    const float* const rows = warp_stages + stage * STAGE_FLOATS;
+#elif ACCUM_MMA && !SOA && !GENERATED
     const bool full_step = first + step_points <= m;  // (the update's row loads skip their bounds test)
 #endif
     float x[LANE_POINTS][NDIM];
@@ -110,6 +126,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #pragma unroll
         for (int d = 0; d < NDIM; ++d) warp_rows[(p * 32 + lane) * GEN_STRIDE + d] = x[p][d];
 #endif
+      }
+#elif STAGE_ROWS
+      // Rows past m were staged as zeros.
+#pragma unroll
+      for (int d = 0; d < NDIM; d += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(rows + (p * 32 + lane) * STAGE_STRIDE + d);
+        x[p][d] = v.x; x[p][d + 1] = v.y; x[p][d + 2] = v.z; x[p][d + 3] = v.w;
       }
 #elif !SOA && (NDIM % 4 == 0)
       // 16-byte loads: rows are 16-byte aligned when N is a multiple of 4.
@@ -241,10 +264,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #endif
 #pragma unroll
     for (int p = 0; p < LANE_POINTS; ++p) {
-#if !GENERATED
+#if !GENERATED && !STAGE_ROWS
       const long long sub_first = first + p * 32;
 #endif
-#if !SOA && !GENERATED
+#if !SOA && !GENERATED && !STAGE_ROWS
       // This lane's first operand: point t of the sub-step's first group, dim g.
       const float* lane_row = points + (sub_first + t) * NDIM + g;
 #endif
@@ -257,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
           hot0[w] = __shfl_sync(FULL_MASK, one_hot[p][w], src0) >> g;
           hot1[w] = __shfl_sync(FULL_MASK, one_hot[p][w], src1) >> g;
         }
-#if !GENERATED
+#if !GENERATED && !STAGE_ROWS
         const long long p0 = sub_first + src0, p1 = sub_first + src1;
 #endif
 #pragma unroll
@@ -268,6 +291,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
           // Rows past m hold finite values that their zero one-hot (b0, b1) cancels.
           v0 = dim < NDIM ? warp_rows[(p * 32 + src0) * GEN_STRIDE + dim] : 0.f;
           v1 = dim < NDIM ? warp_rows[(p * 32 + src1) * GEN_STRIDE + dim] : 0.f;
+#elif STAGE_ROWS
+          v0 = dim < NDIM ? rows[(p * 32 + src0) * STAGE_STRIDE + dim] : 0.f;
+          v1 = dim < NDIM ? rows[(p * 32 + src1) * STAGE_STRIDE + dim] : 0.f;
 #else
 #if !SOA
           if (full_step && (NDIM % 8 == 0)) {
@@ -317,7 +343,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
       }
     }
 #endif
+#if STAGE_ROWS
+    __syncwarp();  // every lane has read this stage before the next step copies into it
+    stage ^= 1;
+#endif
   }
+#if STAGE_ROWS
+  cp_async_wait_all();  // (only empty groups remain) before the stages become the sums area
+#endif
 
   // Inertia: warp shuffle reduction in FP64, one global atomic per warp and K.
 #pragma unroll
