@@ -133,6 +133,14 @@ int64_t staged_rows_bytes(int n, const Params& params) {
   return int64_t(params.at("block").get<int>() / 32) * 2 * params.at("lane_points").get<int>() * 32 * stride * 4;
 }
 
+bool rows_can_be_staged(int n, const Params& params, const DeviceInfo& device) {
+  const int64_t limit = device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152;
+  const bool async_copies = device.cc_major >= 8 || !device.is_gpu;
+  // 20 KiB: the kernel's static tables (block counts, −2c for the exact paths: up to 16 KiB).
+  return async_copies && n % 4 == 0 && parse_layout(params.at("layout").get<std::string>()) == Layout::AoS &&
+         staged_rows_bytes(n, params) + 20 * 1024 <= limit;
+}
+
 // Shared memory per block: the dynamic sums area takes what the static tables leave.
 KernelConfig config_for(const Problem& problem, const Params& params, const DeviceInfo& device,
                         bool generated = false) {
@@ -345,15 +353,10 @@ class RegistersMultiK : public Variant {
     space.axes.push_back({"lane_points", {1, 2}, "points per lane per warp step: each centroid operand load feeds this many distance chains"});
     space.axes.push_back({"rows", {"global", "shared"},
                           "a lane reads its rows from global memory, or from per-warp shared-memory stages filled a step ahead (cp.async)"});
-    const int n = problem.n;
-    const int64_t stage_limit = device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152;
-    const bool async_copies = device.cc_major >= 8 || !device.is_gpu;
     space.restrictions.push_back(
         {"rows=shared: row-major points of a multiple of 4 floats, CC >= 8.0 (cp.async), and the stages fit in shared memory",
-         [n, stage_limit, async_copies](const Params& p) {
-           if (p.at("rows").get<std::string>() != "shared") return true;
-           return async_copies && n % 4 == 0 && parse_layout(p.at("layout").get<std::string>()) == Layout::AoS &&
-                  staged_rows_bytes(n, p) + 20 * 1024 <= stage_limit;
+         [n = problem.n, device](const Params& p) {
+           return p.at("rows").get<std::string>() != "shared" || rows_can_be_staged(n, p, device);
          }});
     space.restrictions.push_back(
         {"at most one of grid and ppt is set (the other is derived; both 0 = resident-blocks persistent grid)",
@@ -382,11 +385,13 @@ class RegistersMultiK : public Variant {
   // is a multiple of the SM count as seed 000 §5.1 recommends, with block 256 as the seed.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const auto options = accumulate_options(problem, device);
-    return {{"grid", 0},         {"ppt", 0},
-            {"block", 256},       {"layout", "aos"},
-            {"accumulate", options.empty() ? "mma" : options.front()},
-            {"centroids", "constant"}, {"lane_points", problem.k.sum() * problem.n <= 128 ? 2 : 1},
-            {"rows", "global"}};
+    Params params{{"grid", 0},         {"ppt", 0},
+                  {"block", 256},       {"layout", "aos"},
+                  {"accumulate", options.empty() ? "mma" : options.front()},
+                  {"centroids", "constant"}, {"lane_points", problem.k.sum() * problem.n <= 128 ? 2 : 1},
+                  {"rows", "shared"}};
+    if (!rows_can_be_staged(problem.n, params, device)) params["rows"] = "global";
+    return params;
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
