@@ -101,6 +101,9 @@ class PreparedRun {
   // "Generated chunks".
   virtual bool reads_generated_rows(const GeneratorSpec&) const { return false; }
   virtual void set_generated_rows(const GeneratorSpec& spec, int64_t first_row);
+  // Optional hint from a fit: a later read_back() carries labels (its final pass). A run that
+  // copies labels into new host memory may ready that memory now, while the steps run.
+  virtual void expect_labels_read_back() {}
 };
 
 // What a prepared run holds where it runs, at its peak (transient copies made while

@@ -11,10 +11,12 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "apps/fit/data_moments.hpp"
+#include "apps/fit/device_moments.hpp"
 #include "apps/seeding/kmeanspp.hpp"
 #include "datasets/point_indices.hpp"
 #include "core/errors.hpp"
@@ -47,85 +49,6 @@ __global__ void gather_rows(const T* __restrict__ src, int64_t m, int n, int64_t
   }
 }
 
-// The moments kernels' tiling: a block takes `rows` consecutive rows of the row-major points, its
-// threads spread over (row, feature) so a warp reads consecutive addresses: for N <= kThreads,
-// kThreads / N rows a pass (N = 32: 8 rows, every thread busy); for a wider N, grid.y tiles the
-// features, one row a pass. One thread a feature, walking its rows alone, took 2.5 ms for both
-// passes over 10M x 32 on an H200 (python-bench.json at b36ae50, "moments").
-struct MomentsTile {
-  int f;             // this thread's feature, or -1 when idle
-  int row_lane;      // its first row within the pass
-  int rows_a_pass;   // rows the block advances by
-};
-
-__device__ MomentsTile moments_tile(int n) {
-  if (n <= kThreads) {
-    const int rows_a_pass = kThreads / n;
-    const int t = threadIdx.x;
-    if (t >= rows_a_pass * n) return {-1, 0, rows_a_pass};
-    return {t % n, t / n, rows_a_pass};
-  }
-  const int f = blockIdx.y * kThreads + threadIdx.x;
-  return {f < n ? f : -1, 0, 1};
-}
-
-// The block's per-thread partials of feature f (slot threadIdx.x) summed per feature, then one
-// atomic a feature a block.
-__device__ void add_block_partials(double* partial, const MomentsTile& tile, int n, double value, double* total) {
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  if (tile.f >= 0 && tile.row_lane == 0) {
-    double sum = 0;
-    for (int lane = 0; lane < tile.rows_a_pass; ++lane) sum += partial[threadIdx.x + lane * n];
-    atomicAdd(total + tile.f, sum);
-  }
-}
-
-// Per feature: the FP64 sum, the largest |x|, and the first non-finite value's flat index.
-// Non-negative floats order as their bit patterns.
-__global__ void __launch_bounds__(kThreads) column_sums(const float* __restrict__ x, int64_t m, int n, int64_t rows,
-                                                       double* sum, unsigned* max_abs_bits,
-                                                       unsigned long long* first_bad) {
-  __shared__ double partial[kThreads];
-  const MomentsTile tile = moments_tile(n);
-  const int64_t begin = int64_t(blockIdx.x) * rows;
-  const int64_t end = begin + rows < m ? begin + rows : m;
-  double s = 0;
-  float largest = 0;
-  if (tile.f >= 0)
-    for (int64_t r = begin + tile.row_lane; r < end; r += tile.rows_a_pass) {
-      const float v = x[r * n + tile.f];
-      if (!isfinite(v)) {
-        atomicMin(first_bad, (unsigned long long)(r * n + tile.f));
-        break;
-      }
-      s += v;
-      largest = fmaxf(largest, fabsf(v));
-    }
-  if (tile.f >= 0) atomicMax(max_abs_bits, __float_as_uint(largest));
-  add_block_partials(partial, tile, n, s, sum);
-}
-
-// Per feature: Σ (x - mean)², the second of data_moments' two passes (a large offset does not
-// cancel the variance).
-__global__ void __launch_bounds__(kThreads) column_squares(const float* __restrict__ x, int64_t m, int n, int64_t rows,
-                                                          const double* __restrict__ mean, double* squares) {
-  __shared__ double partial[kThreads];
-  const MomentsTile tile = moments_tile(n);
-  const int64_t begin = int64_t(blockIdx.x) * rows;
-  const int64_t end = begin + rows < m ? begin + rows : m;
-  double s = 0;
-  if (tile.f >= 0) {
-    const double mu = mean[tile.f];
-    for (int64_t r = begin + tile.row_lane; r < end; r += tile.rows_a_pass) {
-      const double d = double(x[r * n + tile.f]) - mu;
-      s += d * d;
-    }
-  }
-  add_block_partials(partial, tile, n, s, squares);
-}
-
-
 cudaStream_t producer_stream(uintptr_t stream) {
   if (stream == 1) return cudaStreamLegacy;
   if (stream == 2) return cudaStreamPerThread;
@@ -136,17 +59,33 @@ cudaStream_t producer_stream(uintptr_t stream) {
 // (variants/common/pinned_staging.hpp): 24 ms for 10M x 32 floats on an H200 host, against 46–57 ms
 // for page-locking them in place in 64 MiB pieces (the way up to 8f3971d) and 146–191 ms from
 // pageable memory (reports/results/nvidia-h200/ab/host-transfer.txt).
-void upload_host_rows(const DevicePoints& points, float* destination, cudaStream_t stream) {
+// The data's moments are taken as the rows land (apps/fit/device_moments.hpp), a group of pieces
+// at a time: each group's passes cost a few launches on the thread that copies the next pieces.
+constexpr size_t kMomentsGroupBytes = size_t(128) << 20;
+
+int64_t moments_groups(const DevicePoints& points) {  // a group closes at 128 MiB or at the end
+  return int64_t(size_t(points.m) * size_t(points.n) * sizeof(float) / kMomentsGroupBytes) + 2;
+}
+
+void upload_host_rows(const DevicePoints& points, float* destination, cudaStream_t stream, LandingMoments& moments) {
   if (points.float64 || points.col_stride != 1 || points.row_stride != points.n)
     throw InputError("host rows must be C-ordered float32 (the module converts other arrays first)");
-  const size_t bytes = size_t(points.m) * size_t(points.n) * sizeof(float);
-  gpu::pinned_staging_for_current_device().upload(destination, points.data, bytes, stream);
+  const size_t row_bytes = size_t(points.n) * sizeof(float);
+  const size_t bytes = size_t(points.m) * row_bytes;
+  int64_t group_first = 0, landed_rows = 0;
+  gpu::pinned_staging_for_current_device().upload_rows(
+      destination, points.data, bytes, row_bytes, stream, [&](size_t offset, size_t length) {
+        landed_rows = int64_t((offset + length) / row_bytes);
+        if (size_t(landed_rows - group_first) * row_bytes >= kMomentsGroupBytes || landed_rows == points.m) {
+          moments.add(group_first, landed_rows - group_first);
+          group_first = landed_rows;
+        }
+      });
   check(cudaStreamSynchronize(stream), "uploading the host rows into the run");
 }
 
 // The points into the run's buffer (row-major, stride n), after the producer's pending work.
 void copy_into_run(const DevicePoints& points, float* destination, cudaStream_t stream) {
-  if (points.on_host) return upload_host_rows(points, destination, stream);
   if (points.stream) check(cudaStreamSynchronize(producer_stream(points.stream)), "waiting for the array's stream");
   const int64_t total = points.m * int64_t(points.n);
   const int blocks = int(std::min<int64_t>((total + kThreads - 1) / kThreads, 65535));
@@ -165,46 +104,6 @@ void copy_into_run(const DevicePoints& points, float* destination, cudaStream_t 
     check_launch("gather_rows<float>");
   }
   check(cudaStreamSynchronize(stream), "copying the device array into the run");
-}
-
-// data_moments and check_finite on the device; the message is check_finite's.
-DataMoments device_moments(const float* x, int64_t m, int n) {
-  const int64_t rows = std::max<int64_t>(256, (m + 4095) / 4096);  // at most 4096 row blocks
-  const dim3 grid(unsigned((m + rows - 1) / rows), n <= kThreads ? 1u : unsigned((n + kThreads - 1) / kThreads));
-  DeviceBuffer<double> sums(size_t(n) * 2, "moments");
-  DeviceBuffer<unsigned> largest(1, "moments: largest |x|");
-  DeviceBuffer<unsigned long long> bad(1, "moments: first non-finite");
-  check(cudaMemset(sums.get(), 0, sums.bytes()), "moments");
-  check(cudaMemset(largest.get(), 0, largest.bytes()), "moments");
-  check(cudaMemset(bad.get(), 0xff, bad.bytes()), "moments");
-  column_sums<<<grid, kThreads>>>(x, m, n, rows, sums.get(), largest.get(), bad.get());
-  check_launch("column_sums");
-  unsigned long long first_bad = ULLONG_MAX;
-  check(cudaMemcpy(&first_bad, bad.get(), sizeof(first_bad), cudaMemcpyDeviceToHost), "moments");
-  if (first_bad != ULLONG_MAX) {
-    float value = 0;
-    check(cudaMemcpy(&value, x + first_bad, sizeof(float), cudaMemcpyDeviceToHost), "moments");
-    const char* what = std::isnan(value) ? "NaN" : (value > 0 ? "Inf" : "-Inf");
-    throw InputError(std::string("dataset contains ") + what + " at row " + std::to_string(first_bad / n) +
-                     ", column " + std::to_string(first_bad % n));
-  }
-  DataMoments moments;
-  moments.mean.resize(size_t(n));
-  check(cudaMemcpy(moments.mean.data(), sums.get(), size_t(n) * sizeof(double), cudaMemcpyDeviceToHost), "moments");
-  for (double& mean : moments.mean) mean /= double(m);
-  check(cudaMemcpy(sums.get(), moments.mean.data(), size_t(n) * sizeof(double), cudaMemcpyHostToDevice), "moments");
-  column_squares<<<grid, kThreads>>>(x, m, n, rows, sums.get(), sums.get() + n);
-  check_launch("column_squares");
-  moments.variance.resize(size_t(n));
-  check(cudaMemcpy(moments.variance.data(), sums.get() + n, size_t(n) * sizeof(double), cudaMemcpyDeviceToHost),
-        "moments");
-  for (double& variance : moments.variance) variance /= double(m);
-  unsigned bits = 0;
-  check(cudaMemcpy(&bits, largest.get(), sizeof(bits), cudaMemcpyDeviceToHost), "moments");
-  float largest_abs = 0;
-  std::memcpy(&largest_abs, &bits, sizeof(largest_abs));
-  moments.max_abs = largest_abs;
-  return moments;
 }
 
 // The seeds of every K of the range (packed per KRange::slot_offset) from chosen point indices:
@@ -259,14 +158,21 @@ std::vector<DeviceFit> fit_device_points(const DevicePoints& points, PreparedRun
                            std::to_string(points.m) + " x " + std::to_string(points.n) + " on the device");
 
   const auto copy_start = std::chrono::steady_clock::now();
-  copy_into_run(points, slot.points, static_cast<cudaStream_t>(slot.stream));
+  std::optional<LandingMoments> landing;  // host rows: their moments taken as they land
+  const auto stream = static_cast<cudaStream_t>(slot.stream);
+  if (points.on_host) {
+    landing.emplace(slot.points, points.m, points.n, moments_groups(points), stream);
+    upload_host_rows(points, slot.points, stream, *landing);
+  } else {
+    copy_into_run(points, slot.points, stream);
+  }
   run.set_point_count(points.m);
   (points.on_host ? point_copy_counters().host_to_device : point_copy_counters().device_to_device) +=
       points.m * int64_t(points.n) * int64_t(points.float64 ? 8 : 4);
   const double copy_seconds = seconds_since(copy_start);
 
   const auto moments_start = std::chrono::steady_clock::now();
-  const DataMoments moments = device_moments(slot.points, points.m, points.n);
+  const DataMoments moments = landing ? landing->finish() : device_moments(slot.points, points.m, points.n);
   const double moments_seconds = seconds_since(moments_start);
   const double threshold = shift_threshold(moments, settings.tol);
 

@@ -66,6 +66,7 @@ LoopOutcome run_to_convergence(PreparedRun& run, const KRange& k, int n, const s
   const auto prepare_start = std::chrono::steady_clock::now();
   run.prepare_split();
   outcome.prepare_seconds = seconds_since(prepare_start);
+  run.expect_labels_read_back();  // the final pass reads labels back: its host memory readies meanwhile
   const auto iterations_start = std::chrono::steady_clock::now();
   for (int iteration = 1; iteration <= settings.max_iter && moving > 0; ++iteration) {
     const auto step_start = std::chrono::steady_clock::now();

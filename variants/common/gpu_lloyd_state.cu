@@ -203,6 +203,8 @@ IterationResult LloydState::read_back() {
   check(cudaMemcpy(inertia.data(), inertia_.get(), inertia.size() * sizeof(double), cudaMemcpyDeviceToHost),
         "read inertia");
   IterationResult result;
+  std::vector<LabelValues> ready;
+  if (ready_labels_.valid()) ready = ready_labels_.get();
   for (int k = problem_.k.kmin; k <= problem_.k.kmax; ++k) {
     const int index = k - problem_.k.kmin;
     const int offset = problem_.k.slot_offset(k);
@@ -211,10 +213,18 @@ IterationResult LloydState::read_back() {
     r.centroids.assign(centroids.begin() + size_t(offset) * n, centroids.begin() + size_t(offset + k) * n);
     r.counts.assign(counts.begin() + offset, counts.begin() + offset + k);
     r.inertia = inertia[index];
-    if (labels_valid_) r.labels = download_labels(labels_.get() + size_t(index) * problem_.m, size_t(problem_.m), stream_);
+    if (labels_valid_) {
+      if (size_t(index) < ready.size()) r.labels = std::move(ready[size_t(index)]);
+      download_labels_into(r.labels, labels_.get() + size_t(index) * problem_.m, size_t(problem_.m), stream_);
+    }
     result.per_k.push_back(std::move(r));
   }
   return result;
+}
+
+void LloydState::ready_host_labels() {
+  if (ready_labels_.valid()) return;  // readied already, not yet taken
+  ready_labels_ = ready_label_values(size_t(problem_.k.count()), size_t(problem_.m));
 }
 
 GpuRun::GpuRun(const Problem& problem, const Dataset& data, Layout layout) : state_(problem, data, layout) {}

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -137,6 +138,9 @@ class LloydState {
   int deferred_finalize_calls() const { return deferred_finalize_calls_; }
   AccumulatorRefs accumulator_refs();
   IterationResult read_back();
+  // Host memory for the labels of the next read_back, readied on a thread of its own
+  // (gpu::ready_label_values) while the steps run.
+  void ready_host_labels();
   // The Ks a split step still moves (AccumulateOptions::active), for kernels that can leave a
   // frozen K out: active_ks() is nullptr while every K moves, else one byte a K on the device.
   void set_active_ks(const std::vector<uint8_t>& active);
@@ -166,6 +170,7 @@ class LloydState {
   std::vector<uint8_t> active_ks_host_;  // what active_ks_ holds
   bool every_k_active_ = true;
   bool labels_valid_ = false;
+  std::future<std::vector<LabelValues>> ready_labels_;  // ready_host_labels' lists, one a K
   bool division_deferred_ = false;
   int deferred_finalize_calls_ = 0;
 };
@@ -191,6 +196,7 @@ class GpuRun : public PreparedRun {
   // they upload).
   PointsSlot points_slot() override;
   void set_point_count(int64_t rows) override { state_.set_point_count(rows); }
+  void expect_labels_read_back() override { state_.ready_host_labels(); }
 
  protected:
   // Called by update() once the new centroids are queued on the stream, before it waits for

@@ -72,8 +72,17 @@ void PinnedStaging::upload(void* destination, const void* source, size_t bytes, 
               [from](char* piece, size_t offset, size_t length) { copy_bytes_parallel(piece, from + offset, length); });
 }
 
+void PinnedStaging::upload_rows(void* destination, const void* source, size_t bytes, size_t unit,
+                                cudaStream_t stream, const std::function<void(size_t, size_t)>& landed) {
+  const auto* from = static_cast<const char*>(source);
+  upload_made(
+      destination, bytes, unit, stream,
+      [from](char* piece, size_t offset, size_t length) { copy_bytes_parallel(piece, from + offset, length); }, landed);
+}
+
 void PinnedStaging::upload_made(void* destination, size_t bytes, size_t unit, cudaStream_t stream,
-                                const std::function<void(char*, size_t, size_t)>& make) {
+                                const std::function<void(char*, size_t, size_t)>& make,
+                                const std::function<void(size_t, size_t)>& landed) {
   if (unit < 1 || unit > kPieceBytes)
     throw InputError("staged upload in units of " + std::to_string(unit) + " bytes: the ring's pieces hold " +
                      std::to_string(kPieceBytes) + " bytes");
@@ -86,6 +95,7 @@ void PinnedStaging::upload_made(void* destination, size_t bytes, size_t unit, cu
     make(buffers_[b], offset, length);
     check_cuda(cudaMemcpyAsync(to + offset, buffers_[b], length, cudaMemcpyHostToDevice, stream), "staged upload");
     check_cuda(cudaEventRecord(free_[b], stream), "staged upload");
+    if (landed) landed(offset, length);
   }
 }
 
@@ -129,8 +139,14 @@ PinnedStaging& pinned_staging_for_current_device() {
 }
 
 LabelValues download_labels(const int32_t* device_labels, size_t count, cudaStream_t stream) {
+  LabelValues host;
+  download_labels_into(host, device_labels, count, stream);
+  return host;
+}
+
+void download_labels_into(LabelValues& host, const int32_t* device_labels, size_t count, cudaStream_t stream) {
+  if (host.size() != count) host = LabelValues(count);
   // Below a piece the ring saves little, and a small run need not pin the ring at all.
-  LabelValues host(count);
   const size_t bytes = count * sizeof(int32_t);
   if (bytes >= PinnedStaging::kPieceBytes / 4) {
     pinned_staging_for_current_device().download(host.data(), device_labels, bytes, stream);
@@ -138,7 +154,18 @@ LabelValues download_labels(const int32_t* device_labels, size_t count, cudaStre
     check_cuda(cudaMemcpyAsync(host.data(), device_labels, bytes, cudaMemcpyDeviceToHost, stream), "read labels");
     check_cuda(cudaStreamSynchronize(stream), "read labels");
   }
-  return host;
+}
+
+std::future<std::vector<LabelValues>> ready_label_values(size_t lists, size_t count) {
+  return std::async(std::launch::async, [lists, count] {
+    std::vector<LabelValues> ready(lists);
+    constexpr size_t kPageLabels = 4096 / sizeof(int32_t);
+    for (LabelValues& labels : ready) {
+      labels = LabelValues(count);
+      for (size_t i = 0; i < count; i += kPageLabels) labels[i] = 0;  // the page's first touch
+    }
+    return ready;
+  });
 }
 
 }  // namespace mk::gpu

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <vector>
 
@@ -41,11 +42,17 @@ class PinnedStaging {
   // stream of the device current at construction). Returns once every byte has left `source`:
   // the caller may then reuse it, while the last DMAs may still be running on `stream`.
   void upload(void* destination, const void* source, size_t bytes, cudaStream_t stream);
+  // The same in pieces of whole `unit`-byte rows, calling landed(offset, length) once each
+  // piece's DMA is queued on `stream`, so work on that piece can follow it there (or on a stream
+  // that waits for it) while the next pieces go up.
+  void upload_rows(void* destination, const void* source, size_t bytes, size_t unit, cudaStream_t stream,
+                   const std::function<void(size_t, size_t)>& landed);
   // The same for bytes made on the host as they go: make(piece, offset, length) writes bytes
   // [offset, offset + length) into the pinned `piece`; every piece is a whole number of `unit`
   // bytes (a generator's rows). InputError for a unit larger than a piece.
   void upload_made(void* destination, size_t bytes, size_t unit, cudaStream_t stream,
-                   const std::function<void(char*, size_t, size_t)>& make);
+                   const std::function<void(char*, size_t, size_t)>& make,
+                   const std::function<void(size_t, size_t)>& landed = nullptr);
   // Device [source, source + bytes) into host `destination` after the work already on `stream`.
   // Returns when every byte has arrived.
   void download(void* destination, const void* source, size_t bytes, cudaStream_t stream);
@@ -69,5 +76,13 @@ PinnedStaging& pinned_staging_for_current_device();
 // datasets/dataset.hpp), after the work on `stream`: through the current device's ring from
 // 8 MiB, by one cudaMemcpy below.
 LabelValues download_labels(const int32_t* device_labels, size_t count, cudaStream_t stream);
+// The same into `host` (resized to `count` when it holds another number of labels): memory
+// readied beforehand by ready_label_values takes the copy without page faults.
+void download_labels_into(LabelValues& host, const int32_t* device_labels, size_t count, cudaStream_t stream);
+
+// `lists` host label arrays of `count` each, allocated and their pages touched on a thread of
+// their own, so that the first-touch page faults of the memory a read-back fills (most of the
+// 3.2 ms that 10M labels took into fresh huge pages) happen while the GPU computes.
+std::future<std::vector<LabelValues>> ready_label_values(size_t lists, size_t count);
 
 }  // namespace mk::gpu

@@ -204,7 +204,9 @@ class RegistersMultiKRun : public gpu::GpuRun {
     keep_mask_ = packed_keep_mask(problem.k.kmax);
     dynamic_smem_ = size_t(smem_slots_) * problem.n * sizeof(float);
     if (config.stage_rows) dynamic_smem_ = std::max<size_t>(dynamic_smem_, size_t(staged_rows_bytes(problem.n, params)));
-    if (dynamic_smem_ > 48 * 1024)
+    // Static and dynamic shared memory together may pass 48 KiB only with the attribute set
+    // (the stages of N=8 lane_points=2 are 48 KiB exactly: the launch failed without it).
+    if (dynamic_smem_ > 0)
       gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_->iteration),
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_smem_)),
                  "shared memory limit");
@@ -380,6 +382,11 @@ class RegistersMultiK : public Variant {
   // (occupancy). On the H200 (v4, reports/NOTES-perf.md) two won where the centroid table
   // is small (ΣK·N = 48: 0.714 vs 0.755 ms; 128: 0.192 vs 0.204 ms) and lost at ΣK·N = 200
   // (1.245 vs 1.206 ms) and 400 (1.99 vs 1.80 ms).
+  // rows: staged through shared memory where a row fills a 128-byte line or more (N >= 32). On
+  // one H200 at dbc84ac (ms a step, global against shared): N=32 K=8 10M 0.608 / 0.485, N=32
+  // K=64 16M 13.57 / 12.89; below N=32 it was mixed: N=4 K=3..5 32M 0.697 / 0.660, N=12
+  // K=3..12 16M 5.68 / 5.42, but N=8 K=3..7 32M 1.227 / 1.244 and N=16 K=3..7 32M 1.821 / 1.855,
+  // so there the tuner decides.
   // Heuristic without a tuned config: a persistent grid of exactly the resident blocks
   // (grid=0, ppt=0: computed from the compiled kernel's occupancy at prepare time), which
   // is a multiple of the SM count as seed 000 §5.1 recommends, with block 256 as the seed.
@@ -389,7 +396,7 @@ class RegistersMultiK : public Variant {
                   {"block", 256},       {"layout", "aos"},
                   {"accumulate", options.empty() ? "mma" : options.front()},
                   {"centroids", "constant"}, {"lane_points", problem.k.sum() * problem.n <= 128 ? 2 : 1},
-                  {"rows", "shared"}};
+                  {"rows", problem.n >= 32 ? "shared" : "global"}};
     if (!rows_can_be_staged(problem.n, params, device)) params["rows"] = "global";
     return params;
   }
