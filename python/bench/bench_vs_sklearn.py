@@ -109,6 +109,11 @@ def main():
             "first_fit_seconds": first_wall,
             "fit_seconds": walls, "median_fit_seconds": mkbench_seconds,
             "cxx_seconds": model.fit_seconds_,
+            # Each fit's split: the walls vary by tens of percent between fits of one process, and
+            # the medians per part say which part varies.
+            "cxx_seconds_each": [dict(fit.fit_seconds_) for fit, _ in fits],
+            "median_cxx_seconds": {key: statistics.median(fit.fit_seconds_.get(key, 0.0) for fit, _ in fits)
+                                   for key in model.fit_seconds_},
             "python_overhead_ms": overheads_ms, "median_python_overhead_ms": statistics.median(overheads_ms),
         },
     }
@@ -160,8 +165,13 @@ def main():
               f"OpenMP threads {sk['openmp_threads']}")
     print(f"{'mkbench':<10} {mkbench_seconds:>10.4f} {mk['n_iter']:>7}  {mk['variant']} on {mk['device']}, "
           f"median of {args.repeats} (first fit {first_wall:.3f} s)")
-    seconds = mk["cxx_seconds"]
-    print("mkbench C++ seconds: " + ", ".join(f"{key} {value:.4f}" for key, value in sorted(seconds.items())))
+    print("mkbench fits (s): " + ", ".join(f"{wall:.4f}" for wall in mk["fit_seconds"]))
+    seconds = mk["median_cxx_seconds"]
+    print("mkbench C++ seconds (median per part over the fits): " +
+          ", ".join(f"{key} {value:.4f}" for key, value in sorted(seconds.items())))
+    for key in ("upload", "iterations", "labels", "total"):
+        if all(key in each for each in mk["cxx_seconds_each"]):
+            print(f"  {key:<10} " + " ".join(f"{each[key] * 1e3:6.1f}" for each in mk["cxx_seconds_each"]) + "  ms")
     print(f"python overhead: {mk['median_python_overhead_ms']:.3f} ms (median; wall minus the C++ total)")
     if "speedup" in document:
         agreement = document["agreement"]
