@@ -99,7 +99,6 @@ __global__ void __launch_bounds__(kThreads) column_squares(const float* __restri
   add_block_partials(partial, tile, n, s, squares);
 }
 
-
 // The grid of both passes over `m` rows: at most 4096 row blocks.
 struct PassGrid {
   int64_t rows;  // a block's
@@ -161,19 +160,28 @@ LandingMoments::LandingMoments(const float* x, int64_t m, int n, int64_t pieces,
   sums_.allocate(size_t(capacity_) * size_t(n) * 2, "moments of the landing rows");
   largest_.allocate(1, "moments: largest |x|");
   first_bad_.allocate(1, "moments: first non-finite");
-  check(cudaStreamCreateWithFlags(&passes_, cudaStreamNonBlocking), "moments stream");
-  check(cudaEventCreateWithFlags(&landed_, cudaEventDisableTiming), "moments event");
-  check(cudaMemsetAsync(sums_.get(), 0, sums_.bytes(), passes_), "moments");
-  check(cudaMemsetAsync(largest_.get(), 0, largest_.bytes(), passes_), "moments");
-  check(cudaMemsetAsync(first_bad_.get(), 0xff, first_bad_.bytes(), passes_), "moments");
+  try {
+    check(cudaStreamCreateWithFlags(&passes_, cudaStreamNonBlocking), "moments stream");
+    check(cudaEventCreateWithFlags(&landed_, cudaEventDisableTiming), "moments event");
+    check(cudaMemsetAsync(sums_.get(), 0, sums_.bytes(), passes_), "moments");
+    check(cudaMemsetAsync(largest_.get(), 0, largest_.bytes(), passes_), "moments");
+    check(cudaMemsetAsync(first_bad_.get(), 0xff, first_bad_.bytes(), passes_), "moments");
+  } catch (...) {
+    release();  // no destructor runs for a constructor that throws
+    throw;
+  }
 }
 
-LandingMoments::~LandingMoments() {
+LandingMoments::~LandingMoments() { release(); }
+
+void LandingMoments::release() {
   if (passes_) {
     cudaStreamSynchronize(passes_);  // no pass may outlive the buffers (an exception left early)
     cudaStreamDestroy(passes_);
+    passes_ = nullptr;
   }
   if (landed_) cudaEventDestroy(landed_);
+  landed_ = nullptr;
 }
 
 void LandingMoments::add(int64_t first_row, int64_t rows) {

@@ -5,9 +5,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "apps/fit/data_moments.hpp"
-#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/common/gpu_lloyd_state.cuh"  // gpu::DeviceBuffer
 
 namespace mk {
 
@@ -32,6 +33,8 @@ class LandingMoments {
   DataMoments finish();
 
  private:
+  void release();
+
   const float* x_;
   int64_t m_;
   int n_;

@@ -8,9 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,7 +26,6 @@ namespace {
 
 using gpu::check;
 using gpu::check_launch;
-using gpu::DeviceBuffer;
 
 constexpr int kThreads = 256;
 

@@ -448,6 +448,10 @@ std::optional<double> ShardedRun::conversion_ms() const {
   return longest;
 }
 
+void ShardedRun::expect_labels_read_back() {
+  for (auto& shard : shards_) shard->run->expect_labels_read_back();
+}
+
 IterationResult ShardedRun::read_back() {
   const std::vector<RowRange> ranges = split_rows(problem_.m, total_shards_);
   const bool all_local = int(shards_.size()) == total_shards_;

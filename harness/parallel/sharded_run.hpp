@@ -61,6 +61,7 @@ class ShardedRun : public PreparedRun {
   // The centroids, counts and inertia (the same on every shard, checked), and the labels of
   // every shard in row order (gathered from the other ranks).
   IterationResult read_back() override;
+  void expect_labels_read_back() override;  // each local shard's run readies its own labels
   void* stream() override;  // the first local shard's
   std::optional<double> conversion_ms() const override;
 

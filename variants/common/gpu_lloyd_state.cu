@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <system_error>
 
 namespace mk::gpu {
 
@@ -203,8 +204,8 @@ IterationResult LloydState::read_back() {
   check(cudaMemcpy(inertia.data(), inertia_.get(), inertia.size() * sizeof(double), cudaMemcpyDeviceToHost),
         "read inertia");
   IterationResult result;
-  std::vector<LabelValues> ready;
-  if (ready_labels_.valid()) ready = ready_labels_.get();
+  std::vector<LabelValues> ready;  // ready_host_labels' memory, taken by a read-back with labels
+  if (labels_valid_ && ready_labels_.valid()) ready = ready_labels_.get();
   for (int k = problem_.k.kmin; k <= problem_.k.kmax; ++k) {
     const int index = k - problem_.k.kmin;
     const int offset = problem_.k.slot_offset(k);
@@ -224,7 +225,11 @@ IterationResult LloydState::read_back() {
 
 void LloydState::ready_host_labels() {
   if (ready_labels_.valid()) return;  // readied already, not yet taken
-  ready_labels_ = ready_label_values(size_t(problem_.k.count()), size_t(problem_.m));
+  try {
+    ready_labels_ = ready_label_values(size_t(problem_.k.count()), size_t(problem_.m));
+  } catch (const std::system_error&) {
+    // No thread to spare: a hint only, so the read-back allocates its memory as it goes.
+  }
 }
 
 GpuRun::GpuRun(const Problem& problem, const Dataset& data, Layout layout) : state_(problem, data, layout) {}

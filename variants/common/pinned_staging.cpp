@@ -159,10 +159,15 @@ void download_labels_into(LabelValues& host, const int32_t* device_labels, size_
 std::future<std::vector<LabelValues>> ready_label_values(size_t lists, size_t count) {
   return std::async(std::launch::async, [lists, count] {
     std::vector<LabelValues> ready(lists);
-    constexpr size_t kPageLabels = 4096 / sizeof(int32_t);
+    constexpr int64_t kPageLabels = 4096 / sizeof(int32_t);
+    const int64_t pages = (int64_t(count) + kPageLabels - 1) / kPageLabels;
     for (LabelValues& labels : ready) {
       labels = LabelValues(count);
-      for (size_t i = 0; i < count; i += kPageLabels) labels[i] = 0;  // the page's first touch
+      int32_t* values = labels.data();
+      // On all cores, as the read-back's copy would have faulted them (a K range's lists are
+      // K.count() x M labels); the steps meanwhile need the CPU for their launches only.
+#pragma omp parallel for schedule(static) if (pages > 256)
+      for (int64_t page = 0; page < pages; ++page) values[page * kPageLabels] = 0;  // the first touch
     }
     return ready;
   });

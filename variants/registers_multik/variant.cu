@@ -135,6 +135,7 @@ int64_t staged_rows_bytes(int n, const Params& params) {
 
 bool rows_can_be_staged(int n, const Params& params, const DeviceInfo& device) {
   const int64_t limit = device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 49152;
+  // A CPU "device" (the tuner's and the tests' view of the space without a GPU) is not refused.
   const bool async_copies = device.cc_major >= 8 || !device.is_gpu;
   // 20 KiB: the kernel's static tables (block counts, −2c for the exact paths: up to 16 KiB).
   return async_copies && n % 4 == 0 && parse_layout(params.at("layout").get<std::string>()) == Layout::AoS &&
@@ -210,18 +211,9 @@ class RegistersMultiKRun : public gpu::GpuRun {
       gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_->iteration),
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_smem_)),
                  "shared memory limit");
-    if (grid == 0 && ppt == 0) {
-      // Persistent grid: exactly the blocks that are resident at once on every SM, so no
-      // partial second wave idles SMs (seed 000 §5.1's "multiple of the SM count").
-      int resident = 0;
-      gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                     &resident, reinterpret_cast<const void*>(kernel_->iteration), block_, dynamic_smem_),
-                 "occupancy query");
-      const int64_t lane_points = params.at("lane_points").get<int64_t>();
-      const int64_t steps = (problem.m + 32 * lane_points - 1) / (32 * lane_points);
-      grid_ = std::max<int64_t>(1, std::min<int64_t>(int64_t(std::max(1, resident)) * std::max(1, device.sm_count),
-                                                     (steps + block_ / 32 - 1) / (block_ / 32)));
-    }
+    persistent_grid_ = grid == 0 && ppt == 0;
+    if (persistent_grid_) grid_ = persistent_grid(kernel_->iteration, dynamic_smem_);
+    generated_grid_ = grid_;
     packed_.allocate(size_t(problem.k.sum()) * (problem.n + 1) + 1, "packed centroids");
   }
 
@@ -251,13 +243,29 @@ class RegistersMultiKRun : public gpu::GpuRun {
       size_t bytes = 0;
       gpu::check(cudaLibraryGetGlobal(&generated_constant_, &bytes, generated_kernel_->library, "c_centroids"),
                  "c_centroids");
-      if (generated_smem_ > 48 * 1024)
+      // Its static rows and the dynamic sums together may pass 48 KiB (as the iteration kernel's).
+      if (generated_smem_ > 0)
         gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(generated_kernel_->iteration),
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(generated_smem_)),
                    "shared memory limit");
+      // Its own occupancy: it stages no rows, so the staged kernel's grid would be too small.
+      if (persistent_grid_) generated_grid_ = persistent_grid(generated_kernel_->iteration, generated_smem_);
     }
     gen_counter_ = CounterRng(spec.seed, RandomStream::UniformValue).counter(uint64_t(first_row) * uint64_t(spec.n));
     generated_ = true;
+  }
+
+  // Persistent grid: exactly the blocks that are resident at once on every SM, so no partial
+  // second wave idles SMs (seed 000 §5.1's "multiple of the SM count"), for this kernel's shared memory.
+  int64_t persistent_grid(cudaKernel_t kernel, size_t dynamic_smem) const {
+    int resident = 0;
+    gpu::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, reinterpret_cast<const void*>(kernel), block_,
+                                                             dynamic_smem),
+               "occupancy query");
+    const int64_t lane_points = params_.at("lane_points").get<int64_t>();
+    const int64_t steps = (state_.problem().m + 32 * lane_points - 1) / (32 * lane_points);
+    return std::max<int64_t>(1, std::min<int64_t>(int64_t(std::max(1, resident)) * std::max(1, device_.sm_count),
+                                                  (steps + block_ / 32 - 1) / (block_ / 32)));
   }
 
   PointsSlot points_slot() override {
@@ -286,7 +294,8 @@ class RegistersMultiKRun : public gpu::GpuRun {
     unsigned long long gen_counter = gen_counter_;
     void* args[] = {&points, &m,          &acc.sums,     &acc.counts,  &acc.inertia,
                     &acc.labels, &keep_mask_, &packed_global, &gen_counter};
-    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel.iteration), dim3(unsigned(grid_)),
+    gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel.iteration),
+                                dim3(unsigned(generated_ ? generated_grid_ : grid_)),
                                 dim3(unsigned(block_)), args, dynamic_smem, stream),
                "multik_iteration");
     state_.finalize();
@@ -295,6 +304,8 @@ class RegistersMultiKRun : public gpu::GpuRun {
  private:
   int block_ = 256;
   int64_t grid_ = 1;
+  int64_t generated_grid_ = 1;  // the generated kernel's (its own occupancy under a persistent grid)
+  bool persistent_grid_ = false;
   unsigned keep_mask_ = ~0u;
   int smem_slots_ = 0;
   size_t dynamic_smem_ = 0;

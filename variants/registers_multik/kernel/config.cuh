@@ -60,8 +60,10 @@ __device__ __forceinline__ float load_point(const float* __restrict__ points, lo
 // STAGE_ROWS: a warp step's rows reach the lanes through shared memory. Straight from global
 // memory, each lane's 16-byte loads of its own row touch 32 lines per instruction, and the
 // update's second read touches them again: L1 was 96 % busy with DRAM at 37 % (N=32 K=8 10M,
-// one H200, ncu at cc8e15d). Staged, the copy reads whole lines, and the lanes' reads of a row
-// stride of STAGE_STRIDE floats (an odd number of 16-byte units) fall in distinct banks.
+// one H200, ncu at cc8e15d). Staged, the copy reads whole lines, and with a row stride of
+// STAGE_STRIDE floats (an odd number of 16-byte units) the lanes' 16-byte reads of their own rows
+// fall in distinct banks. The update's 4-byte reads of its TF32 operands still conflict two ways:
+// 29 % of the shared wavefronts at N=32 K=8 (profile-registers-multik-N32-K8.txt, ceaa308).
 #if STAGE_ROWS
 #if SOA || GENERATED || (NDIM % 4 != 0)
 #error "STAGE_ROWS stages row-major rows of a multiple of 4 floats"
