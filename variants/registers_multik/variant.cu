@@ -393,9 +393,10 @@ class RegistersMultiK : public Variant {
   // (occupancy). On the H200 (v4, reports/NOTES-perf.md) two won where the centroid table
   // is small (ΣK·N = 48: 0.714 vs 0.755 ms; 128: 0.192 vs 0.204 ms) and lost at ΣK·N = 200
   // (1.245 vs 1.206 ms) and 400 (1.99 vs 1.80 ms).
-  // rows: staged through shared memory where a row fills a 128-byte line or more (N >= 32). On
-  // one H200 at dbc84ac (ms a step, global against shared): N=32 K=8 10M 0.608 / 0.485, N=32
-  // K=64 16M 13.57 / 12.89; below N=32 it was mixed: N=4 K=3..5 32M 0.697 / 0.660, N=12
+  // rows: staged through shared memory where a row fills a 128-byte line or more (N >= 32) and
+  // the stages fit (not at N=128 with 8 warps). On one H200 at dbc84ac and 2c34feb (ms a step,
+  // global against shared): N=32 K=8 10M 0.608 / 0.485, N=32 K=64 16M 13.57 / 12.89, N=48 K=8 4M
+  // 0.396 / 0.312, N=64 K=8 4M 0.811 / 0.550, N=96 K=8 2M 1.033 / 0.732; below N=32 it was mixed: N=4 K=3..5 32M 0.697 / 0.660, N=12
   // K=3..12 16M 5.68 / 5.42, but N=8 K=3..7 32M 1.227 / 1.244 and N=16 K=3..7 32M 1.821 / 1.855,
   // so there the tuner decides.
   // Heuristic without a tuned config: a persistent grid of exactly the resident blocks
