@@ -1,6 +1,7 @@
 // Host buffers that first-touch quickly (core/huge_pages.hpp, datasets/dataset.hpp's
 // UninitialisedAllocator) and the pinned ring's parallel copy (variants/common/pinned_staging.hpp):
-// large blocks come 2 MiB-aligned, every size is usable and freed, and the copy moves every byte.
+// large blocks come 2 MiB-aligned, every size is usable and freed, and the copy moves every byte;
+// label memory readied ahead of a read-back comes in the asked lists and sizes, and is writable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,6 +51,21 @@ TEST(PinnedStagingCopy, CopiesEveryByteOfOddSizes) {
     // std::equal, not memcmp: an empty vector's data() may be null, which memcmp must not get.
     EXPECT_TRUE(std::equal(from.begin(), from.end(), to.begin()));
     EXPECT_EQ(to[bytes], 0x5a);  // nothing past the end
+  }
+}
+
+// The labels' memory a fit readies while its steps run (gpu::ready_label_values): one list a K of
+// M labels each, every value writable (odd sizes: a last page partly used; 0 labels: nothing).
+TEST(ReadyLabelValues, GivesTheListsAndSizesAskedForAndEveryValueIsWritable) {
+  for (const size_t count : {size_t(0), size_t(1), size_t(1025), size_t(3) << 20}) {
+    SCOPED_TRACE(count);
+    std::vector<LabelValues> ready = gpu::ready_label_values(3, count).get();
+    ASSERT_EQ(ready.size(), 3u);
+    for (LabelValues& labels : ready) {
+      ASSERT_EQ(labels.size(), count);
+      std::iota(labels.begin(), labels.end(), 0);
+      if (count) EXPECT_EQ(labels.back(), int32_t(count - 1));
+    }
   }
 }
 
