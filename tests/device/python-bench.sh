@@ -10,7 +10,7 @@ else
   py=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' $BUILD/CMakeCache.txt); py=${py:-python3}
   PYTHONPATH=$BUILD/python timeout $(cap 420) $py python/bench/bench_vs_sklearn.py \
     --points ${PYBENCH_POINTS:-10M} --dims ${PYBENCH_DIMS:-32} --k ${PYBENCH_K:-8} \
-    --sklearn-iters ${PYBENCH_ITERS:-20} --repeats ${PYBENCH_REPEATS:-5} \
+    --sklearn-iters ${PYBENCH_ITERS:-20} --repeats ${PYBENCH_REPEATS:-9} \
     --out $OUT/python-bench.json 2>$OUT/raw/python-bench.log | tee $OUT/python-bench.txt
   rc=${PIPESTATUS[0]}
   note "python-bench rc=$rc: $($py -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["mkbench"]; s=d.get("sklearn",{}); print("sklearn %.3f s, mkbench %.4f s (%s), %.1fx, python overhead %.3f ms" % (s.get("seconds",float("nan")), m["median_fit_seconds"], m["variant"], d.get("speedup",float("nan")), m["median_python_overhead_ms"]))' $OUT/python-bench.json 2>/dev/null)"
