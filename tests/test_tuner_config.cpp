@@ -11,7 +11,9 @@
 
 #include "variants/tuned_params.hpp"
 
+#include "tests/synthetic_devices.hpp"
 #include "tests/tuner_fixtures.hpp"
+#include "variants/variant.hpp"
 
 namespace mk::tuner {
 namespace {
@@ -221,6 +223,32 @@ TEST(TunerTunedParams, EntryTunedBeforeAnAxisExistedKeepsItsParamsAndTheAxisDefa
   const auto params = tuned_params_for(variant, kTable1, device, nullptr);
   ASSERT_TRUE(params);
   EXPECT_EQ(*params, (Params{{"grid", 1056}, {"block", 256}}));
+}
+
+// registers-multik tuned with rows=shared at N=32: at N=30 (rows of 120 bytes cannot be staged in
+// 16-byte pieces) the entry's other values still apply, with the rows read from global memory,
+// instead of the whole entry being passed over for the defaults.
+TEST(TunerTunedParams, RegistersMultiKStagedRowsFromANearbyShapeBecomeGlobalWhereTheyCannotBeStaged) {
+  TempDir dir;
+  ConfigDirScope scope(dir.path().string());
+  const DeviceInfo device = testing_support::h200();
+  const Variant& variant = Registry::instance().get("registers-multik");
+  const Problem tuned_on = shape(32, 8, 8, int64_t(10) << 20);
+  Params tuned = variant.default_params(tuned_on, device);
+  tuned["block"] = 512;
+  tuned["rows"] = "shared";
+  ASSERT_FALSE(variant.param_space(tuned_on, device).check(tuned).has_value());
+  TunedConfig config;
+  config.merge(entry_for(tuned_on, "registers-multik", tuned));
+  save_config_atomically(dir.file(device.slug() + ".json"), config);
+
+  const auto same = tuned_params_for(variant, tuned_on, device, nullptr);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(*same, tuned);
+  const auto nearby = tuned_params_for(variant, shape(30, 8, 8, int64_t(10) << 20), device, nullptr);
+  ASSERT_TRUE(nearby) << "the N=32 entry was passed over at N=30";
+  EXPECT_EQ(nearby->at("rows"), "global");
+  EXPECT_EQ(nearby->at("block"), 512);
 }
 
 // `--no-tuned` (and `mkbench tune`) switch tuned configs off for the whole process, so a

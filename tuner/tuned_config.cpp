@@ -32,6 +32,7 @@ std::optional<Params> tuned_params_for(const Variant& variant, const Problem& pr
           if (!defaults) defaults = variant.default_params(problem, device);
           if (defaults->contains(axis.name)) params[axis.name] = defaults->at(axis.name);
         }
+      params = variant.adapt_tuned_params(problem, device, params);
       // Axis values such as the grid depend on M: params tuned on another shape may not
       // be legal here, and then the variant's own heuristic is the better guess.
       if (space.check(params)) continue;

@@ -144,6 +144,10 @@ class Variant {
   virtual ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const = 0;
   // Documented heuristic used when neither the user nor a tuned config gives parameters.
   virtual Params default_params(const Problem& problem, const DeviceInfo& device) const = 0;
+  // A tuned point from a nearby shape's entry, made to fit this shape where the variant knows a
+  // value's equivalent here (tuner/tuned_config.cpp applies it before checking the space). The
+  // default changes nothing: an entry whose point does not fit is then passed over.
+  virtual Params adapt_tuned_params(const Problem&, const DeviceInfo&, Params params) const { return params; }
   virtual std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data,
                                                const Params& params,
                                                const DeviceInfo& device) const = 0;

@@ -1,5 +1,7 @@
 #include "harness/parallel/sharded_variant.hpp"
 
+#include <utility>
+
 #include "core/errors.hpp"
 #include "harness/measure.hpp"
 #include "harness/parallel/in_process_communicator.hpp"
@@ -45,6 +47,9 @@ class PlacedVariant : public Variant {
   }
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     return inner_.default_params(shard_problem(problem, placement_->total_shards()), device);
+  }
+  Params adapt_tuned_params(const Problem& problem, const DeviceInfo& device, Params params) const override {
+    return inner_.adapt_tuned_params(shard_problem(problem, placement_->total_shards()), device, std::move(params));
   }
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
                                        const DeviceInfo&) const override {

@@ -413,6 +413,17 @@ class RegistersMultiK : public Variant {
     return params;
   }
 
+  // rows=shared tuned at N=32 says little about N=30, whose rows cannot be staged (not a multiple
+  // of 4 floats) or N=128, whose stages do not fit: there the rest of the entry still applies,
+  // reading rows from global memory, rather than the whole entry being passed over.
+  Params adapt_tuned_params(const Problem& problem, const DeviceInfo& device, Params params) const override {
+    if (params.contains("rows") && params.contains("layout") && params.contains("block") &&
+        params.contains("lane_points") && params.at("rows") == "shared" &&
+        !rows_can_be_staged(problem.n, params, device))
+      params["rows"] = "global";
+    return params;
+  }
+
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
                                        const DeviceInfo& device) const override {
     return std::make_unique<RegistersMultiKRun>(problem, data, params, device);
