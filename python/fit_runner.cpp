@@ -17,6 +17,7 @@
 #include "harness/parallel/mpi_communicator.hpp"
 #include "harness/parallel/placement.hpp"
 #include "variants/variant.hpp"
+#include "variants/warm_runs.hpp"
 
 namespace mk {
 namespace {
@@ -255,10 +256,16 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
 
   const double plan_seconds = seconds_since(plan_start);
   const auto prepare_start = std::chrono::steady_clock::now();
-  Dataset none;  // a streamed run is prepared without point values (points_slot takes them)
-  none.m = points.m;
-  none.n = points.n;
-  std::unique_ptr<PreparedRun> run = variant.prepare(streamed, none, params, device);
+  // The last fit's run when it had this shape, variant and parameters (variants/warm_runs.hpp):
+  // a streamed run takes new points through points_slot like an out-of-core chunk.
+  const WarmRunKey warm_key{device.ordinal, variant.name(), params_label(params), streamed.str()};
+  std::unique_ptr<PreparedRun> run = take_warm_run(warm_key);
+  if (!run) {
+    Dataset none;  // a streamed run is prepared without point values (points_slot takes them)
+    none.m = points.m;
+    none.n = points.n;
+    run = variant.prepare(streamed, none, params, device);
+  }
   const double prepare_seconds = seconds_since(prepare_start);
   std::vector<DeviceFit> fits = fit_device_points(points, *run, settings, device);
   FitAnswer answer;
@@ -283,9 +290,10 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
   }
   // The times of the first K's winning seeding (a range's K share their steps).
   const DeviceFit& best = fits.at(0);
-  // The run's device memory goes back here, inside the C++ time (cudaFree of the points).
+  // The run stays warm for the next fit of this shape; a different one kept before goes back
+  // here, inside the C++ time (cudaFree of its points).
   const auto release_start = std::chrono::steady_clock::now();
-  run.reset();
+  keep_run_warm(warm_key, std::move(run), variant.device_footprint(streamed, params, device, true).total());
   const double release_seconds = seconds_since(release_start);
   answer.seconds = {{"plan", plan_seconds},
                     {"prepare", prepare_seconds},

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -45,12 +46,12 @@ bool lock(void* begin, size_t bytes, bool read_only) {
   return false;
 }
 
-void parallel_copy(char* to, const char* from, size_t bytes) {
-  const int64_t pieces = int64_t((bytes + (size_t(1) << 20) - 1) >> 20);
+void parallel_copy(char* to, const char* from, size_t bytes, size_t granule = size_t(1) << 20) {
+  const int64_t pieces = int64_t((bytes + granule - 1) / granule);
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < pieces; ++p) {
-    const size_t begin = size_t(p) << 20;
-    std::memcpy(to + begin, from + begin, std::min(bytes, begin + (size_t(1) << 20)) - begin);
+    const size_t begin = size_t(p) * granule;
+    std::memcpy(to + begin, from + begin, std::min(bytes, begin + granule) - begin);
   }
 }
 
@@ -79,10 +80,34 @@ struct Ring {
       cudaFreeHost(buffers[b]);
     }
   }
-  void upload(char* to, const char* from, size_t bytes, cudaStream_t stream) {
-    size_t next = 0;
-    for (size_t offset = 0; offset < bytes; offset += piece, next = (next + 1) % buffers.size()) {
-      const size_t length = std::min(piece, bytes - offset);
+  // `first` > 0: the first piece holds `first` bytes, each next one twice the last, up to `piece`
+  // (the first DMA starts after a short copy instead of a whole piece's).
+  // Device bytes into host memory: every buffer's DMA queued ahead, a buffer drained (copied on
+  // all cores in `granule` pieces) before it takes the piece `buffers` further on.
+  void download(char* to, const char* from, size_t bytes, cudaStream_t stream, size_t granule) {
+    std::vector<size_t> pending(buffers.size(), SIZE_MAX), length(buffers.size(), 0);
+    size_t b = 0;
+    for (size_t offset = 0;; b = (b + 1) % buffers.size()) {
+      if (pending[b] != SIZE_MAX) {
+        ok(cudaEventSynchronize(free[b]), "cudaEventSynchronize");
+        parallel_copy(to + pending[b], buffers[b], length[b], granule);
+        pending[b] = SIZE_MAX;
+      }
+      if (offset >= bytes) {
+        if (std::all_of(pending.begin(), pending.end(), [](size_t p) { return p == SIZE_MAX; })) break;
+        continue;
+      }
+      length[b] = std::min(piece, bytes - offset);
+      ok(cudaMemcpyAsync(buffers[b], from + offset, length[b], cudaMemcpyDeviceToHost, stream), "read-back");
+      ok(cudaEventRecord(free[b], stream), "cudaEventRecord");
+      pending[b] = offset;
+      offset += length[b];
+    }
+  }
+  void upload(char* to, const char* from, size_t bytes, cudaStream_t stream, size_t first = 0) {
+    size_t next = 0, size = first ? std::min(first, piece) : piece;
+    for (size_t offset = 0; offset < bytes; offset += size, size = std::min(piece, size * 2), next = (next + 1) % buffers.size()) {
+      const size_t length = std::min(size, bytes - offset);
       ok(cudaEventSynchronize(free[next]), "cudaEventSynchronize");
       parallel_copy(buffers[next], from + offset, length);
       ok(cudaMemcpyAsync(to + offset, buffers[next], length, cudaMemcpyHostToDevice, stream), "upload");
@@ -171,6 +196,28 @@ int main() {
     });
   }
 
+  // Into memory readied beforehand (allocated, huge pages advised, touched on all cores), as a
+  // fit's labels are (gpu::ready_label_values): the ring's piece and copy granule alone.
+  {
+    const size_t bytes = (m * 4 + kHuge - 1) / kHuge * kHuge;
+    auto* ready = static_cast<char*>(std::aligned_alloc(kHuge, bytes));
+    advise_huge(ready, bytes);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < int64_t(bytes); i += 4096) ready[i] = 0;
+    std::printf("%-52s %9s\n", "labels read-back into readied memory", "ms");
+    for (const auto& shape : {std::tuple<int, size_t, size_t>{4, size_t(32) << 20, size_t(1) << 20},
+                              {4, size_t(8) << 20, size_t(1) << 20}, {4, size_t(8) << 20, size_t(512) << 10},
+                              {8, size_t(4) << 20, size_t(256) << 10}, {4, size_t(16) << 20, size_t(1) << 20}}) {
+      const int count = std::get<0>(shape);
+      const size_t piece = std::get<1>(shape), granule = std::get<2>(shape);
+      Ring ring(count, piece);
+      const std::string name = std::to_string(count) + " x " + std::to_string(piece >> 20) + " MiB ring, " +
+                               std::to_string(granule >> 10) + " KiB copies";
+      time_it(name.c_str(), 4, [&] { ring.download(ready, reinterpret_cast<const char*>(labels), m * 4, stream, granule); });
+    }
+    std::free(ready);
+  }
+
   // Uploads: 1.28 GB of host rows.
   const size_t bytes = m * n * 4;
   char* points = nullptr;
@@ -205,6 +252,11 @@ int main() {
       const std::string name = "staged, " + std::to_string(count) + " x " + std::to_string(piece >> 20) +
                                " MiB pinned ring, copies on all cores";
       time_it(name.c_str(), 3, [&] { ring.upload(points, host, bytes, stream); });
+    }
+    for (size_t first : {size_t(2) << 20, size_t(4) << 20, size_t(8) << 20}) {
+      Ring ring(4, size_t(32) << 20);
+      const std::string name = "staged, 4 x 32 MiB pinned ring, first piece " + std::to_string(first >> 20) + " MiB";
+      time_it(name.c_str(), 3, [&] { ring.upload(points, host, bytes, stream, first); });
     }
     std::free(host);
   }

@@ -2,6 +2,7 @@
 
 #include "variants/common/device_update.cuh"
 #include "variants/common/pinned_staging.hpp"
+#include "variants/warm_runs.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -24,6 +25,11 @@ void check_launch(const char* kernel_name) {
 void allocate_bytes(void** ptr, size_t bytes, const char* what) {
   if (bytes == 0) bytes = 1;
   cudaError_t status = cudaMalloc(ptr, bytes);
+  // A run kept warm for the next fit (variants/warm_runs.hpp) counts as free memory: it goes first.
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    if (release_warm_runs()) status = cudaMalloc(ptr, bytes);
+  }
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     size_t free_bytes = 0, total_bytes = 0;

@@ -23,13 +23,20 @@
 
 namespace mk::gpu {
 
-// `bytes` from `source` to `destination` on all cores (OpenMP), in pieces of 1 MiB or more.
-void copy_bytes_parallel(void* destination, const void* source, size_t bytes);
+// `bytes` from `source` to `destination` on all cores (OpenMP), a thread a `granule` at a time.
+void copy_bytes_parallel(void* destination, const void* source, size_t bytes, size_t granule = size_t(1) << 20);
 
 class PinnedStaging {
  public:
   static constexpr size_t kPieceBytes = size_t(32) << 20;
   static constexpr int kBuffers = 4;
+  // An upload's first piece; the next ones double up to kPieceBytes.
+  static constexpr size_t kFirstPieceBytes = size_t(4) << 20;
+  // A download's pieces and the copy-out's share per thread: a piece is drained into its
+  // destination while the next pieces' DMAs run, so smaller pieces leave less of the copy-out
+  // after the last DMA.
+  static constexpr size_t kDownloadPieceBytes = size_t(8) << 20;
+  static constexpr size_t kDownloadGranuleBytes = size_t(512) << 10;
 
   // Allocates the pinned ring (cudaHostAlloc, kBuffers x kPieceBytes) and its events on the
   // current device; DeviceError when that fails.

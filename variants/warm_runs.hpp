@@ -1,0 +1,43 @@
+#pragma once
+// A prepared run kept warm for a moment after its fit, so that the next fit of the same shape,
+// with the same variant and parameters on the same device, takes it instead of allocating its
+// buffers anew. The Python estimator's device route (python/fit_runner.cpp) is the user: at
+// 10M x 32 points a run's cudaMalloc and cudaFree cost 1.4 ms of a 39 ms fit on an H200
+// (docs/python.md, ceaa308), and notebooks fit the same array again and again.
+//
+// One run at most is kept. It is destroyed (on a thread of its own, its device made current)
+// once it has been unused for kWarmSeconds, when another run takes its place, when
+// release_warm_runs() is called, or at exit. Its bytes count as free memory
+// (current_memory_limits) because allocate_bytes releases it when an allocation fails.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "variants/variant.hpp"
+
+namespace mk {
+
+struct WarmRunKey {
+  int device = -1;      // CUDA ordinal; -1 for a run with no device
+  std::string variant;  // Variant::name()
+  std::string params;   // the resolved parameters, as params_label writes them
+  std::string problem;  // Problem::str() of the prepared problem
+  bool operator==(const WarmRunKey& other) const {
+    return device == other.device && variant == other.variant && params == other.params && problem == other.problem;
+  }
+};
+
+inline constexpr double kWarmSeconds = 2.0;
+
+// Keeps `run` (whose buffers hold `bytes` of device memory) for the next take_warm_run(key);
+// a run kept before is released.
+void keep_run_warm(const WarmRunKey& key, std::unique_ptr<PreparedRun> run, int64_t bytes);
+// The kept run when its key is `key` (and nothing is kept any more), else nullptr (the kept run
+// stays for its own key).
+std::unique_ptr<PreparedRun> take_warm_run(const WarmRunKey& key);
+// Bytes of device memory the kept run holds on `device` (0 when none).
+int64_t warm_run_bytes(int device);
+// Destroys the kept run now, on the calling thread; true when there was one.
+bool release_warm_runs();
+
+}  // namespace mk
