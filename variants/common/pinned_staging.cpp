@@ -16,15 +16,16 @@ void check_cuda(cudaError_t status, const char* what) {
 }
 }  // namespace
 
-void copy_bytes_parallel(void* destination, const void* source, size_t bytes, size_t granule) {
-  granule = std::max<size_t>(granule, 4096);
-  const int64_t pieces = int64_t((bytes + granule - 1) / granule);
+void copy_bytes_parallel(void* destination, const void* source, size_t bytes) {
+  // Pieces of at least 1 MiB: below that a thread's start-up costs more than its copy.
+  constexpr size_t kPiece = size_t(1) << 20;
+  const int64_t pieces = int64_t((bytes + kPiece - 1) / kPiece);
   auto* to = static_cast<char*>(destination);
   const auto* from = static_cast<const char*>(source);
 #pragma omp parallel for schedule(static) if (pieces > 1)
   for (int64_t p = 0; p < pieces; ++p) {
-    const size_t begin = size_t(p) * granule;
-    std::memcpy(to + begin, from + begin, std::min(bytes, begin + granule) - begin);
+    const size_t begin = size_t(p) * kPiece;
+    std::memcpy(to + begin, from + begin, std::min(bytes, begin + kPiece) - begin);
   }
 }
 
@@ -88,12 +89,8 @@ void PinnedStaging::upload_made(void* destination, size_t bytes, size_t unit, cu
   const size_t piece = kPieceBytes / unit * unit;
   std::lock_guard<std::mutex> lock(mutex_);
   auto* to = static_cast<char*>(destination);
-  // The first piece is short and each next one twice the last, up to a whole buffer: nothing goes
-  // up until the first piece is made, so a whole buffer first kept the DMA engine idle for one
-  // 32 MiB copy.
-  size_t size = std::max(unit, std::min(piece, kFirstPieceBytes / unit * unit));
-  for (size_t offset = 0; offset < bytes; offset += size, size = std::min(piece, size * 2)) {
-    const size_t length = std::min(size, bytes - offset);
+  for (size_t offset = 0; offset < bytes; offset += piece) {
+    const size_t length = std::min(piece, bytes - offset);
     const size_t b = take_buffer();
     make(buffers_[b], offset, length);
     check_cuda(cudaMemcpyAsync(to + offset, buffers_[b], length, cudaMemcpyHostToDevice, stream), "staged upload");
@@ -112,16 +109,15 @@ void PinnedStaging::download(void* destination, const void* source, size_t bytes
   auto drain = [&](size_t b) {
     if (offset_in[b] == SIZE_MAX) return;
     check_cuda(cudaEventSynchronize(free_[b]), "staged download");
-    copy_bytes_parallel(to + offset_in[b], buffers_[b], std::min(kDownloadPieceBytes, bytes - offset_in[b]),
-                        kDownloadGranuleBytes);
+    copy_bytes_parallel(to + offset_in[b], buffers_[b], std::min(kPieceBytes, bytes - offset_in[b]));
     offset_in[b] = SIZE_MAX;
   };
-  for (size_t offset = 0; offset < bytes; offset += kDownloadPieceBytes) {
+  for (size_t offset = 0; offset < bytes; offset += kPieceBytes) {
     const size_t b = next_;
     next_ = (next_ + 1) % buffers_.size();
     drain(b);
     check_cuda(cudaEventSynchronize(free_[b]), "staged download");  // an upload's DMA, if that was last
-    const size_t length = std::min(kDownloadPieceBytes, bytes - offset);
+    const size_t length = std::min(kPieceBytes, bytes - offset);
     check_cuda(cudaMemcpyAsync(buffers_[b], from + offset, length, cudaMemcpyDeviceToHost, stream), "staged download");
     check_cuda(cudaEventRecord(free_[b], stream), "staged download");
     offset_in[b] = offset;

@@ -1,15 +1,17 @@
 #pragma once
 // Copies between ordinary host memory and the device through a small ring of page-locked buffers:
 // each piece is copied between its buffer and the host memory on all cores while the DMAs of the
-// next pieces run. On an H200 host (reports/results/nvidia-h200/ab/host-transfer.txt,
-// tests/device/host_transfer.cu):
-// - 1.28 GB of host rows went up in 24 ms (53 GB/s, about the pinned DMA rate), against 46–57 ms
-//   for page-locking the rows in 64 MiB pieces and DMA'ing them in place, and 183–191 ms through
-//   pageable cudaMemcpy. Rings of 4 x 16, 4 x 32 and 8 x 16 MiB took 24 ms, 4 x 128 MiB 40 ms:
-//   pieces that stay in the host's last-level cache between the copy and the DMA.
-// - 10M int32 labels came back in 3.2 ms into fresh memory, against 29–30 ms into a zero-filled
-//   std::vector through pageable cudaMemcpy (4 KiB page faults on one thread) and 3.9 ms
-//   page-locking the destination in place.
+// next pieces run. On two H200 hosts (reports/results/nvidia-h200/ab/host-transfer.txt at ba08774,
+// tests/device/host_transfer.cu; the earlier host's figures in that file's history, aeae0f2):
+// - 1.28 GB of host rows went up in 23.8 ms through 4 x 16 MiB on both hosts (54 GB/s, about the
+//   pinned DMA rate). 4 x 32 MiB took 23.9 ms on the first and 31–34 ms on the second, 8 x 16 and
+//   4 x 128 MiB 35 ms there: pieces must stay in the host's last-level cache between the copy and
+//   the DMA. Page-locking the rows in place took 46–57 ms, pageable cudaMemcpy 183–218 ms.
+// - 10M int32 labels came back into memory readied beforehand (ready_label_values) in 0.92–0.95 ms
+//   through 4 x 16 MiB, against 1.65–16 ms through 4 x 32 MiB (a piece is copied out while the
+//   next pieces' DMAs run, so smaller pieces leave less copy after the last DMA; 8 and 4 MiB
+//   pieces did no better); into fresh memory, 3.2 ms, against 29–35 ms into a zero-filled
+//   std::vector through pageable cudaMemcpy (4 KiB page faults on one thread).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -23,20 +25,13 @@
 
 namespace mk::gpu {
 
-// `bytes` from `source` to `destination` on all cores (OpenMP), a thread a `granule` at a time.
-void copy_bytes_parallel(void* destination, const void* source, size_t bytes, size_t granule = size_t(1) << 20);
+// `bytes` from `source` to `destination` on all cores (OpenMP), in pieces of 1 MiB or more.
+void copy_bytes_parallel(void* destination, const void* source, size_t bytes);
 
 class PinnedStaging {
  public:
-  static constexpr size_t kPieceBytes = size_t(32) << 20;
+  static constexpr size_t kPieceBytes = size_t(16) << 20;
   static constexpr int kBuffers = 4;
-  // An upload's first piece; the next ones double up to kPieceBytes.
-  static constexpr size_t kFirstPieceBytes = size_t(4) << 20;
-  // A download's pieces and the copy-out's share per thread: a piece is drained into its
-  // destination while the next pieces' DMAs run, so smaller pieces leave less of the copy-out
-  // after the last DMA.
-  static constexpr size_t kDownloadPieceBytes = size_t(8) << 20;
-  static constexpr size_t kDownloadGranuleBytes = size_t(512) << 10;
 
   // Allocates the pinned ring (cudaHostAlloc, kBuffers x kPieceBytes) and its events on the
   // current device; DeviceError when that fails.
