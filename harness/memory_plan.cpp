@@ -11,7 +11,6 @@
 #include "core/byte_size.hpp"
 #include "core/errors.hpp"
 #include "core/host_memory.hpp"
-#include "variants/warm_runs.hpp"
 #include "variants/common/pinned_staging.hpp"
 
 namespace mk {
@@ -192,11 +191,9 @@ MemoryLimits current_memory_limits(const DeviceInfo& device) {
     cudaGetLastError();
     throw DeviceError("cannot read the free memory of " + device.name + " (cudaMemGetInfo failed)");
   }
-  // A run kept warm for the next fit is memory allocate_bytes takes back on demand.
-  const int64_t warm = warm_run_bytes(device.ordinal);
-  limits.gpu_free_bytes = int64_t(free_bytes) + warm;
+  limits.gpu_free_bytes = int64_t(free_bytes);
   limits.gpu_total_bytes = int64_t(total_bytes);
-  limits.gpu_source = warm > 0 ? "cudaMemGetInfo and a run kept warm" : "cudaMemGetInfo";
+  limits.gpu_source = "cudaMemGetInfo";
   return limits;
 }
 

@@ -105,7 +105,9 @@ FitAnswer run_fit(const Dataset& data, const FitRequest& request) {
                              placement && gpu_count() > 0 ? "device=" + *request.placement + " is the host CPU"
                                                           : no_gpu_reason());
   // `mkbench fit`'s plan (apps/fit/fit_plan.hpp); an unusable tuned config falls back to the
-  // defaults silently, as the estimator has no log.
+  // defaults silently, as the estimator has no log. It plans against the free memory, so a run
+  // the device route kept warm (variants/warm_runs.hpp) goes first.
+  release_warm_runs();
   const FitPlan plan = plan_fit(request.variant, problem, placement, gpu_device, true, nullptr);
   const Variant& variant = *plan.variant;
   const DeviceInfo& device = plan.device;
@@ -188,9 +190,13 @@ bool host_rows_fit_on_device(const FitRequest& request, int64_t m, int n) {
   }
   // Room for the run's copy of the points beside what the memory plan keeps free; else the host
   // route, whose memory plan says what does not fit.
-  const MemoryLimits limits = current_memory_limits(device);
   const int64_t point_bytes = m * int64_t(n) * int64_t(sizeof(float));
-  return limits.gpu_free_bytes > point_bytes + point_bytes / 8 + kGpuReserveBytes;
+  const auto room = [&] {
+    return current_memory_limits(device).gpu_free_bytes > point_bytes + point_bytes / 8 + kGpuReserveBytes;
+  };
+  // A run kept warm (variants/warm_runs.hpp) is not free memory: it goes when the fit would not
+  // fit beside it.
+  return room() || (release_warm_runs() && room());
 }
 
 FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& request) {
@@ -293,7 +299,7 @@ FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& reques
   // The run stays warm for the next fit of this shape; a different one kept before goes back
   // here, inside the C++ time (cudaFree of its points).
   const auto release_start = std::chrono::steady_clock::now();
-  keep_run_warm(warm_key, std::move(run), variant.device_footprint(streamed, params, device, true).total());
+  keep_run_warm(warm_key, std::move(run));
   const double release_seconds = seconds_since(release_start);
   answer.seconds = {{"plan", plan_seconds},
                     {"prepare", prepare_seconds},

@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <memory>
 #include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "variants/warm_runs.hpp"
 
@@ -33,13 +38,11 @@ TEST(WarmRuns, TheNextFitOfTheSameKeyTakesTheKeptRun) {
   std::atomic<int> destroyed{0};
   auto run = std::make_unique<CountedRun>(destroyed);
   const PreparedRun* kept = run.get();
-  keep_run_warm(key("M=100 N=4 K=3"), std::move(run), 4096);
-  EXPECT_EQ(warm_run_bytes(-1), 4096);
+  keep_run_warm(key("M=100 N=4 K=3"), std::move(run));
   EXPECT_EQ(take_warm_run(key("M=100 N=4 K=4")), nullptr) << "another shape must not take it";
   std::unique_ptr<PreparedRun> taken = take_warm_run(key("M=100 N=4 K=3"));
   EXPECT_EQ(taken.get(), kept);
   EXPECT_EQ(take_warm_run(key("M=100 N=4 K=3")), nullptr) << "a run is taken once";
-  EXPECT_EQ(warm_run_bytes(-1), 0);
   EXPECT_EQ(destroyed.load(), 0);
   taken.reset();
   EXPECT_EQ(destroyed.load(), 1);
@@ -48,11 +51,9 @@ TEST(WarmRuns, TheNextFitOfTheSameKeyTakesTheKeptRun) {
 TEST(WarmRuns, AnotherRunTakesItsPlaceAndTheFirstIsReleased) {
   release_warm_runs();
   std::atomic<int> destroyed{0};
-  keep_run_warm(key("M=100 N=4 K=3"), std::make_unique<CountedRun>(destroyed), 100);
-  keep_run_warm(key("M=200 N=4 K=3"), std::make_unique<CountedRun>(destroyed), 200);
+  keep_run_warm(key("M=100 N=4 K=3"), std::make_unique<CountedRun>(destroyed));
+  keep_run_warm(key("M=200 N=4 K=3"), std::make_unique<CountedRun>(destroyed));
   EXPECT_EQ(destroyed.load(), 1);
-  EXPECT_EQ(warm_run_bytes(-1), 200);
-  EXPECT_EQ(warm_run_bytes(0), 0) << "bytes are per device";
   EXPECT_TRUE(release_warm_runs());
   EXPECT_EQ(destroyed.load(), 2);
   EXPECT_FALSE(release_warm_runs());
@@ -60,14 +61,43 @@ TEST(WarmRuns, AnotherRunTakesItsPlaceAndTheFirstIsReleased) {
 
 TEST(WarmRuns, AColdRunIsReleasedOnItsOwn) {
   release_warm_runs();
-  std::atomic<int> destroyed{0};
-  keep_run_warm(key("M=100 N=4 K=3"), std::make_unique<CountedRun>(destroyed), 100);
+  static std::atomic<int> destroyed{0};  // outlives a failed test's kept run
+  destroyed = 0;
+  const auto kept_at = std::chrono::steady_clock::now();
+  keep_run_warm(key("M=100 N=4 K=3"), std::make_unique<CountedRun>(destroyed));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kWarmSeconds + 10.0);
   while (destroyed.load() == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double held = std::chrono::duration<double>(std::chrono::steady_clock::now() - kept_at).count();
   EXPECT_EQ(destroyed.load(), 1) << "the kept run outlived " << kWarmSeconds << " s unused by 10 s";
-  EXPECT_EQ(warm_run_bytes(-1), 0);
+  EXPECT_GE(held, kWarmSeconds * 0.9) << "the kept run went before it was cold";
   EXPECT_EQ(take_warm_run(key("M=100 N=4 K=3")), nullptr);
+}
+
+TEST(WarmRuns, AForkedChildNeitherTakesNorFreesItsParentsRunAndExitsCleanly) {
+  release_warm_runs();
+  static std::atomic<int> destroyed{0};
+  destroyed = 0;
+  keep_run_warm(key("M=100 N=4 K=3"), std::make_unique<CountedRun>(destroyed));
+  std::fflush(nullptr);  // the child must not print the parent's buffered output again
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The parent's run is not the child's: not taken, not destroyed; a run of the child's own is
+    // kept and released as in any process; exit runs the release hook without the parent's thread.
+    const bool not_taken = take_warm_run(key("M=100 N=4 K=3")) == nullptr;
+    const bool not_destroyed = destroyed.load() == 0;
+    std::atomic<int> own{0};
+    keep_run_warm(key("M=7 N=1 K=1"), std::make_unique<CountedRun>(own));
+    const bool own_released = release_warm_runs() && own.load() == 1;
+    std::exit(not_taken && not_destroyed && own_released ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit normally";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the child took or destroyed its parent's run, or mishandled its own";
+  EXPECT_NE(take_warm_run(key("M=100 N=4 K=3")), nullptr) << "the parent keeps its run";
+  EXPECT_EQ(destroyed.load(), 1);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 #include "variants/warm_runs.hpp"
 
 #include <cuda_runtime.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace mk {
@@ -17,15 +20,21 @@ using Clock = std::chrono::steady_clock;
 // The kept run and the thread that releases it when it goes cold. Never destroyed (a static's
 // destructor would run after the CUDA runtime's teardown); release_at_exit, registered on the
 // first keep, empties it while the runtime still stands.
+//
+// The reaper is detached and belongs to the process that started it (`reaper_pid`): a fork()ed
+// child has no such thread, and a run it inherits belongs to its parent's CUDA context, so the
+// child drops that run without freeing it and starts its own reaper if it keeps one.
 struct WarmRuns {
   std::mutex mutex;
   std::condition_variable changed;
   WarmRunKey key;
   std::unique_ptr<PreparedRun> run;
-  int64_t bytes = 0;
+  pid_t run_pid = 0;  // the process whose run `run` is
   Clock::time_point cold_at;
+  pid_t reaper_pid = 0;
   bool stopping = false;
-  std::thread reaper;
+  bool reaper_done = false;
+  bool hooks = false;  // release_at_exit and the fork handlers registered
 };
 
 WarmRuns& warm() {
@@ -44,7 +53,16 @@ void destroy(std::unique_ptr<PreparedRun> run, int device) {
   if (device >= 0) cudaGetLastError();  // a failed free is the run's to report; leave no sticky error
 }
 
+// With the lock held: a run inherited across fork() is the parent's; forget it.
+void drop_inherited(WarmRuns& state) {
+  if (state.run && state.run_pid != getpid()) static_cast<void>(state.run.release());
+}
+
 void reap() {
+  // In relaxed mode the reaper's frees are not the prohibited calls that would invalidate a
+  // global-mode stream capture another thread began (a CUDA graph capture by another library).
+  cudaStreamCaptureMode relaxed = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&relaxed);
   WarmRuns& state = warm();
   std::unique_lock<std::mutex> lock(state.mutex);
   while (!state.stopping) {
@@ -58,45 +76,69 @@ void reap() {
     }
     std::unique_ptr<PreparedRun> cold = std::move(state.run);
     const int device = state.key.device;
-    state.bytes = 0;
     lock.unlock();
     destroy(std::move(cold), device);
     lock.lock();
   }
+  state.reaper_done = true;
+  state.changed.notify_all();
 }
 
 void release_at_exit() {
   WarmRuns& state = warm();
   {
-    std::lock_guard<std::mutex> lock(state.mutex);
-    state.stopping = true;
+    std::unique_lock<std::mutex> lock(state.mutex);
+    drop_inherited(state);
+    if (state.reaper_pid == getpid()) {
+      state.stopping = true;
+      state.changed.notify_all();
+      state.changed.wait(lock, [&] { return state.reaper_done; });
+    }
   }
-  state.changed.notify_all();
-  if (state.reaper.joinable()) state.reaper.join();
   release_warm_runs();
+}
+
+// fork() while another thread holds the lock would leave the child's copy locked for good.
+void lock_before_fork() { warm().mutex.lock(); }
+void unlock_after_fork() { warm().mutex.unlock(); }
+
+// With the lock held: a reaper of this process, started if there is none. False when no thread
+// can be started (a process or thread limit).
+bool ensure_reaper(WarmRuns& state) {
+  if (state.reaper_pid == getpid()) return true;
+  if (!state.hooks) {
+    state.hooks = true;
+    std::atexit(release_at_exit);
+    pthread_atfork(lock_before_fork, unlock_after_fork, unlock_after_fork);
+  }
+  try {
+    std::thread(reap).detach();
+  } catch (const std::system_error&) {
+    return false;
+  }
+  state.reaper_pid = getpid();
+  state.stopping = false;
+  state.reaper_done = false;
+  return true;
 }
 
 }  // namespace
 
-void keep_run_warm(const WarmRunKey& key, std::unique_ptr<PreparedRun> run, int64_t bytes) {
+void keep_run_warm(const WarmRunKey& key, std::unique_ptr<PreparedRun> run) {
   WarmRuns& state = warm();
   std::unique_ptr<PreparedRun> replaced;
-  int replaced_device = -1;
+  int replaced_device = key.device;
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    if (state.stopping) {
-      replaced = std::move(run);
-      replaced_device = key.device;
-    } else {
-      if (!state.reaper.joinable()) {
-        state.reaper = std::thread(reap);
-        std::atexit(release_at_exit);
-      }
+    drop_inherited(state);
+    if (state.stopping || !ensure_reaper(state)) {
+      replaced = std::move(run);  // exiting, or nothing could release it later: keep nothing
+    } else if (run) {
       replaced = std::move(state.run);
       replaced_device = state.key.device;
       state.key = key;
       state.run = std::move(run);
-      state.bytes = state.run ? bytes : 0;
+      state.run_pid = getpid();
       state.cold_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kWarmSeconds));
     }
   }
@@ -107,15 +149,9 @@ void keep_run_warm(const WarmRunKey& key, std::unique_ptr<PreparedRun> run, int6
 std::unique_ptr<PreparedRun> take_warm_run(const WarmRunKey& key) {
   WarmRuns& state = warm();
   std::lock_guard<std::mutex> lock(state.mutex);
+  drop_inherited(state);
   if (!state.run || !(state.key == key)) return nullptr;
-  state.bytes = 0;
   return std::move(state.run);
-}
-
-int64_t warm_run_bytes(int device) {
-  WarmRuns& state = warm();
-  std::lock_guard<std::mutex> lock(state.mutex);
-  return state.run && state.key.device == device ? state.bytes : 0;
 }
 
 bool release_warm_runs() {
@@ -124,9 +160,9 @@ bool release_warm_runs() {
   int device = -1;
   {
     std::lock_guard<std::mutex> lock(state.mutex);
+    drop_inherited(state);
     run = std::move(state.run);
     device = state.key.device;
-    state.bytes = 0;
   }
   const bool had = run != nullptr;
   destroy(std::move(run), device);

@@ -7,9 +7,10 @@
 //
 // One run at most is kept. It is destroyed (on a thread of its own, its device made current)
 // once it has been unused for kWarmSeconds, when another run takes its place, when
-// release_warm_runs() is called, or at exit. Its bytes count as free memory
-// (current_memory_limits) because allocate_bytes releases it when an allocation fails.
-#include <cstdint>
+// release_warm_runs() is called (allocate_bytes does when an allocation fails; the Python routes
+// do when the free memory would not take their fit), or at exit. Its memory is not counted as free
+// by the memory plan: the plan's reserve is for allocations that cannot release it (cuBLAS, module
+// loads, other libraries in the process).
 #include <memory>
 #include <string>
 
@@ -27,16 +28,16 @@ struct WarmRunKey {
   }
 };
 
+// Not a measurement: long enough for a notebook's fits of one array in a loop, short enough that
+// the memory is soon back for other work.
 inline constexpr double kWarmSeconds = 2.0;
 
-// Keeps `run` (whose buffers hold `bytes` of device memory) for the next take_warm_run(key);
-// a run kept before is released.
-void keep_run_warm(const WarmRunKey& key, std::unique_ptr<PreparedRun> run, int64_t bytes);
+// Keeps `run` for the next take_warm_run(key); a run kept before is released. Keeps nothing when
+// no thread can be started to release it later.
+void keep_run_warm(const WarmRunKey& key, std::unique_ptr<PreparedRun> run);
 // The kept run when its key is `key` (and nothing is kept any more), else nullptr (the kept run
 // stays for its own key).
 std::unique_ptr<PreparedRun> take_warm_run(const WarmRunKey& key);
-// Bytes of device memory the kept run holds on `device` (0 when none).
-int64_t warm_run_bytes(int device);
 // Destroys the kept run now, on the calling thread; true when there was one.
 bool release_warm_runs();
 

@@ -80,8 +80,6 @@ struct Ring {
       cudaFreeHost(buffers[b]);
     }
   }
-  // `first` > 0: the first piece holds `first` bytes, each next one twice the last, up to `piece`
-  // (the first DMA starts after a short copy instead of a whole piece's).
   // Device bytes into host memory: every buffer's DMA queued ahead, a buffer drained (copied on
   // all cores in `granule` pieces) before it takes the piece `buffers` further on.
   void download(char* to, const char* from, size_t bytes, cudaStream_t stream, size_t granule) {
@@ -104,10 +102,10 @@ struct Ring {
       offset += length[b];
     }
   }
-  void upload(char* to, const char* from, size_t bytes, cudaStream_t stream, size_t first = 0) {
-    size_t next = 0, size = first ? std::min(first, piece) : piece;
-    for (size_t offset = 0; offset < bytes; offset += size, size = std::min(piece, size * 2), next = (next + 1) % buffers.size()) {
-      const size_t length = std::min(size, bytes - offset);
+  void upload(char* to, const char* from, size_t bytes, cudaStream_t stream) {
+    size_t next = 0;
+    for (size_t offset = 0; offset < bytes; offset += piece, next = (next + 1) % buffers.size()) {
+      const size_t length = std::min(piece, bytes - offset);
       ok(cudaEventSynchronize(free[next]), "cudaEventSynchronize");
       parallel_copy(buffers[next], from + offset, length);
       ok(cudaMemcpyAsync(to + offset, buffers[next], length, cudaMemcpyHostToDevice, stream), "upload");
@@ -172,28 +170,42 @@ int main() {
       const size_t bytes = (m * 4 + kHuge - 1) / kHuge * kHuge;
       auto* raw = static_cast<char*>(std::aligned_alloc(kHuge, bytes));
       advise_huge(raw, bytes);
-      const char* from = reinterpret_cast<const char*>(labels);
-      size_t b = 0;
-      std::vector<size_t> pending(ring.buffers.size(), SIZE_MAX), length(ring.buffers.size(), 0);
-      for (size_t offset = 0;; b = (b + 1) % ring.buffers.size()) {
-        // Drain the buffer's previous piece into the vector, then refill it.
-        if (pending[b] != SIZE_MAX) {
-          ok(cudaEventSynchronize(ring.free[b]), "cudaEventSynchronize");
-          parallel_copy(raw + pending[b], ring.buffers[b], length[b]);
-          pending[b] = SIZE_MAX;
-        }
-        if (offset >= m * 4) {
-          if (std::all_of(pending.begin(), pending.end(), [](size_t p) { return p == SIZE_MAX; })) break;
-          continue;
-        }
-        length[b] = std::min(ring.piece, m * 4 - offset);
-        ok(cudaMemcpyAsync(ring.buffers[b], from + offset, length[b], cudaMemcpyDeviceToHost, stream), "read-back");
-        ok(cudaEventRecord(ring.free[b], stream), "cudaEventRecord");
-        pending[b] = offset;
-        offset += length[b];
-      }
+      ring.download(raw, reinterpret_cast<const char*>(labels), m * 4, stream, size_t(1) << 20);
       std::free(raw);
     });
+  }
+
+  // Readying the labels' memory as a fit does (gpu::ready_label_values: a fresh 2 MiB-aligned
+  // block, first-touched on all cores), 30 times each with and without huge pages advised: the
+  // huge pages' first touch may wait on the kernel's compaction (THP defrag).
+  for (int defrag = 0; defrag < 2; ++defrag) {
+    const char* path = defrag ? "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag" : "/sys/kernel/mm/transparent_hugepage/defrag";
+    char text[128] = "unreadable\n";
+    if (FILE* f = std::fopen(path, "r")) {
+      if (!std::fgets(text, sizeof text, f)) std::strcpy(text, "unreadable\n");
+      std::fclose(f);
+    }
+    std::printf("%s: %s", path, text);
+  }
+  for (int mode = 0; mode < 4; ++mode) {
+    const bool advised = mode < 2, all_cores = mode % 2 == 0;
+    std::vector<double> ms;
+    for (int r = 0; r < 30; ++r) {
+      const double start = now();
+      const size_t bytes = (m * 4 + kHuge - 1) / kHuge * kHuge;
+      auto* raw = static_cast<char*>(std::aligned_alloc(kHuge, bytes));
+      if (advised) advise_huge(raw, bytes);
+#pragma omp parallel for schedule(static) if (all_cores)
+      for (int64_t i = 0; i < int64_t(bytes); i += 4096) raw[i] = 0;
+      ms.push_back((now() - start) * 1e3);
+      std::free(raw);
+    }
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    const int over = int(std::count_if(ms.begin(), ms.end(), [](double t) { return t > 5.0; }));
+    const std::string name = std::string(advised ? "huge pages advised" : "4 KiB pages") + (all_cores ? ", all cores" : ", one thread");
+    std::printf("ready 40 MB labels, %-32s median %6.2f  max %7.2f  over 5 ms: %d of 30\n", name.c_str(), sorted[15],
+                sorted.back(), over);
   }
 
   // Into memory readied beforehand (allocated, huge pages advised, touched on all cores), as a
@@ -253,10 +265,17 @@ int main() {
                                " MiB pinned ring, copies on all cores";
       time_it(name.c_str(), 3, [&] { ring.upload(points, host, bytes, stream); });
     }
-    for (size_t first : {size_t(2) << 20, size_t(4) << 20, size_t(8) << 20}) {
-      Ring ring(4, size_t(32) << 20);
-      const std::string name = "staged, 4 x 32 MiB pinned ring, first piece " + std::to_string(first >> 20) + " MiB";
-      time_it(name.c_str(), 3, [&] { ring.upload(points, host, bytes, stream, first); });
+    {  // how often an upload through the ring's size is disturbed
+      Ring ring(4, size_t(16) << 20);
+      std::vector<double> ms;
+      for (int r = 0; r < 15; ++r) {
+        const double start = now();
+        ring.upload(points, host, bytes, stream);
+        ms.push_back((now() - start) * 1e3);
+      }
+      std::string all;
+      for (double t : ms) all += " " + std::to_string(int(t + 0.5));
+      std::printf("staged, 4 x 16 MiB, 15 uploads (ms):%s\n", all.c_str());
     }
     std::free(host);
   }

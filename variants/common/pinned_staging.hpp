@@ -76,7 +76,7 @@ PinnedStaging& pinned_staging_for_current_device();
 
 // `count` labels from device memory into new host labels (uninitialised, huge pages; see
 // datasets/dataset.hpp), after the work on `stream`: through the current device's ring from
-// 8 MiB, by one cudaMemcpy below.
+// 4 MiB (a quarter of a piece), by one cudaMemcpy below.
 LabelValues download_labels(const int32_t* device_labels, size_t count, cudaStream_t stream);
 // The same into `host` (resized to `count` when it holds another number of labels): memory
 // readied beforehand by ready_label_values takes the copy without page faults.
