@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 
@@ -98,9 +99,17 @@ void release_at_exit() {
   release_warm_runs();
 }
 
-// fork() while another thread holds the lock would leave the child's copy locked for good.
+// fork() while another thread holds the lock would leave the child's copy locked for good; the
+// condition variable the parent's reaper waits on would, in the child, wait for that waiter to
+// leave before a notify returns (a hang seen in WarmRuns.AForkedChild...), so the child makes a
+// fresh one (the old one's memory is left as it was).
 void lock_before_fork() { warm().mutex.lock(); }
-void unlock_after_fork() { warm().mutex.unlock(); }
+void unlock_in_parent() { warm().mutex.unlock(); }
+void renew_in_child() {
+  WarmRuns& state = warm();
+  new (&state.changed) std::condition_variable();
+  state.mutex.unlock();
+}
 
 // With the lock held: a reaper of this process, started if there is none. False when no thread
 // can be started (a process or thread limit).
@@ -109,7 +118,7 @@ bool ensure_reaper(WarmRuns& state) {
   if (!state.hooks) {
     state.hooks = true;
     std::atexit(release_at_exit);
-    pthread_atfork(lock_before_fork, unlock_after_fork, unlock_after_fork);
+    pthread_atfork(lock_before_fork, unlock_in_parent, renew_in_child);
   }
   try {
     std::thread(reap).detach();

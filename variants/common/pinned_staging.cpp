@@ -164,10 +164,12 @@ std::future<std::vector<LabelValues>> ready_label_values(size_t lists, size_t co
     for (LabelValues& labels : ready) {
       labels = LabelValues(count);
       int32_t* values = labels.data();
-      // On this thread alone: its huge pages (LabelValues advises them from 4 MiB) take one fault
-      // each, 0.5 ms for 10M labels on all cores of an H200 host (ab/host-transfer.txt), and the
-      // steps it overlaps take milliseconds. An OpenMP team of its own would be a second team
-      // beside the main thread's, whose threads spin after their copies.
+      // On all cores, as the read-back's copy would have faulted them (a K range's lists are
+      // K.count() x M labels); the steps meanwhile need the CPU for their launches only. 10M
+      // labels: 0.38 ms on all cores, 1.69 ms on one thread (huge pages advised; ab/host-transfer.txt).
+      // On one thread the Python benchmark's label read-backs still stalled by 19–23 ms in two fits
+      // of nine (01c8e6c), as they had with the team, so a second OpenMP team is not their cause.
+#pragma omp parallel for schedule(static) if (pages > 256)
       for (int64_t page = 0; page < pages; ++page) values[page * kPageLabels] = 0;  // the first touch
     }
     return ready;
