@@ -166,7 +166,7 @@ std::future<std::vector<LabelValues>> ready_label_values(size_t lists, size_t co
       int32_t* values = labels.data();
       // On all cores, as the read-back's copy would have faulted them (a K range's lists are
       // K.count() x M labels); the steps meanwhile need the CPU for their launches only. 10M
-      // labels: 0.38 ms on all cores, 1.69 ms on one thread (huge pages advised; ab/host-transfer.txt).
+      // labels: 0.38 ms on all cores, 1.69 ms on one thread (huge pages advised; ab/host-transfer-third-host.txt).
       // On one thread the Python benchmark's label read-backs still stalled by 19–23 ms in two fits
       // of nine (01c8e6c), as they had with the team, so a second OpenMP team is not their cause.
 #pragma omp parallel for schedule(static) if (pages > 256)

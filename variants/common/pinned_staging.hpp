@@ -6,7 +6,8 @@
 // - 1.28 GB of host rows went up in 23.8 ms through 4 x 16 MiB on both hosts (54 GB/s, about the
 //   pinned DMA rate). 4 x 32 MiB took 23.9 ms on the first and 31–34 ms on the second, 8 x 16 and
 //   4 x 128 MiB 35 ms there: pieces must stay in the host's last-level cache between the copy and
-//   the DMA. Page-locking the rows in place took 46–57 ms, pageable cudaMemcpy 183–218 ms.
+//   the DMA. A third host took 23.7 ms through 4 x 16 and 23.8 through 4 x 32 MiB, 15 uploads of
+//   24–25 ms in a row (ab/host-transfer-third-host.txt, 01c8e6c). Page-locking the rows in place took 46–57 ms, pageable cudaMemcpy 183–218 ms.
 // - 10M int32 labels came back into memory readied beforehand (ready_label_values) in 0.92–0.95 ms
 //   through 4 x 16 MiB, against 1.65–16 ms through 4 x 32 MiB (a piece is copied out while the
 //   next pieces' DMAs run, so smaller pieces leave less copy after the last DMA; 8 and 4 MiB
