@@ -168,7 +168,8 @@ std::future<std::vector<LabelValues>> ready_label_values(size_t lists, size_t co
       // K.count() x M labels); the steps meanwhile need the CPU for their launches only. 10M
       // labels: 0.38 ms on all cores, 1.69 ms on one thread (huge pages advised; ab/host-transfer-third-host.txt).
       // On one thread the Python benchmark's label read-backs still stalled by 19–23 ms in two fits
-      // of nine (01c8e6c), as they had with the team, so a second OpenMP team is not their cause.
+      // of nine (01c8e6c), as they had with the team, and the undisturbed ones took 2.6–4.5 ms
+      // against 1.7–1.9 with the team (4701a5e): the team stays.
 #pragma omp parallel for schedule(static) if (pages > 256)
       for (int64_t page = 0; page < pages; ++page) values[page * kPageLabels] = 0;  // the first touch
     }
