@@ -16,6 +16,7 @@
 #include "harness/memory_plan.hpp"
 #include "harness/parallel/mpi_communicator.hpp"
 #include "harness/parallel/placement.hpp"
+#include "variants/common/pinned_staging.hpp"
 #include "variants/variant.hpp"
 #include "variants/warm_runs.hpp"
 
@@ -165,6 +166,8 @@ bool fallback_serves(const std::string& choice) { return choice == "tensor-multi
 
 bool host_rows_fit_on_device(const FitRequest& request, int64_t m, int n) {
   if (request.range().count() > 1 || request.placement || gpu_count() == 0 || m < 1 || n < 1) return false;
+  // The upload goes through the pinned ring in whole rows: a row wider than a piece takes the host route.
+  if (size_t(n) * sizeof(float) > gpu::PinnedStaging::kPieceBytes) return false;
   // The device route seeds with what fit_device_points has on the device; k-means|| seeds from
   // host rows (seed_centroids uploads them for its GPU path) and takes the host route.
   const bool seeded_on_device = !request.initial.empty() || request.init == "k-means++" || request.init == "first" ||
