@@ -25,7 +25,7 @@ void check_launch(const char* kernel_name) {
 void allocate_bytes(void** ptr, size_t bytes, const char* what) {
   if (bytes == 0) bytes = 1;
   cudaError_t status = cudaMalloc(ptr, bytes);
-  // A run kept warm for the next fit (variants/warm_runs.hpp) counts as free memory: it goes first.
+  // A run kept warm for the next fit (variants/warm_runs.hpp) is released before the allocation fails.
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     if (release_warm_runs()) status = cudaMalloc(ptr, bytes);
