@@ -197,9 +197,10 @@ bool host_rows_fit_on_device(const FitRequest& request, int64_t m, int n) {
   const auto room = [&] {
     return current_memory_limits(device).gpu_free_bytes > point_bytes + point_bytes / 8 + kGpuReserveBytes;
   };
-  // A run kept warm (variants/warm_runs.hpp) is not free memory: it goes when the fit would not
-  // fit beside it.
-  return room() || (release_warm_runs() && room());
+  // A run kept warm (variants/warm_runs.hpp) is not free memory: a run of this shape holds the
+  // points buffer the fit will take (and, should its parameters differ, allocate_bytes releases it
+  // before failing); any other goes when the fit would not fit beside it.
+  return room() || warm_run_holds(device.ordinal, streamed.str()) || (release_warm_runs() && room());
 }
 
 FitAnswer run_fit_on_device(const DevicePoints& points, const FitRequest& request) {

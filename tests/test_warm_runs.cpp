@@ -48,6 +48,19 @@ TEST(WarmRuns, TheNextFitOfTheSameKeyTakesTheKeptRun) {
   EXPECT_EQ(destroyed.load(), 1);
 }
 
+TEST(WarmRuns, HoldsTellsTheKeptRunsDeviceAndShapeOnly) {
+  release_warm_runs();
+  std::atomic<int> destroyed{0};
+  EXPECT_FALSE(warm_run_holds(-1, "M=100 N=4 K=3"));
+  keep_run_warm(key("M=100 N=4 K=3"), std::make_unique<CountedRun>(destroyed));
+  EXPECT_TRUE(warm_run_holds(-1, "M=100 N=4 K=3"));
+  EXPECT_FALSE(warm_run_holds(0, "M=100 N=4 K=3")) << "another device";
+  EXPECT_FALSE(warm_run_holds(-1, "M=101 N=4 K=3")) << "another shape";
+  EXPECT_TRUE(release_warm_runs());
+  EXPECT_FALSE(warm_run_holds(-1, "M=100 N=4 K=3"));
+  EXPECT_EQ(destroyed.load(), 1);
+}
+
 TEST(WarmRuns, AnotherRunTakesItsPlaceAndTheFirstIsReleased) {
   release_warm_runs();
   std::atomic<int> destroyed{0};

@@ -170,6 +170,12 @@ std::unique_ptr<PreparedRun> take_warm_run(const WarmRunKey& key) {
   return std::move(state.run);
 }
 
+bool warm_run_holds(int device, const std::string& problem) {
+  WarmRuns& state = warm();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  return state.run && state.key.device == device && state.key.problem == problem;
+}
+
 bool release_warm_runs() {
   WarmRuns& state = warm();
   std::unique_lock<std::mutex> lock(state.mutex);

@@ -38,6 +38,9 @@ void keep_run_warm(const WarmRunKey& key, std::unique_ptr<PreparedRun> run);
 // The kept run when its key is `key` (and nothing is kept any more), else nullptr (the kept run
 // stays for its own key).
 std::unique_ptr<PreparedRun> take_warm_run(const WarmRunKey& key);
+// Whether the kept run is on `device` and was prepared for `problem` (WarmRunKey::problem): a fit
+// of that shape will most likely take it, so its memory need not be found again.
+bool warm_run_holds(int device, const std::string& problem);
 // Destroys the kept run now, on the calling thread; true when there was one.
 bool release_warm_runs();
 
