@@ -41,7 +41,8 @@ std::unique_ptr<PreparedRun> take_warm_run(const WarmRunKey& key);
 // Whether the kept run is on `device` and was prepared for `problem` (WarmRunKey::problem): a fit
 // of that shape will most likely take it, so its memory need not be found again.
 bool warm_run_holds(int device, const std::string& problem);
-// Destroys the kept run now, on the calling thread; true when there was one.
+// Destroys the kept run now, on the calling thread, and waits for one another thread is destroying;
+// true when there was either.
 bool release_warm_runs();
 
 }  // namespace mk
