@@ -91,6 +91,7 @@ TEST(WarmRuns, AForkedChildNeitherTakesNorFreesItsParentsRunAndExitsCleanly) {
   release_warm_runs();
   static std::atomic<int> destroyed{0};
   destroyed = 0;
+  const auto kept_at = std::chrono::steady_clock::now();
   keep_run_warm(key("M=100 N=4 K=3"), std::make_unique<CountedRun>(destroyed));
   std::fflush(nullptr);  // the child must not print the parent's buffered output again
   const pid_t child = fork();
@@ -109,8 +110,16 @@ TEST(WarmRuns, AForkedChildNeitherTakesNorFreesItsParentsRunAndExitsCleanly) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit normally";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the child took or destroyed its parent's run, or mishandled its own";
-  EXPECT_NE(take_warm_run(key("M=100 N=4 K=3")), nullptr) << "the parent keeps its run";
-  EXPECT_EQ(destroyed.load(), 1);
+  // The parent keeps its run until it goes cold. Under AddressSanitizer the child's exit (its
+  // LeakSanitizer scan) took 2.4 s, past kWarmSeconds, and the parent's reaper had rightly
+  // released the run by then (CI at 52a25d9); only a run gone before it was cold is a fault.
+  std::unique_ptr<PreparedRun> taken = take_warm_run(key("M=100 N=4 K=3"));
+  const double held = std::chrono::duration<double>(std::chrono::steady_clock::now() - kept_at).count();
+  EXPECT_TRUE(taken != nullptr || held >= kWarmSeconds)
+      << "the parent lost its run after " << held << " s, before it was cold";
+  taken.reset();
+  release_warm_runs();  // waits for the reaper when it is the one destroying it
+  EXPECT_EQ(destroyed.load(), 1) << "the parent's run is destroyed once, by the parent";
 }
 
 }  // namespace
