@@ -60,7 +60,8 @@ KRange parse_k_range(const std::string& text) {
 }
 
 std::string Problem::str() const {
-  return "N=" + std::to_string(n) + " K=" + k.str() + " M=" + format_count(m);
+  return "N=" + std::to_string(n) + " K=" + k.str() + " M=" + format_count(m) +
+         (batch > 1 ? " B=" + std::to_string(batch) : std::string());
 }
 
 void validate(const Problem& problem) {
@@ -70,6 +71,9 @@ void validate(const Problem& problem) {
   if (problem.k.kmax < problem.k.kmin) throw InputError("K range end is below its start: " + problem.k.str());
   if (problem.k.kmax > kMaxK)
     throw InputError("K above " + std::to_string(kMaxK) + " is not supported: " + problem.k.str());
+  if (problem.batch < 1 || problem.batch > kMaxBatch)
+    throw InputError("the batch must hold 1 to " + std::to_string(kMaxBatch) + " problems, got " +
+                     std::to_string(problem.batch));
   if (problem.k.kmax > problem.m)
     throw InputError("K=" + std::to_string(problem.k.kmax) + " exceeds the number of points M=" +
                      std::to_string(problem.m));

@@ -48,11 +48,20 @@ struct Problem {
   // PreparedRun::points_slot() says. A variant that derives state from the points when it
   // prepares (a translation, converted operands, CSR arrays) refuses it in can_implement.
   bool streamed = false;
-  std::string str() const;
-  // 3·ΣK·N·M, the paper's operation count for one fused Lloyd iteration.
-  double paper_ops() const { return 3.0 * k.sum() * double(n) * double(m); }
-  double data_bytes() const { return double(m) * n * sizeof(float); }
+  // Independent problems solved together (`run --batch B`, docs/batched.md): each has m points of
+  // its own, rows [b·m, (b+1)·m) of the data, and its own centroids and counts, packed problem
+  // after problem (problem b's slots start at b·ΣK). 1: one problem, as everywhere else.
+  int batch = 1;
+  int64_t total_points() const { return m * batch; }
+  std::string str() const;  // "N=128 K=1024 M=64K", with " B=32" for a batch
+  // 3·ΣK·N·M, the paper's operation count for one fused Lloyd iteration (of every problem).
+  double paper_ops() const { return 3.0 * k.sum() * double(n) * double(m) * batch; }
+  double data_bytes() const { return double(m) * n * sizeof(float) * batch; }
 };
+
+// The largest batch any command accepts: B problems are B prepared runs until a kernel serves
+// them in one launch, and each run holds a stream and its buffers.
+inline constexpr int kMaxBatch = 4096;
 
 // Throws InputError with a precise message for K<1, N<1, K>M, M<1.
 void validate(const Problem& problem);

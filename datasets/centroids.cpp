@@ -90,4 +90,20 @@ std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitM
   return centroids;
 }
 
+std::vector<float> batch_initial_centroids(const Dataset& data, const Problem& problem, InitMethod method,
+                                           uint64_t seed) {
+  if (problem.batch <= 1) return initial_centroids(data, problem.k, method, seed);
+  if (data.m != problem.total_points())
+    throw InputError("a batch of " + std::to_string(problem.batch) + " problems of " + std::to_string(problem.m) +
+                     " points needs " + std::to_string(problem.total_points()) + " rows; the data has " +
+                     std::to_string(data.m));
+  std::vector<float> packed;
+  for (int b = 0; b < problem.batch; ++b) {
+    const std::vector<float> one = initial_centroids(rows_of(data, int64_t(b) * problem.m, int64_t(b + 1) * problem.m),
+                                                     problem.k, method, seed + uint64_t(b));
+    packed.insert(packed.end(), one.begin(), one.end());
+  }
+  return packed;
+}
+
 }  // namespace mk

@@ -209,6 +209,10 @@ void check_finite(const Dataset& data);
 // with the given seed.
 std::vector<float> initial_centroids(const Dataset& data, const KRange& k, InitMethod method,
                                      uint64_t seed);
+// A batch's seeds (Problem::batch): problem b's drawn from its own rows [b·m, (b+1)·m) with
+// seed + b, packed problem after problem. With batch 1, initial_centroids(data, problem.k, ...).
+std::vector<float> batch_initial_centroids(const Dataset& data, const Problem& problem, InitMethod method,
+                                           uint64_t seed);
 
 // Parse a --dataset spec: "uniform", "blobs:centers=10,spread=1.5,zeros=0.9",
 // "csv:PATH[:header][:label=COL][:cols=0,2,3][:delim=D]", "npy:PATH", "idx:PATH".

@@ -20,6 +20,7 @@
 #include "harness/peak.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
+#include "variants/batched/batched_variant.hpp"
 #include "variants/tuned_params.hpp"
 
 namespace mk {
@@ -110,6 +111,10 @@ void add_run_options(CLI::App& app, RunOptions& options) {
                  "out of core: stream the points in chunks of this many, e.g. 32M (docs/out-of-core.md)");
   app.add_flag("--out-of-core", options.out_of_core,
                "out of core with the largest chunks that fit (without it, only when the points do not fit)");
+  app.add_option("--batch", options.batch,
+                 "B independent problems of M points each, solved in one row (each with its own centroids; a "
+                 "file's rows split into B equal problems; docs/batched.md)")
+      ->capture_default_str();
   app.add_flag("--hold-points", options.hold_points,
                "out of core, hold the points in host memory and copy each chunk from there (without it, a "
                "generator's chunks are generated where they are read and a .npy's read from its mapping)");
@@ -147,18 +152,26 @@ std::vector<std::string> split_names(const std::string& text) {
 // shards, which are views of held rows (rows_of), the points are held and planned so.
 bool plan_run_memory(const RunOptions& options, const std::vector<const Variant*>& variants, const Params& overrides,
                      int64_t m, const KRange& k, const DeviceInfo& device, int64_t chunk_points, bool sharded) {
-  const DataSource described = describe_data_source(options.dataset, m, options.dims);
+  const int batch = std::max(options.batch, 1);
+  const DataSource described = describe_data_source(options.dataset, m * batch, options.dims);
   const DataSource source = options.hold_points || sharded ? held_whole(described) : described;
+  if (source.m > 0 && source.m % batch != 0)  // a file's rows, known from its header
+    throw InputError("--batch " + std::to_string(batch) + " does not divide dataset '" + options.dataset +
+                     "', which has " + std::to_string(source.m) +
+                     " points (a batch's problems each take an equal share of the rows)");
   const MemoryLimits limits = current_memory_limits(device);
   std::optional<MemoryPlan> refused;
   std::vector<MemoryPlan> plans;
-  for (const Variant* variant : variants) {
+  for (const Variant* unbatched : variants) {
+    const std::unique_ptr<Variant> batched = batch > 1 ? variant_for_batch(*unbatched) : nullptr;
+    const Variant* variant = batched ? batched.get() : unbatched;
     RowWork work{variant, Problem{}, overrides, options.verify || options.store_labels, options.verify};
     work.chunk_points = chunk_points;
     work.out_of_core = options.out_of_core;
-    work.problem.m = source.m;  // 0 for CSV: its shape is known once parsed, and measure_row plans then
+    work.problem.m = source.m / batch;  // 0 for CSV: its shape is known once parsed, and measure_row plans then
     work.problem.n = source.n;
     work.problem.k = k;
+    work.problem.batch = batch;
     const MemoryPlan plan = plan_memory(source, work, device, limits);
     if (plan.host_exceeded) plan.enforce();
     if (!plan.runs() && !refused) refused = plan;
@@ -176,9 +189,14 @@ void check_file_shape(const RunOptions& options, const Dataset& data) {
   if (options.dims_given && options.dims != data.n)
     throw InputError("--dims " + std::to_string(options.dims) + " does not match dataset '" + options.dataset +
                      "', which has " + std::to_string(data.n) + " dimensions per point" + advice);
-  if (options.points_given && parse_count(options.points) != data.m)
-    throw InputError("--points " + options.points + " does not match dataset '" + options.dataset + "', which has " +
-                     std::to_string(data.m) + " points" + advice);
+  const int batch = std::max(options.batch, 1);
+  if (data.m % batch != 0)
+    throw InputError("--batch " + std::to_string(batch) + " does not divide dataset '" + options.dataset + "', which has " +
+                     std::to_string(data.m) + " points (a batch's problems each take an equal share of the rows)");
+  if (options.points_given && parse_count(options.points) * batch != data.m)
+    throw InputError("--points " + options.points + (batch > 1 ? " x --batch " + std::to_string(batch) : "") +
+                     " does not match dataset '" + options.dataset + "', which has " + std::to_string(data.m) +
+                     " points" + advice);
 }
 
 int run_command(const RunOptions& options) {
@@ -196,6 +214,11 @@ int run_command(const RunOptions& options) {
     throw InputError("M (points) must be at least 1, got " + options.points);
   const KRange k = parse_k_range(options.k);
   const InitMethod init = parse_init(options.init);
+  if (options.batch < 1 || options.batch > kMaxBatch)
+    throw InputError("--batch must be 1 to " + std::to_string(kMaxBatch) + ", got " + std::to_string(options.batch));
+  if (options.batch > 1 && (chunk_points > 0 || options.out_of_core)) throw InputError(kRefuseBatchedOutOfCore);
+  if (options.batch > 1 && m > INT64_MAX / 2 / options.batch)
+    throw InputError("--points " + options.points + " x --batch " + std::to_string(options.batch) + " is too many points");
   const Params overrides = collect_overrides(options);
   if (!options.out.empty()) check_writable(options.out);  // before measuring, not after
   if (options.iters < kRecommendedMinSamples)
@@ -225,12 +248,16 @@ int run_command(const RunOptions& options) {
   if (placement->sharded()) std::cerr << "mkbench: " << placement->describe() << "\n";
   const bool any_sharded = std::any_of(placed.begin(), placed.end(), [](const auto& p) { return p != nullptr; });
   if (any_sharded && (chunk_points > 0 || options.out_of_core)) throw InputError(kRefuseShardedOutOfCore);
+  if (any_sharded && options.batch > 1)
+    throw InputError("--batch runs its problems on one device; give one --device (a batch over several devices is not "
+                     "built)");
 
   const bool unheld =
       plan_run_memory(options, measured, overrides, m, k, device, chunk_points, placement->sharded());
   const auto load_start = std::chrono::steady_clock::now();
-  Dataset data = unheld ? load_dataset_spec_unheld(options.dataset, m, options.dims, options.seed)
-                        : load_dataset_spec(options.dataset, m, options.dims, options.seed);
+  const int64_t rows = m * options.batch;  // generated data: every problem's rows, one after another
+  Dataset data = unheld ? load_dataset_spec_unheld(options.dataset, rows, options.dims, options.seed)
+                        : load_dataset_spec(options.dataset, rows, options.dims, options.seed);
   const bool leave_in_file = data.is_mapped();
   if (data.is_on_demand())
     std::cerr << "mkbench: dataset " << options.dataset << " is generated chunk by chunk where the out-of-core run "
@@ -244,12 +271,13 @@ int run_command(const RunOptions& options) {
                                 : "read, hashed and checked")
               << ")\n" << std::defaultfloat;
   Problem problem;
-  problem.m = data.m;
+  problem.m = data.m / options.batch;  // check_file_shape: a file's rows divide into the batch
   problem.n = data.n;
   problem.k = k;
+  problem.batch = options.batch;
   problem.sparsity = data.sparsity;
   validate(problem);
-  const std::vector<float> init_centroids = initial_centroids(data, k, init, options.seed);
+  const std::vector<float> init_centroids = batch_initial_centroids(data, problem, init, options.seed);
 
   set_tuned_configs_enabled(options.use_tuned);
   ResultFile file = new_result_file(device);
@@ -266,10 +294,12 @@ int run_command(const RunOptions& options) {
       const bool is_placed = std::find_if(placed.begin(), placed.end(), [&](const auto& p) {
                                return p.get() == variant;
                              }) != placed.end();
-      const Problem tuned_problem = is_placed ? shard_problem(problem, placement->total_shards()) : problem;
+      // A batch runs the configuration tuned for one of its problems.
+      const Problem tuned_problem =
+          is_placed ? shard_problem(problem, placement->total_shards()) : problem_of_one(problem);
       if (auto tuned = tuned_params_for(*variant, tuned_problem, device, &config_used)) {
         try {
-          resolve_params(*variant, problem, device, *tuned);
+          resolve_params(*variant, is_placed ? problem : tuned_problem, device, *tuned);
           row_overrides = *tuned;
           tuned_from = config_used;
           std::cerr << "mkbench: using tuned config " << config_used << " for " << variant->name() << ": "

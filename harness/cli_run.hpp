@@ -51,6 +51,9 @@ struct RunOptions {
   // --hold-points: a generator's points made whole in host memory, a .npy's copied, even out of
   // core (the host-to-device path measured); without it, out of core leaves them unheld.
   bool hold_points = false;
+  // --batch B: B independent problems of M points each (docs/batched.md); a file's rows split
+  // into B problems of equal size.
+  int batch = 1;
 };
 
 // The user's explicit tunables as overrides (validates --layout: InputError).

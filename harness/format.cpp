@@ -161,7 +161,8 @@ TextTable rows_table(const std::vector<ResultRow>& rows) {
                                       params_label(row.params),
                                       std::to_string(row.problem.n),
                                       row.problem.k.str(),
-                                      format_count(row.problem.m)};
+                                      format_count(row.problem.m) +
+                                          (row.problem.batch > 1 ? "x" + std::to_string(row.problem.batch) : "")};
     if (row.ok()) {
       cells.push_back(format_ms(row.summary.median_ms));
       cells.push_back(format_ms(row.summary.min_ms));

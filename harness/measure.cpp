@@ -23,6 +23,7 @@
 #include "harness/parallel/sharded_variant.hpp"
 #include "harness/reference.hpp"
 #include "harness/stream_hold.hpp"
+#include "variants/batched/batched_variant.hpp"
 #include "variants/chunked/chunked_run.hpp"
 
 namespace mk {
@@ -212,7 +213,7 @@ std::vector<float> pack_centroids(const IterationResult& result) {
   return packed;
 }
 
-VerifyReport verify_one_step(PreparedRun& run, const Dataset& data, const KRange& k,
+VerifyReport verify_one_step(PreparedRun& run, const Dataset& data, const Problem& problem,
                              const std::vector<float>& centroids_before) {
   // The FP64 reference reads every point; `run` makes the data whole under --verify.
   if (!data.holds_rows())
@@ -222,10 +223,11 @@ VerifyReport verify_one_step(PreparedRun& run, const Dataset& data, const KRange
   run.iterate(true);
   run.synchronize();
   const IterationResult got = run.read_back();
-  if (got.per_k.size() != size_t(k.count()))
+  const size_t expected = size_t(problem.k.count()) * size_t(problem.batch);
+  if (got.per_k.size() != expected)
     throw VerifyError("variant returned " + std::to_string(got.per_k.size()) + " K results, expected " +
-                      std::to_string(k.count()));
-  return compare_with_reference(data, k, centroids_before, got);
+                      std::to_string(expected));
+  return compare_batch_with_reference(data, problem, centroids_before, got);
 }
 
 // Defaults overlaid with the requested params, without legality checks: names refused
@@ -290,7 +292,10 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
   if (!spec.dataset) throw InputError("measure_row: no dataset");
   if (spec.samples < 1) throw InputError("the number of timed iterations must be at least 1");
   if (spec.warmup < 0) throw InputError("the number of warm-up iterations cannot be negative");
-  const Variant& variant = *spec.variant;
+  // A batch runs as one run of each problem (variants/batched/; wrapping a variant already
+  // wrapped for batches changes nothing, since each problem's run has batch 1).
+  const std::unique_ptr<Variant> batched = spec.problem.batch > 1 ? variant_for_batch(*spec.variant) : nullptr;
+  const Variant& variant = batched ? *batched : *spec.variant;
   const Problem& problem = spec.problem;
   const bool on_gpu = variant.runs_on_gpu();
 
@@ -311,6 +316,8 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
     return row;
   };
 
+  if (problem.batch > 1 && is_sharded_variant(*spec.variant))
+    return refuse("a batch runs its problems on one device; over several shards it is not built");
   if (on_gpu && !device.is_gpu)
     return refuse("needs a CUDA GPU: " + (gpu_count() == 0 ? no_gpu_reason() : std::string("device is the host CPU")));
   // The plan comes first: out of core, the variant runs (and must accept) the chunk problem,
@@ -332,6 +339,7 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
   }
   // The plan may choose out of core on its own when a shard's rows exceed its device.
   if (plan.out_of_core() && is_sharded_variant(variant)) return refuse(kRefuseShardedOutOfCore);
+  if (plan.out_of_core() && problem.batch > 1) return refuse(kRefuseBatchedOutOfCore);
   const Problem run_problem = plan.out_of_core() ? chunk_problem(problem, plan.chunk_points) : problem;
   if (auto reason = variant.can_implement(run_problem, device)) return refuse(*reason);
   try {
@@ -374,7 +382,7 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
     auto* sharded = dynamic_cast<ShardedRun*>(run.get());
 
     VerifyReport first_check;
-    if (spec.verify) first_check = verify_one_step(*run, *spec.dataset, problem.k, spec.init_centroids);
+    if (spec.verify) first_check = verify_one_step(*run, *spec.dataset, problem, spec.init_centroids);
     run->set_centroids(spec.init_centroids);
 
     DeviceScratch flush;
@@ -387,7 +395,8 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
 
     // A sharded step is synchronous (every shard's update reads back), so its samples are
     // end to end already; holding one device's stream would only delay that shard.
-    row.timing.launch_latency_hidden = on_gpu && options.hide_launch_latency && !sharded;
+    // Nor a batch: its B runs' launches outlast the hold's fixed 200 µs once B is more than a few.
+    row.timing.launch_latency_hidden = on_gpu && options.hide_launch_latency && !sharded && problem.batch == 1;
     IterationTimer timer(*run, on_gpu, device.ordinal, flush.get(), flush.bytes(), row.timing.launch_latency_hidden);
     std::vector<double> samples, clocks;
     std::exception_ptr loop_failure;
@@ -446,7 +455,7 @@ ResultRow measure_row(const RowSpec& spec, const DeviceInfo& device, const Measu
       // The second check starts from wherever the timed loop left the centroids, so a
       // variant that only gets the first step right (stale state, races) still fails.
       const std::vector<float> final_centroids = pack_centroids(run->read_back());
-      VerifyReport final_check = verify_one_step(*run, *spec.dataset, problem.k, final_centroids);
+      VerifyReport final_check = verify_one_step(*run, *spec.dataset, problem, final_centroids);
       nlohmann::json verify = first_check.to_json();
       verify["first_step_passed"] = first_check.passed;
       verify["summary"] = first_check.summary();

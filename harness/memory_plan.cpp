@@ -229,9 +229,10 @@ MemoryPlan in_core_plan(const DataSource& data, const RowWork& work, const Devic
   const double m = double(problem.m), kcount = problem.k.count();
   if (work.verify && problem.m > 0) {
     // reference_step keeps labels (4 B) and the best and second distances (8 B each) per
-    // point and K; the verified run's labels come back beside them (4 B).
+    // point and K; the verified run's labels come back beside them (4 B). A batch's problems
+    // are checked one at a time against labels read back for all of them.
     plan.host.add("FP64 reference", kcount * m * 20.0);
-    plan.host.add("labels read back", kcount * m * 4.0);
+    plan.host.add("labels read back", kcount * double(problem.total_points()) * 4.0);
   }
   const bool sized = work.variant && problem.m > 0 && problem.n > 0;
   const Params params = sized ? resolved_or_defaults(*work.variant, problem, device, work.params) : Params();

@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 
 #include "core/errors.hpp"
+#include "variants/batched/batched_variant.hpp"
 
 namespace mk {
 
@@ -236,6 +237,26 @@ VerifyReport compare_with_reference(const Dataset& data, const KRange& krange,
   return report;
 }
 
+VerifyReport compare_batch_with_reference(const Dataset& data, const Problem& problem,
+                                          const std::vector<float>& centroids_before, const IterationResult& got,
+                                          const Tolerances& tol) {
+  if (problem.batch <= 1) return compare_with_reference(data, problem.k, centroids_before, got, tol);
+  VerifyReport report;
+  report.tolerances = tol;
+  report.passed = true;
+  for (int b = 0; b < problem.batch; ++b) {
+    VerifyReport one = compare_with_reference(problem_rows(data, problem, b), problem.k,
+                                              problem_centroids(centroids_before, problem, b),
+                                              problem_result(got, problem, b), tol);
+    report.passed = report.passed && one.passed;
+    for (KVerdict& verdict : one.per_k) {
+      verdict.problem = b;
+      report.per_k.push_back(verdict);
+    }
+  }
+  return report;
+}
+
 std::string VerifyReport::summary() const {
   std::ostringstream out;
   out << (passed ? "PASS" : "FAIL");
@@ -254,7 +275,8 @@ std::string VerifyReport::summary() const {
       << "sd/" << ulps << "ulp (" << used << " of tolerance) inertia-err=" << inertia;
   for (const auto& v : per_k)
     if (!v.passed)
-      out << " [K=" << v.k << ": " << v.label_mismatches << " labels, " << v.count_mismatches << " counts, centroid "
+      out << " [" << (v.problem >= 0 ? "problem " + std::to_string(v.problem) + " " : std::string()) << "K=" << v.k
+          << ": " << v.label_mismatches << " labels, " << v.count_mismatches << " counts, centroid "
           << v.centroid_error_spread << "sd/" << v.centroid_error_ulps << "ulp = " << v.centroid_tolerance_used
           << " of tolerance, inertia " << v.inertia_rel_error << "]";
   return out.str();
@@ -262,7 +284,7 @@ std::string VerifyReport::summary() const {
 
 nlohmann::json VerifyReport::to_json() const {
   nlohmann::json per = nlohmann::json::array();
-  for (const auto& v : per_k)
+  for (const auto& v : per_k) {
     per.push_back({{"k", v.k},
                    {"passed", v.passed},
                    {"label_mismatches", v.label_mismatches},
@@ -273,6 +295,8 @@ nlohmann::json VerifyReport::to_json() const {
                    {"centroid_error_ulps", v.centroid_error_ulps},
                    {"centroid_tolerance_used", v.centroid_tolerance_used},
                    {"inertia_rel_error", v.inertia_rel_error}});
+    if (v.problem >= 0) per.back()["problem"] = v.problem;
+  }
   return {{"passed", passed},
           {"tolerances",
            {{"tie_relative", tolerances.tie_relative},

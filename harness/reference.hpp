@@ -54,6 +54,7 @@ void reference_update(const Dataset& data, int k, const int32_t* labels,
 
 struct KVerdict {
   int k = 0;
+  int problem = -1;  // the problem of a batch it judges (Problem::batch > 1), else -1
   int64_t label_mismatches = 0;  // mismatches that are NOT ties: failures
   int64_t tie_flips = 0;         // mismatches explained by near-ties
   int64_t ties = 0;              // points whose best and second-best are within tie tolerance
@@ -78,6 +79,13 @@ struct VerifyReport {
 VerifyReport compare_with_reference(const Dataset& data, const KRange& k,
                                     const std::vector<float>& centroids_before,
                                     const IterationResult& got, const Tolerances& tol = {});
+
+// Every problem of a batch (Problem::batch; variants/batched/) against the reference on its own
+// rows, from its own centroids: the verdicts come problem after problem, each naming its problem,
+// and the report passes when every problem's does. With batch 1, compare_with_reference.
+VerifyReport compare_batch_with_reference(const Dataset& data, const Problem& problem,
+                                          const std::vector<float>& centroids_before, const IterationResult& got,
+                                          const Tolerances& tol = {});
 // Same, with the reference step already computed (several variants checked from the same
 // starting centroids share one FP64 step).
 VerifyReport compare_with_reference(const Dataset& data, const KRange& k,

@@ -201,8 +201,9 @@ bool ResultRow::verify_passed() const {
 }
 
 std::string row_name(const std::string& variant, const Problem& problem, const Params& params) {
+  // A batch's M part is "64Kx32": B problems of 64K points each.
   return variant + "/" + std::to_string(problem.n) + "/" + problem.k.str() + "/" + format_count(problem.m) +
-         "/" + params_label(params);
+         (problem.batch > 1 ? "x" + std::to_string(problem.batch) : std::string()) + "/" + params_label(params);
 }
 
 json row_to_json(const ResultRow& row) {
@@ -222,6 +223,7 @@ json row_to_json(const ResultRow& row) {
           {"summary", summary_to_json(row.summary)},
           {"metrics", metrics_to_json(row.metrics)},
           {"verify", row.verify}};
+  if (row.problem.batch > 1) out["problem"]["batch"] = row.problem.batch;  // m is each problem's
   if (!row.tuned_config.empty()) out["tuned_config"] = row.tuned_config;
   if (!row.out_of_core.is_null()) out["out_of_core"] = row.out_of_core;
   if (row.parallel) out["parallel"] = parallel_to_json(*row.parallel);
@@ -240,6 +242,13 @@ ResultRow row_from_json(const json& j, const std::string& where) {
   row.problem.k.kmin = int(integer_at(problem, "k_min", problem_where));
   row.problem.k.kmax = int(integer_at(problem, "k_max", problem_where));
   row.problem.m = integer_at(problem, "m", problem_where);
+  if (problem.contains("batch")) {
+    const int64_t batch = integer_at(problem, "batch", problem_where);
+    if (batch < 1 || batch > kMaxBatch)
+      throw InputError(problem_where + ".batch: expected 1 to " + std::to_string(kMaxBatch) + ", got " +
+                       std::to_string(batch));
+    row.problem.batch = int(batch);
+  }
   if (j.contains("dataset")) row.dataset = j.at("dataset");
   row.status = string_at(j, "status", where);
   if (row.status != "ok" && row.status != "refused" && row.status != "failed")

@@ -290,7 +290,7 @@ PYBIND11_MODULE(_core, m) {
       "run",
       [](const std::string& variant, int dims, const std::string& k, const std::string& points, int iters,
          int warmup, bool verify, const std::string& dataset, uint64_t seed, const std::string& init,
-         const std::vector<std::string>& params, const std::string& device, bool use_tuned) {
+         const std::vector<std::string>& params, const std::string& device, bool use_tuned, int batch) {
         mk::RunOptions options;
         options.variants = variant;
         options.dims = dims;
@@ -305,11 +305,12 @@ PYBIND11_MODULE(_core, m) {
         options.params = params;
         options.device = device;
         options.use_tuned = use_tuned;
+        options.batch = batch;
         return mk::run_benchmark(options);
       },
       py::arg("variant"), py::arg("dims"), py::arg("k"), py::arg("points"), py::arg("iters"), py::arg("warmup"),
       py::arg("verify"), py::arg("dataset"), py::arg("seed"), py::arg("init"), py::arg("params"), py::arg("device"),
-      py::arg("use_tuned"), "`mkbench run` for one variant; the results document (mkbench.results JSON) as text");
+      py::arg("use_tuned"), py::arg("batch") = 1, "`mkbench run` for one variant; the results document (mkbench.results JSON) as text");
   m.def(
       "suite",
       [](const std::string& name, const std::vector<std::string>& variants, bool quick, const std::string& device,

@@ -86,7 +86,7 @@ std::string render_csv(const std::vector<LoadedResults>& files) {
        "pct_dram_measured", "arithmetic_intensity", "roofline_bound_ms", "roofline_limit"});
   std::vector<std::string> header = {"file", "suite", "created", "device_name", "device_slug",
                                      "git_sha", "build_type", "name", "variant", "params", "n",
-                                     "k_min", "k_max", "sum_k", "m", "dataset", "status", "reason",
+                                     "k_min", "k_max", "sum_k", "m", "batch", "dataset", "status", "reason",
                                      "clock", "warmup", "l2_flushed", "samples"};
   for (const auto& key : summary_keys) header.push_back(key);
   for (const auto& key : metric_keys) header.push_back(key);
@@ -112,6 +112,7 @@ std::string render_csv(const std::vector<LoadedResults>& files) {
           device_label(doc), device_slug(doc), field(build, "git_sha"), field(build, "build_type"),
           row_name(row), field(row, "variant"), params_text(detail::params_of(row)), field(problem, "n"),
           field(problem, "k_min"), field(problem, "k_max"), field(problem, "sum_k"), field(problem, "m"),
+          problem.contains("batch") ? csv_value(problem["batch"]) : std::string("1"),
           row.contains("dataset") ? row["dataset"].dump() : "", row_status(row), field(row, "reason"),
           field(timing, "clock"), field(timing, "warmup"), field(timing, "l2_flushed"),
           std::to_string(row_samples_ms(row).size())};

@@ -62,6 +62,7 @@ ProblemKey problem_of(const json& row) {
   key.k_min = int64_t(number_or(problem, "k_min", number_or(problem, "k", 0)));
   key.k_max = int64_t(number_or(problem, "k_max", double(key.k_min)));
   key.m = int64_t(number_or(problem, "m", 0));
+  key.batch = int64_t(number_or(problem, "batch", 1));
   return key;
 }
 

@@ -28,11 +28,12 @@ double mean_of(const std::vector<double>& values);     // of the finite values; 
 
 struct ProblemKey {
   int64_t n = 0, k_min = 0, k_max = 0, m = 0;
+  int64_t batch = 1;  // problem.batch: B problems of m points each (docs/batched.md)
   bool operator<(const ProblemKey& o) const {
-    return std::tie(n, k_min, k_max, m) < std::tie(o.n, o.k_min, o.k_max, o.m);
+    return std::tie(n, k_min, k_max, m, batch) < std::tie(o.n, o.k_min, o.k_max, o.m, o.batch);
   }
   bool operator==(const ProblemKey& o) const {
-    return n == o.n && k_min == o.k_min && k_max == o.k_max && m == o.m;
+    return n == o.n && k_min == o.k_min && k_max == o.k_max && m == o.m && batch == o.batch;
   }
   int64_t sum_k() const { return (k_min + k_max) * (k_max - k_min + 1) / 2; }
   std::string k_text() const {

@@ -230,11 +230,25 @@ class Benchmark(unittest.TestCase):
         self.assertEqual(again["dataset"]["xxh3_128"], digest)
         self.assertNotEqual(other["dataset"]["xxh3_128"], digest)
 
+    def test_run_on_a_batch_of_arrays_verifies_every_problem(self):
+        variant = "cpu-openmp" if mkbench.gpu_count() == 0 else "auto"
+        X = np.random.default_rng(6).random((3, 4000, 4)).astype(np.float32)
+        X += 10 * np.arange(3, dtype=np.float32)[:, None, None]  # problem b lives in [10 b, 10 b + 1)
+        row = mkbench.run(variant, k=5, data=X, iters=2, warmup=0, verify=True)
+        self.assertEqual(row["status"], "ok", row.get("reason"))
+        self.assertEqual((row["problem"]["batch"], row["problem"]["m"], row["problem"]["n"]), (3, 4000, 4))
+        self.assertTrue(row["verify"]["passed"], row["verify"])
+        self.assertEqual([v["problem"] for v in row["verify"]["per_k"]], [0, 1, 2])
+        self.assertRaisesRegex(ValueError, "disagrees with data", lambda: mkbench.run("cpu-openmp", data=X, batch=2))
+        generated = mkbench.run("cpu-openmp", dims=3, k=2, points=1000, batch=4, iters=1, warmup=0)
+        self.assertEqual((generated["problem"]["batch"], generated["problem"]["m"]), (4, 1000))
+
     def test_run_on_an_array_bad_input(self):
         X = np.zeros((100, 3), np.float32)
         self.assertRaisesRegex(ValueError, "disagrees with data", lambda: mkbench.run("cpu-openmp", dims=4, data=X))
         self.assertRaisesRegex(ValueError, "disagrees with data", lambda: mkbench.run("cpu-openmp", points=99, data=X))
         self.assertRaisesRegex(ValueError, "2-D", lambda: mkbench.run("cpu-openmp", data=X[0]))
+        self.assertRaisesRegex(ValueError, "does not divide", lambda: mkbench.run("cpu-openmp", k=2, data=X, batch=3))
         self.assertRaisesRegex(ValueError, "not both", lambda: mkbench.run("cpu-openmp", data=X, dataset="blobs"))
         self.assertRaisesRegex(ValueError, "numbers", lambda: mkbench.run("cpu-openmp", data=X.astype(str)))
 

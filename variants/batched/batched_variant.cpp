@@ -1,0 +1,206 @@
+#include "variants/batched/batched_variant.hpp"
+
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "core/errors.hpp"
+
+namespace mk {
+
+Problem problem_of_one(const Problem& problem) {
+  Problem one = problem;
+  one.batch = 1;
+  return one;
+}
+
+Dataset problem_rows(const Dataset& data, const Problem& problem, int b) {
+  if (data.m != problem.total_points())
+    throw InputError("a batch of " + std::to_string(problem.batch) + " problems of " + format_count(problem.m) +
+                     " points needs " + std::to_string(problem.total_points()) + " rows; the data has " +
+                     std::to_string(data.m));
+  if (b < 0 || b >= problem.batch)
+    throw InputError("problem " + std::to_string(b) + " of a batch of " + std::to_string(problem.batch));
+  return rows_of(data, int64_t(b) * problem.m, int64_t(b + 1) * problem.m);
+}
+
+std::vector<float> problem_centroids(const std::vector<float>& packed, const Problem& problem, int b) {
+  const size_t one = size_t(problem.k.sum()) * size_t(problem.n);
+  if (packed.size() != one * size_t(problem.batch))
+    throw InputError("a batch's centroids: " + std::to_string(packed.size()) + " values, expected " +
+                     std::to_string(one * size_t(problem.batch)) + " (" + std::to_string(problem.batch) +
+                     " problems x sum K " + std::to_string(problem.k.sum()) + " x N " + std::to_string(problem.n) +
+                     ")");
+  const auto first = packed.begin() + std::ptrdiff_t(one * size_t(b));
+  return std::vector<float>(first, first + std::ptrdiff_t(one));
+}
+
+IterationResult problem_result(const IterationResult& batch, const Problem& problem, int b) {
+  const size_t count = size_t(problem.k.count());
+  if (batch.per_k.size() != count * size_t(problem.batch))
+    throw VerifyError("a batch of " + std::to_string(problem.batch) + " problems returned " +
+                      std::to_string(batch.per_k.size()) + " K results, expected " +
+                      std::to_string(count * size_t(problem.batch)));
+  IterationResult one;
+  const auto first = batch.per_k.begin() + std::ptrdiff_t(count * size_t(b));
+  one.per_k.assign(first, first + std::ptrdiff_t(count));
+  return one;
+}
+
+namespace {
+
+void cuda_ok(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();
+  throw DeviceError(std::string("batched run: ") + what + ": " + cudaGetErrorName(status) + " (" +
+                    cudaGetErrorString(status) + ")");
+}
+
+// B runs of one variant, problem b on its own rows. On a GPU a step forks the runs' streams
+// from the first run's and joins them back, so that stream's events span the whole batch.
+class BatchedRun final : public PreparedRun {
+ public:
+  BatchedRun(const Variant& inner, const Problem& problem, const Dataset& data, const Params& params,
+             const DeviceInfo& device)
+      : problem_(problem), gpu_(inner.runs_on_gpu()) {
+    const Problem one = problem_of_one(problem);
+    rows_.reserve(size_t(problem.batch));  // a run may keep a reference to its Dataset: no reallocation
+    for (int b = 0; b < problem.batch; ++b) {
+      rows_.push_back(problem_rows(data, problem, b));
+      runs_.push_back(inner.prepare(one, rows_.back(), params, device));
+      if (!runs_.back()) throw DeviceError("variant " + inner.name() + " returned no prepared run");
+    }
+    if (gpu_ && streams_differ()) {
+      try {
+        cuda_ok(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate");
+        joins_.assign(runs_.size(), nullptr);
+        for (size_t b = 1; b < runs_.size(); ++b)
+          cuda_ok(cudaEventCreateWithFlags(&joins_[b], cudaEventDisableTiming), "cudaEventCreate");
+      } catch (...) {
+        destroy_events();  // no destructor runs for a constructor that throws
+        throw;
+      }
+    }
+  }
+  ~BatchedRun() override { destroy_events(); }
+
+  void set_centroids(const std::vector<float>& packed) override {
+    for (int b = 0; b < problem_.batch; ++b) runs_[size_t(b)]->set_centroids(problem_centroids(packed, problem_, b));
+  }
+
+  void iterate(bool store_labels) override {
+    if (!fork_) {
+      for (auto& run : runs_) run->iterate(store_labels);
+      return;
+    }
+    auto main = static_cast<cudaStream_t>(runs_[0]->stream());
+    cuda_ok(cudaEventRecord(fork_, main), "cudaEventRecord");
+    runs_[0]->iterate(store_labels);
+    for (size_t b = 1; b < runs_.size(); ++b) {
+      auto stream = static_cast<cudaStream_t>(runs_[b]->stream());
+      cuda_ok(cudaStreamWaitEvent(stream, fork_, 0), "cudaStreamWaitEvent");
+      runs_[b]->iterate(store_labels);
+      cuda_ok(cudaEventRecord(joins_[b], stream), "cudaEventRecord");
+      cuda_ok(cudaStreamWaitEvent(main, joins_[b], 0), "cudaStreamWaitEvent");
+    }
+  }
+
+  void synchronize() override {
+    for (auto& run : runs_) run->synchronize();
+  }
+
+  IterationResult read_back() override {
+    IterationResult all;
+    for (auto& run : runs_) {
+      IterationResult one = run->read_back();
+      for (auto& k : one.per_k) all.per_k.push_back(std::move(k));
+    }
+    return all;
+  }
+
+  void* stream() override { return runs_[0]->stream(); }
+
+  std::optional<double> conversion_ms() const override {
+    std::optional<double> total;
+    for (const auto& run : runs_)
+      if (auto ms = run->conversion_ms()) total = total.value_or(0.0) + *ms;
+    return total;
+  }
+
+  void expect_labels_read_back() override {
+    for (auto& run : runs_) run->expect_labels_read_back();
+  }
+
+ private:
+  void destroy_events() {
+    if (fork_) cudaEventDestroy(fork_);
+    for (cudaEvent_t join : joins_)
+      if (join) cudaEventDestroy(join);
+    fork_ = nullptr;
+    joins_.clear();
+  }
+
+  // Whether the runs have streams of their own to fork and join (a run on the legacy default
+  // stream is ordered with every other anyway).
+  bool streams_differ() const {
+    for (const auto& run : runs_)
+      if (!run->stream()) return false;
+    return runs_.size() > 1;
+  }
+
+  Problem problem_;
+  bool gpu_;
+  std::vector<Dataset> rows_;  // each run's rows, views of the batch's data
+  std::vector<std::unique_ptr<PreparedRun>> runs_;
+  cudaEvent_t fork_ = nullptr;
+  std::vector<cudaEvent_t> joins_;
+};
+
+class BatchedVariant final : public Variant {
+ public:
+  explicit BatchedVariant(const Variant& inner) : inner_(inner) {}
+
+  std::string name() const override { return inner_.name(); }
+  std::string description() const override { return inner_.description(); }
+  bool runs_on_gpu() const override { return inner_.runs_on_gpu(); }
+
+  std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
+    if (problem.batch > 1 && problem.streamed) return std::string(kRefuseBatchedOutOfCore);
+    return inner_.can_implement(problem_of_one(problem), device);
+  }
+  ParamSpace param_space(const Problem& problem, const DeviceInfo& device) const override {
+    return inner_.param_space(problem_of_one(problem), device);
+  }
+  Params default_params(const Problem& problem, const DeviceInfo& device) const override {
+    return inner_.default_params(problem_of_one(problem), device);
+  }
+  Params adapt_tuned_params(const Problem& problem, const DeviceInfo& device, Params params) const override {
+    return inner_.adapt_tuned_params(problem_of_one(problem), device, std::move(params));
+  }
+  std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
+                                       const DeviceInfo& device) const override {
+    if (problem.batch <= 1) return inner_.prepare(problem, data, params, device);
+    return std::make_unique<BatchedRun>(inner_, problem, data, params, device);
+  }
+  // Every problem's run holds its buffers at once.
+  DeviceFootprint device_footprint(const Problem& problem, const Params& params, const DeviceInfo& device,
+                                   bool with_labels) const override {
+    const DeviceFootprint one = inner_.device_footprint(problem_of_one(problem), params, device, with_labels);
+    if (problem.batch <= 1) return one;
+    DeviceFootprint all;
+    for (const auto& part : one.parts)
+      all.add(part.what + " (x" + std::to_string(problem.batch) + " problems)", double(part.bytes) * problem.batch);
+    return all;
+  }
+
+ private:
+  const Variant& inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Variant> variant_for_batch(const Variant& variant) {
+  return std::make_unique<BatchedVariant>(variant);
+}
+
+}  // namespace mk
