@@ -4,7 +4,7 @@ variants from $OUT/mainstream-N<n>-K<k>-M<m>.json (median of the timed iteration
 verdict) beside Flash-KMeans from $OUT/peer-flash-kmeans.json (scripts/peer-flash-kmeans.py) and
 the issue's goal. A row that did not run says so instead of a number.
 
-  scripts/mainstream-table.py --results OUT [--cases "N K M [B];..."]
+  scripts/mainstream-table.py --results OUT [--cases "N K M [B];..."]   (B: a batch, run --batch B)
 """
 import argparse
 import json
@@ -39,9 +39,10 @@ def load(path):
 
 
 def mkbench_cells(results, fields):
-    """variant -> 'ms ok|FAIL' for a single-problem row; {} when its file is missing."""
+    """variant -> 'ms ok|FAIL' for a row (a batch's: mainstream-N..-K..-M..-B<b>.json); {} when its file is missing."""
     n, k, m = fields[:3]
-    document = load(os.path.join(results, f"mainstream-N{n}-K{k}-M{m}.json"))
+    batch = f"-B{fields[3]}" if len(fields) > 3 else ""
+    document = load(os.path.join(results, f"mainstream-N{n}-K{k}-M{m}{batch}.json"))
     cells = {}
     for row in (document or {}).get("rows", []):
         summary = row.get("summary") or {}
@@ -72,7 +73,7 @@ def main():
     args = parser.parse_args()
     cases = [c.split() for c in args.cases.split(";") if c.strip()]
     peer = load(os.path.join(args.results, "peer-flash-kmeans.json"))
-    cells = {tuple(c): (mkbench_cells(args.results, c) if len(c) == 3 else {}) for c in cases}
+    cells = {tuple(c): mkbench_cells(args.results, c) for c in cases}
     variants = []
     for row in cells.values():
         variants += [v for v in row if v not in variants]
@@ -83,7 +84,7 @@ def main():
         goal = GOALS.get(tuple(c))
         mk = cells[tuple(c)]
         line = f"{c[0]:>4} {c[1]:>6} {c[2]:>6} {c[3] if len(c) > 3 else '1':>3} {goal if goal else '-':>6} "
-        line += " ".join(f"{mk.get(v, 'no --batch' if len(c) > 3 else 'missing'):>18}" for v in variants)
+        line += " ".join(f"{mk.get(v, 'missing'):>18}" for v in variants)
         print(line + f" {peer_cell(peer, c):>13}")
     if peer is None:
         print("flash-kmeans: no peer-flash-kmeans.json (no checkout in third_party/flash-kmeans, or it failed)")

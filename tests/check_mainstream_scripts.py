@@ -25,8 +25,11 @@ def main():
             json.dump({"rows": rows}, f)
         with open(os.path.join(out, "peer-flash-kmeans.json"), "w") as f:
             json.dump({"rows": [{"n": 128, "k": 1024, "m": 2 << 20, "batch": 1, "median_ms": 3.2}]}, f)
+        batch_rows = [{"variant": "gemm-window", "status": "ok", "summary": {"median_ms": 4.5}, "verify": {"passed": True}}]
+        with open(os.path.join(out, "mainstream-N128-K1024-M65536-B32.json"), "w") as f:
+            json.dump({"rows": batch_rows}, f)
         result = run(os.path.join(ROOT, "scripts", "mainstream-table.py"), "--results", out,
-                     "--cases", "128 1024 2M;64 256 4M")
+                     "--cases", "128 1024 2M;64 256 4M;128 1024 65536 32")
         lines = result.stdout.splitlines()
         first = next((l for l in lines if l.split()[:3] == ["128", "1024", "2M"]), "")
         second = next((l for l in lines if l.split()[:3] == ["64", "256", "4M"]), "")
@@ -36,6 +39,9 @@ def main():
             failures.append(f"row 128/1024/2M reads {first!r}")
         if "missing" not in second or "0.6" not in second.split():
             failures.append(f"row 64/256/4M without a file reads {second!r}")
+        batched = next((l for l in lines if l.split()[:4] == ["128", "1024", "65536", "32"]), "")
+        if batched.split()[4:7] != ["2.0", "4.500", "ok"]:
+            failures.append(f"batch row 128/1024/65536 x32 reads {batched!r}")
         peer_out = os.path.join(out, "peer.json")
         peer = run(os.path.join(ROOT, "scripts", "peer-flash-kmeans.py"), "--source", os.path.join(out, "none"),
                    "--out", peer_out)

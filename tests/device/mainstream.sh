@@ -21,15 +21,19 @@ for tool in memcheck racecheck; do
   note "mainstream sanitize $tool rc=$rc $errs"
 done
 variants=${MAINSTREAM_VARIANTS:-gemm-window,auto}
-IFS=';' read -ra cases <<<"${MAINSTREAM_CASES:-128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;256 4096 1M;768 1000 1M}"
+# A fourth field is a batch: B problems of M points each (run --batch B; docs/batched.md).
+IFS=';' read -ra cases <<<"${MAINSTREAM_CASES:-128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;256 4096 1M;768 1000 1M;128 1024 65536 32}"
 for case in "${cases[@]}"; do
   set -- $case
   tag=N$1-K$2-M$3
-  timeout $(cap ${MAINSTREAM_TIMEOUT:-60}) $MK run --variant $variants --dims $1 --k $2 --points $3 --iters 10 --verify \
-    ${MAINSTREAM_ARGS:-} --out $OUT/mainstream-$tag.json >$OUT/raw/mainstream-$tag.txt 2>$OUT/raw/mainstream-$tag.log
+  batch=()
+  if [[ -n ${4:-} ]]; then tag+=-B$4; batch=(--batch "$4"); fi
+  timeout $(cap ${MAINSTREAM_TIMEOUT:-60}) $MK run --variant $variants --dims $1 --k $2 --points $3 "${batch[@]}" \
+    --iters 10 --verify ${MAINSTREAM_ARGS:-} --out $OUT/mainstream-$tag.json >$OUT/raw/mainstream-$tag.txt \
+    2>$OUT/raw/mainstream-$tag.log
   note "mainstream $case rc=$?"
 done
-peer_cases=$(printf '%s;' "${cases[@]}")"128 1024 65536 32"
+peer_cases=$(printf '%s;' "${cases[@]}")
 timeout $(cap ${PEER_TIMEOUT:-120}) python3 scripts/peer-flash-kmeans.py --cases "$peer_cases" \
   --out $OUT/peer-flash-kmeans.json >$OUT/raw/peer-flash-kmeans.log 2>&1
 note "mainstream peer rc=$?: $(head -1 $OUT/raw/peer-flash-kmeans.log)"
