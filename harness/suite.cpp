@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "datasets/dataset.hpp"
+#include "variants/batched/batched_variant.hpp"
 #include "variants/tuned_params.hpp"
 #include "harness/build_info.hpp"
 #include "core/errors.hpp"
@@ -361,6 +362,7 @@ std::vector<PlannedRow> expand_group_rows(const PlannedGroup& group, int n, int6
     problem.m = m;
     problem.n = n;
     problem.k = parse_k_range(k_text);
+    problem.batch = group.batch;
     try {
       validate(problem);
     } catch (const InputError& e) {
@@ -404,10 +406,14 @@ DataShape file_case_shape(const SuiteDefinition& suite, size_t case_index, const
     if (dims != shape.n)
       throw InputError(where + ".dims: " + std::to_string(dims) + " does not match dataset '" + spec + "', which has " +
                        std::to_string(shape.n) + " dimensions per point (a file sets N: leave \"dims\" out)");
+  if (shape.m > 0 && shape.m % suite_case.batch != 0)
+    throw InputError(where + ".batch: " + std::to_string(suite_case.batch) + " does not divide dataset '" + spec +
+                     "', which has " + std::to_string(shape.m) + " points (a batch's problems take equal shares)");
   for (const auto& text : suite_case.points)
-    if (parse_count(text) != shape.m)
-      throw InputError(where + ".points: " + text + " does not match dataset '" + spec + "', which has " +
-                       std::to_string(shape.m) + " points (a file sets M: leave \"points\" out)");
+    if (parse_count(text) * suite_case.batch != shape.m)
+      throw InputError(where + ".points: " + text + (suite_case.batch > 1 ? " x batch " + std::to_string(suite_case.batch) : "") +
+                       " does not match dataset '" + spec + "', which has " + std::to_string(shape.m) +
+                       " points (a file sets M: leave \"points\" out)");
   return shape;
 }
 
@@ -432,6 +438,7 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
     proto.iters = suite_case.iters.value_or(suite.iters);
     proto.warmup = suite_case.warmup.value_or(suite.warmup);
     proto.verify = suite_case.verify.value_or(suite.verify);
+    proto.batch = suite_case.batch;
 
     std::vector<std::string> variants;
     for (const auto& name : expand_variant_names(suite_case.variants))
@@ -474,8 +481,8 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
                                               file_shapes);
       PlannedGroup group = proto;
       group.dims = shape.n;
-      group.points = shape.m;
-      group.rows = expand_group_rows(group, shape.n, shape.m, device);
+      group.points = shape.m / proto.batch;  // file_case_shape: the batch divides the rows
+      group.rows = expand_group_rows(group, shape.n, group.points, device);
       plan.groups.push_back(std::move(group));
       continue;
     }
@@ -546,7 +553,7 @@ std::optional<Params> tuned_row_params(const SuiteOptions& options, const Planne
   if (!options.use_tuned || !row.variant || group.cpu_fallback || !case_leaves_params_open(group.source))
     return std::nullopt;
   try {
-    return tuned_params_for(*row.variant, problem, device, tuned_from);
+    return tuned_params_for(*row.variant, problem_of_one(problem), device, tuned_from);  // a batch: one problem's
   } catch (const std::exception& e) {
     std::cerr << "mkbench: warning: ignoring the tuned config for " << row.variant_name << " ("
               << e.what() << "); the defaults run\n";
@@ -621,21 +628,25 @@ int run_suite(const SuiteOptions& options) {
     // Out of core on a .npy or a generator, the points stay in the file's mapping or are made
     // chunk by chunk (docs/out-of-core.md), as for `run`: decided once, by the host check.
     const bool unheld = unheld_groups[size_t(&group - plan.groups.data())];
-    const std::string key = group.dataset_spec + "|" + std::to_string(group.dims) + "|" +
-                            std::to_string(group.points) + "|" + std::to_string(group.seed) + (unheld ? "|unheld" : "");
+    const int64_t rows = group.points * group.batch;  // every problem's rows
+    const std::string key = group.dataset_spec + "|" + std::to_string(group.dims) + "|" + std::to_string(rows) + "|" +
+                            std::to_string(group.seed) + (unheld ? "|unheld" : "");
     if (key != dataset_key || !data) {
       data.reset();
       dataset_key.clear();
-      data = std::make_unique<Dataset>(
-          unheld ? load_dataset_spec_unheld(group.dataset_spec, group.points, group.dims, group.seed)
-                 : load_dataset_spec(group.dataset_spec, group.points, group.dims, group.seed));
+      data = std::make_unique<Dataset>(unheld
+                                           ? load_dataset_spec_unheld(group.dataset_spec, rows, group.dims, group.seed)
+                                           : load_dataset_spec(group.dataset_spec, rows, group.dims, group.seed));
       check_finite(*data);
       dataset_key = key;
     }
-    if (data->m != group.points || data->n != group.dims) {
+    if (data->m != rows || data->n != group.dims) {
       // A file dataset decides its own shape; expand this group for the real one.
+      if (data->m % group.batch != 0)
+        throw InputError("suite " + suite.name + ": batch " + std::to_string(group.batch) + " does not divide dataset '" +
+                         group.dataset_spec + "', which has " + std::to_string(data->m) + " points");
       total -= group.rows.size();
-      group.rows = expand_group_rows(group, data->n, data->m, device);
+      group.rows = expand_group_rows(group, data->n, data->m / group.batch, device);
       total += group.rows.size();
     }
     std::map<std::string, std::vector<float>> init_by_k;
@@ -655,7 +666,7 @@ int run_suite(const SuiteOptions& options) {
       } else {
         const std::string k_key = problem.k.str();
         if (!init_by_k.count(k_key))
-          init_by_k[k_key] = initial_centroids(*data, problem.k, parse_init(group.init), group.seed);
+          init_by_k[k_key] = batch_initial_centroids(*data, problem, parse_init(group.init), group.seed);
         RowSpec spec;
         const std::unique_ptr<Variant> placed = variant_for_placement(*planned.variant, placement);  // --device lists
         spec.variant = placed ? placed.get() : planned.variant;

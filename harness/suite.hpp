@@ -38,6 +38,7 @@ struct SuiteCase {
   std::optional<std::string> dataset;
   std::optional<int> iters, warmup;
   std::optional<bool> verify;
+  int batch = 1;  // B independent problems of each "points" a row (run --batch; docs/batched.md)
 };
 
 struct SuiteDefinition {
@@ -92,7 +93,8 @@ struct PlannedRow {
 struct PlannedGroup {
   std::string dataset_spec;
   int dims = 0;
-  int64_t points = 0;
+  int64_t points = 0;  // each problem's M; the data holds points × batch rows
+  int batch = 1;
   uint64_t seed = 42;
   std::string init = "first";
   int iters = 20, warmup = 3;

@@ -114,8 +114,8 @@ SuiteDefinition parse_suite(const ojson& json, const std::string& name) {
     const std::string where = where_of(name, "cases[" + std::to_string(i) + "]");
     const auto& c = cases[i];
     if (!c.is_object()) throw InputError(where + ": expected an object");
-    reject_unknown_keys(c, {"dims", "k", "points", "variants", "params", "dataset", "iters", "warmup", "verify", "label"},
-                        where);
+    reject_unknown_keys(
+        c, {"dims", "k", "points", "variants", "params", "dataset", "iters", "warmup", "verify", "batch", "label"}, where);
     SuiteCase sc;
     if (c.contains("dataset")) sc.dataset = string_value(c.at("dataset"), where + ".dataset");
     // A file dataset gives N and M itself; "dims"/"points" are then optional, and checked
@@ -138,6 +138,12 @@ SuiteDefinition parse_suite(const ojson& json, const std::string& name) {
     if (c.contains("iters")) sc.iters = int_value(c.at("iters"), where + ".iters");
     if (c.contains("warmup")) sc.warmup = int_value(c.at("warmup"), where + ".warmup");
     if (c.contains("verify")) sc.verify = bool_value(c.at("verify"), where + ".verify");
+    if (c.contains("batch")) {
+      sc.batch = int_value(c.at("batch"), where + ".batch");
+      if (sc.batch < 1 || sc.batch > kMaxBatch)
+        throw InputError(where + ".batch: expected 1 to " + std::to_string(kMaxBatch) + " problems, got " +
+                         std::to_string(sc.batch));
+    }
     suite.cases.push_back(std::move(sc));
   }
   if (json.contains("quick")) {

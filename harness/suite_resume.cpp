@@ -18,7 +18,7 @@ std::vector<RowWork> group_row_works(const PlannedGroup& group, const DataSource
   std::vector<RowWork> works;
   for (const PlannedRow& row : group.rows) {
     RowWork work{row.variant, row.problem, row.overrides, group.verify, group.verify};
-    work.problem.m = source.m;  // a file's own shape where its header tells it, 0 for CSV
+    work.problem.m = source.m / group.batch;  // a file's own shape where its header tells it, 0 for CSV
     work.problem.n = source.n;
     works.push_back(work);
   }
@@ -28,7 +28,7 @@ std::vector<RowWork> group_row_works(const PlannedGroup& group, const DataSource
 }  // namespace
 
 bool suite_group_points_unheld(const PlannedGroup& group, const DeviceInfo& device, bool sharded) {
-  if (sharded) return false;
+  if (sharded || group.batch > 1) return false;  // a batch's problems are prepared whole
   const DataSource source = describe_data_source(group.dataset_spec, group.points, group.dims);
   if (source.m < 1 || source.n < 1) return false;
   const MemoryLimits limits = current_memory_limits(device);
@@ -44,10 +44,10 @@ std::vector<bool> check_suite_host_memory(const SuitePlan& plan, const DeviceInf
   for (const PlannedGroup& group : plan.groups) {
     unheld.push_back(suite_group_points_unheld(group, device, sharded));
     if (unheld.back()) continue;  // each row's own plan counts what it holds
-    const DataSource source = describe_data_source(group.dataset_spec, group.points, group.dims);
+    const DataSource source = describe_data_source(group.dataset_spec, group.points * group.batch, group.dims);
     RowWork data_only;
     data_only.problem = group.rows.empty() ? Problem{} : group.rows.front().problem;
-    data_only.problem.m = source.m;
+    data_only.problem.m = source.m / group.batch;
     data_only.problem.n = source.n;
     std::vector<RowWork> works{data_only};
     for (const RowWork& work : group_row_works(group, source)) works.push_back(work);

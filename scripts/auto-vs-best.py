@@ -24,7 +24,7 @@ def shape_key(row):
     p = row.get("problem") or {}
     ds = row.get("dataset") or {}
     name = ds.get("name") or ds.get("generator") or ds.get("path") or ""
-    return (p.get("n"), p.get("k_min"), p.get("k_max"), p.get("m"), name)
+    return (p.get("n"), p.get("k_min"), p.get("k_max"), p.get("m"), p.get("batch", 1), name)
 
 
 def usable(row):
@@ -38,9 +38,9 @@ def usable(row):
 
 
 def label(key):
-    n, kmin, kmax, m, name = key
+    n, kmin, kmax, m, batch, name = key
     k = str(kmin) if kmin == kmax else f"{kmin}..{kmax}"
-    return f"N={n} K={k} M={m}" + (f" {name}" if name else "")
+    return f"N={n} K={k} M={m}" + (f" B={batch}" if batch != 1 else "") + (f" {name}" if name else "")
 
 
 def bad_input(message):

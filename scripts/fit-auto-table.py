@@ -61,7 +61,10 @@ def usable(row):
     median = (row.get("summary") or {}).get("median_ms")
     p = row.get("problem") or {}
     shape_ok = all(isinstance(p.get(key), int) and p.get(key) > 0 for key in ("n", "k_min", "k_max", "m"))
-    return shape_ok and isinstance(median, (int, float)) and median > 0
+    # A batch's row times B problems' runs together (docs/batched.md); auto chooses for one
+    # problem, so only single problems fit its table.
+    single = p.get("batch", 1) == 1
+    return shape_ok and single and isinstance(median, (int, float)) and median > 0
 
 
 def shape_of(row):

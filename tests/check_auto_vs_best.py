@@ -80,6 +80,16 @@ def main():
             failures.append(f"a non-results file: exit {result.returncode}, {result.stderr!r}")
         if run("--limit", "0.9", path).returncode != 2:
             failures.append("--limit 0.9 should exit 2")
+        # A batch (problem.batch) is a shape of its own: auto on 2 problems is not judged against
+        # a single problem's faster row.
+        batched = os.path.join(out, "batched.json")
+        batch_rows = [row("auto", 8, 4, 3.0), row("a", 8, 4, 1.0), row("a", 8, 4, 2.9)]
+        batch_rows[0]["problem"]["batch"] = batch_rows[2]["problem"]["batch"] = 2
+        with open(batched, "w") as f:
+            json.dump({"rows": batch_rows}, f)
+        result = run(batched)
+        if result.returncode != 0 or "N=8 K=4 M=1000 B=2" not in result.stdout:
+            failures.append(f"a batch judged as its own shape: exit {result.returncode}, {result.stdout!r}")
     for failure in failures:
         print("FAIL:", failure)
     print("auto-vs-best:", "ok" if not failures else f"{len(failures)} failure(s)")

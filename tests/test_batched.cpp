@@ -15,6 +15,7 @@
 #include "harness/measure.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
+#include "harness/suite.hpp"
 #include "variants/batched/batched_variant.hpp"
 #include "variants/variant.hpp"
 #include "tests/process_helpers.hpp"
@@ -221,6 +222,37 @@ TEST(BatchedCli, BadBatchesExitTwoWithTheReason) {
                                       "--batch", "2", "--iters", "1", "--warmup", "0", "--verify"},
                                      env);
   EXPECT_EQ(even.exit_code, 0) << even.output;
+}
+
+TEST(BatchedSuite, ACaseBatchPlansAndRunsRowsOfItsProblems) {
+  const char* text = R"({"name": "b", "verify": true, "iters": 2, "warmup": 0, "cases": [
+      {"dims": [3], "k": ["2..3"], "points": ["500"], "batch": 3, "variants": ["cpu-openmp"]}]})";
+  const SuiteDefinition suite = parse_suite_text(text, "b");
+  const SuitePlan plan = plan_suite(suite, query_host_cpu(), {}, false);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].batch, 3);
+  ASSERT_EQ(plan.groups[0].rows.size(), 1u);
+  EXPECT_EQ(plan.groups[0].rows[0].problem.batch, 3);
+  EXPECT_EQ(plan.groups[0].rows[0].problem.m, 500);
+
+  TempFolder folder("batch_suite");
+  const std::string path = folder.file("b.json"), out = folder.file("out.json");
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text, f);
+    std::fclose(f);
+  }
+  const auto result = run_mkbench_args({"suite", path, "--out", out}, {"MKBENCH_CACHE_DIR=" + folder.file("cache")});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json row = nlohmann::json::parse(read_text(out)).at("rows").at(0);
+  EXPECT_EQ(row.at("problem").at("batch"), 3);
+  EXPECT_EQ(row.at("dataset").at("params").at("m"), 1500) << "every problem's rows are generated";
+  EXPECT_TRUE(row.at("verify").at("passed").get<bool>());
+  EXPECT_EQ(row.at("verify").at("per_k").size(), 6u);
+
+  EXPECT_THROW(parse_suite_text(R"({"cases": [{"dims": [3], "k": ["2"], "points": ["500"], "batch": 0,
+      "variants": ["cpu-openmp"]}]})", "zero"), InputError);
 }
 
 // On a GPU: a GPU variant's batch, its runs forked and joined on their streams, passes the
