@@ -356,7 +356,8 @@ bool case_leaves_params_open(const SuiteCase& suite_case) {
 
 std::vector<PlannedRow> expand_group_rows(const PlannedGroup& group, int n, int64_t m, const DeviceInfo& device) {
   std::vector<PlannedRow> rows;
-  const std::string where = "suite case (dims " + std::to_string(n) + ", points " + format_count(m) + ")";
+  const std::string where = "suite case (dims " + std::to_string(n) + ", points " + format_count(m) +
+                            (group.batch > 1 ? " x batch " + std::to_string(group.batch) : "") + ")";
   for (const auto& k_text : group.source.k) {
     Problem problem;
     problem.m = m;
@@ -376,12 +377,13 @@ std::vector<PlannedRow> expand_group_rows(const PlannedGroup& group, int n, int6
       const Variant* v = base.variant;
       // Refusals are recorded by measure_row; expanding a refused variant's space would
       // only ask it about a device it already said it cannot use.
-      if (!v || (v->runs_on_gpu() && !device.is_gpu) || v->can_implement(problem, device) ||
-          group.cpu_fallback) {
+      // A batch's variant answers for one of its problems (variants/batched/).
+      const Problem one = problem_of_one(problem);
+      if (!v || (v->runs_on_gpu() && !device.is_gpu) || v->can_implement(one, device) || group.cpu_fallback) {
         rows.push_back(base);
         continue;
       }
-      for (auto& params : expand_params(*v, problem, device, group.source.params, where + " " + name)) {
+      for (auto& params : expand_params(*v, one, device, group.source.params, where + " " + name)) {
         PlannedRow row = base;
         row.overrides = std::move(params);
         rows.push_back(std::move(row));
@@ -494,6 +496,13 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
         if (quick && !(suite.quick.is_object() && suite.quick.contains("points")))
           group.points = std::min(group.points, quick_cap);
         if (quick && group.cpu_fallback) group.points = std::min(group.points, quick_fallback_cap);
+        if (group.batch > 1 && (quick || group.cpu_fallback)) {
+          // The reduced sizes are a row's: a batch's problems share them, each keeping at least
+          // its largest K of points (mainstream's batched fallback: 32 x 1024 points, not 32 x 8K).
+          int kmax = 1;
+          for (const auto& k_text : suite_case.k) kmax = std::max(kmax, parse_k_range(k_text).kmax);
+          group.points = std::max<int64_t>(kmax, group.points / group.batch);
+        }
         group.rows = expand_group_rows(group, dims, group.points, device);
         plan.groups.push_back(std::move(group));
       }

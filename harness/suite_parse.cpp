@@ -143,6 +143,9 @@ SuiteDefinition parse_suite(const ojson& json, const std::string& name) {
       if (sc.batch < 1 || sc.batch > kMaxBatch)
         throw InputError(where + ".batch: expected 1 to " + std::to_string(kMaxBatch) + " problems, got " +
                          std::to_string(sc.batch));
+      for (const auto& p : sc.points)
+        if (parse_count(p) > std::numeric_limits<int64_t>::max() / 2 / sc.batch)
+          throw InputError(where + ": points " + p + " x batch " + std::to_string(sc.batch) + " is too many points");
     }
     suite.cases.push_back(std::move(sc));
   }

@@ -2,22 +2,31 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "harness/device_health.hpp"
 #include "harness/memory_plan.hpp"
 #include "harness/self_restart.hpp"
+#include "variants/batched/batched_variant.hpp"
 
 namespace mk {
 
 namespace {
 
-// The work of each row of `group` on `source`'s shape.
-std::vector<RowWork> group_row_works(const PlannedGroup& group, const DataSource& source) {
+// The work of each row of `group` on `source`'s shape; a batch's variants wrapped for it (their
+// wrappers kept in `batched` while the works are used).
+std::vector<RowWork> group_row_works(const PlannedGroup& group, const DataSource& source,
+                                     std::vector<std::unique_ptr<Variant>>& batched) {
   std::vector<RowWork> works;
   for (const PlannedRow& row : group.rows) {
-    RowWork work{row.variant, row.problem, row.overrides, group.verify, group.verify};
+    const Variant* variant = row.variant;
+    if (variant && group.batch > 1) {
+      batched.push_back(variant_for_batch(*variant));
+      variant = batched.back().get();
+    }
+    RowWork work{variant, row.problem, row.overrides, group.verify, group.verify};
     work.problem.m = source.m / group.batch;  // a file's own shape where its header tells it, 0 for CSV
     work.problem.n = source.n;
     works.push_back(work);
@@ -33,7 +42,8 @@ bool suite_group_points_unheld(const PlannedGroup& group, const DeviceInfo& devi
   if (source.m < 1 || source.n < 1) return false;
   const MemoryLimits limits = current_memory_limits(device);
   std::vector<MemoryPlan> plans;
-  for (const RowWork& work : group_row_works(group, source))
+  std::vector<std::unique_ptr<Variant>> batched;
+  for (const RowWork& work : group_row_works(group, source, batched))
     if (work.variant) plans.push_back(plan_memory(source, work, device, limits));
   return points_stay_unheld(source, group.verify, plans);
 }
@@ -50,12 +60,14 @@ std::vector<bool> check_suite_host_memory(const SuitePlan& plan, const DeviceInf
     data_only.problem.m = source.m / group.batch;
     data_only.problem.n = source.n;
     std::vector<RowWork> works{data_only};
-    for (const RowWork& work : group_row_works(group, source)) works.push_back(work);
+    std::vector<std::unique_ptr<Variant>> batched;
+    for (const RowWork& work : group_row_works(group, source, batched)) works.push_back(work);
     for (const RowWork& work : works) {
       const MemoryPlan memory = plan_memory(source, work, device, limits);
       if (memory.host_exceeded)
         throw InputError("suite group (dataset " + group.dataset_spec + ", N=" + std::to_string(group.dims) +
-                         ", M=" + format_count(group.points) + "): " + memory.message);
+                         ", M=" + format_count(group.points) +
+                         (group.batch > 1 ? " x batch " + std::to_string(group.batch) : "") + "): " + memory.message);
     }
   }
   return unheld;
@@ -90,10 +102,13 @@ ResultFile load_rows_to_resume(const std::string& out, const SuiteDefinition& su
                      std::to_string(planned.size()));
   for (size_t i = 0; i < file.rows.size(); ++i) {
     const ResultRow& row = file.rows[i];
-    if (row.variant != planned[i]->variant_name || row.problem.k.str() != planned[i]->problem.k.str())
+    if (row.variant != planned[i]->variant_name || row.problem.k.str() != planned[i]->problem.k.str() ||
+        row.problem.batch != planned[i]->problem.batch)
       throw InputError(where + "its row " + std::to_string(i + 1) + " (" + row.name + ") is not the suite's row " +
                        std::to_string(i + 1) + " (" + planned[i]->variant_name + ", K=" +
-                       planned[i]->problem.k.str() + ") on this machine");
+                       planned[i]->problem.k.str() +
+                       (planned[i]->problem.batch > 1 ? ", batch " + std::to_string(planned[i]->problem.batch) : "") +
+                       ") on this machine");
   }
   std::cerr << "mkbench: resuming suite " << suite.name << ": " << file.rows.size() << " of " << planned.size()
             << " rows already in " << out << "\n";

@@ -21,6 +21,7 @@
 #include "harness/suite.hpp"
 #include "reports/results_io.hpp"
 #include "tests/synthetic_devices.hpp"
+#include "variants/batched/batched_variant.hpp"
 #include "variants/tuned_params.hpp"
 #include "variants/variant.hpp"
 
@@ -66,7 +67,7 @@ std::optional<DeviceInfo> synthetic_device(const std::string& slug, const json& 
 Dataset sample_of(const PlannedGroup& group, int64_t sample_points) {
   Dataset sample = load_dataset_spec(group.dataset_spec, std::min<int64_t>(group.points, sample_points), group.dims,
                                      group.seed);
-  sample.identity["params"]["m"] = group.points;
+  sample.identity["params"]["m"] = group.points * group.batch;  // a batch generates every problem's rows
   return sample;
 }
 
@@ -76,8 +77,8 @@ json planned_params(const PlannedGroup& group, const PlannedRow& row, const Prob
   Params params = row.overrides;
   const bool open = group.source.params.is_null() || group.source.params.empty();
   if (open && !group.cpu_fallback)
-    if (auto tuned = tuned_params_for(*row.variant, problem, device, nullptr)) params = *tuned;
-  return resolve_params(*row.variant, problem, device, params);
+    if (auto tuned = tuned_params_for(*row.variant, problem_of_one(problem), device, nullptr)) params = *tuned;
+  return resolve_params(*row.variant, problem_of_one(problem), device, params);
 }
 
 std::string row_key(const std::string& variant, const json& problem, const json& params, const json& dataset,
@@ -86,7 +87,7 @@ std::string row_key(const std::string& variant, const json& problem, const json&
   if (!ignored_param.empty()) kept.erase(ignored_param);
   return variant + "/" + std::to_string(problem.value("n", 0)) + "/" + std::to_string(problem.value("k_min", 0)) +
          ".." + std::to_string(problem.value("k_max", 0)) + "/" + std::to_string(problem.value("m", int64_t(0))) +
-         " params " + kept.dump() + " data " + reports::dataset_identity(dataset);
+         "x" + std::to_string(problem.value("batch", 1)) + " params " + kept.dump() + " data " + reports::dataset_identity(dataset);
 }
 
 struct Planned {
@@ -105,7 +106,8 @@ Planned plan_rows(const std::string& suite_name, const DeviceInfo& device, bool 
       }
       Problem problem = row.problem;
       problem.sparsity = sample.sparsity;
-      const json shape = {{"n", problem.n}, {"k_min", problem.k.kmin}, {"k_max", problem.k.kmax}, {"m", problem.m}};
+      const json shape = {{"n", problem.n}, {"k_min", problem.k.kmin}, {"k_max", problem.k.kmax}, {"m", problem.m},
+                          {"batch", problem.batch}};
       planned.rows.push_back(
           row_key(row.variant_name, shape, planned_params(group, row, problem, device), sample.identity, ignored));
     }

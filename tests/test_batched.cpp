@@ -251,6 +251,17 @@ TEST(BatchedSuite, ACaseBatchPlansAndRunsRowsOfItsProblems) {
   EXPECT_TRUE(row.at("verify").at("passed").get<bool>());
   EXPECT_EQ(row.at("verify").at("per_k").size(), 6u);
 
+  // Without a GPU a batched GPU case runs the CPU baseline at the fallback's size for the whole
+  // row: 8K points over 32 problems, each keeping at least K of them.
+  const SuitePlan fallback = plan_suite(parse_suite_text(R"({"cases": [{"dims": [128], "k": ["1024"],
+      "points": ["64K"], "batch": 32, "variants": ["gemm-window"]}], "cpu_fallback": {"points": ["8K"]}})",
+                                                         "fallback"),
+                                        query_host_cpu(), {}, false);
+  ASSERT_EQ(fallback.groups.size(), 1u);
+  EXPECT_TRUE(fallback.groups[0].cpu_fallback);
+  EXPECT_EQ(fallback.groups[0].batch, 32);
+  EXPECT_EQ(fallback.groups[0].points, 1024);
+
   EXPECT_THROW(parse_suite_text(R"({"cases": [{"dims": [3], "k": ["2"], "points": ["500"], "batch": 0,
       "variants": ["cpu-openmp"]}]})", "zero"), InputError);
 }
