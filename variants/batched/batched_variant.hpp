@@ -3,8 +3,8 @@
 // each with m points of its own (rows [b·m, (b+1)·m) of the data) and its own centroids and
 // counts. Any variant solves a batch through this wrapper, as B runs of itself, one a problem:
 // on a GPU each run keeps its own stream and a step forks them from the first run's stream and
-// joins them back into it, so the problems' kernels overlap where the GPU has room and the
-// harness's events on that stream time the whole batch. This is the baseline a kernel that serves
+// joins them back into it, so the problems' kernels may overlap where the GPU has room (not yet
+// measured) and the harness's events on that stream time the whole batch. This is the baseline a kernel that serves
 // the B problems in one launch is to be measured against; none does yet.
 #include <memory>
 #include <vector>
