@@ -27,6 +27,7 @@
 #include "variants/variant.hpp"
 #include "variants/common/block_accumulators.cuh"
 #include "variants/common/centroid_source.cuh"
+#include "variants/common/constant_bank_turn.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 
 namespace mk {
@@ -153,12 +154,17 @@ class SharedAtomicsRun : public gpu::GpuRun {
 
   void iterate(bool store_labels) override {
     state_.zero_accumulators();
-    if (placement_ == gpu::CentroidPlacement::Constant)
+    // The bank is the process's, shared by every run on the device: a turn orders their uses.
+    std::optional<gpu::ConstantBankTurn> turn;
+    if (placement_ == gpu::CentroidPlacement::Constant) {
+      turn.emplace(SharedAtomicsConstantBank::address(), state_.stream());
       SharedAtomicsConstantBank::upload(state_.centroids(), size_t(layout_.slots) * layout_.n, state_.stream());
+    }
     kernel_<<<grid_, block_, layout_.bytes(), state_.stream()>>>(state_.points(), state_.centroids(),
                                                                  state_.k_range(), state_.accumulators(store_labels),
                                                                  layout_, iterations_per_flush_, warp_aggregate_);
     gpu::check_launch("shared_atomics_step");
+    if (turn) turn->finish();
     state_.finalize();
   }
 

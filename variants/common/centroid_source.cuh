@@ -99,6 +99,12 @@ struct ConstantCentroids {
   __constant__ float BankName##_symbol[::mk::gpu::kConstantCentroidFloats];                             \
   struct BankName {                                                                                      \
     __device__ __forceinline__ static float load(int index) { return BankName##_symbol[index]; }        \
+    /* The bank's address on the current device, for a ConstantBankTurn (constant_bank_turn.hpp). */    \
+    static const void* address() {                                                                       \
+      void* at = nullptr;                                                                                \
+      ::mk::gpu::check(cudaGetSymbolAddress(&at, BankName##_symbol), "constant bank address");          \
+      return at;                                                                                         \
+    }                                                                                                    \
     /* Device-to-device copy of `count` floats, ordered on `stream` before the next kernel. */           \
     static void upload(const float* device_centroids, size_t count, cudaStream_t stream) {              \
       if (count > size_t(::mk::gpu::kConstantCentroidFloats))                                           \

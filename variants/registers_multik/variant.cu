@@ -30,6 +30,7 @@
 #include <tuple>
 
 #include "datasets/counter_rng.hpp"
+#include "variants/common/constant_bank_turn.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/common/kernel_sources.hpp"
 #include "variants/common/nvrtc_module.hpp"
@@ -285,6 +286,8 @@ class RegistersMultiKRun : public gpu::GpuRun {
     gpu::check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel.prepare), dim3(1), dim3(256), prepare_args, 0,
                                 stream),
                "multik_prepare_centroids");
+    // Every run of this specialisation on the device shares its __constant__ bank.
+    gpu::ConstantBankTurn turn(constant_centroids, stream);
     gpu::check(cudaMemcpyAsync(constant_centroids, packed, packed_.bytes(), cudaMemcpyDeviceToDevice, stream),
                "centroids to constant memory");
     auto acc = state_.accumulators(store_labels);
@@ -298,6 +301,7 @@ class RegistersMultiKRun : public gpu::GpuRun {
                                 dim3(unsigned(generated_ ? generated_grid_ : grid_)),
                                 dim3(unsigned(block_)), args, dynamic_smem, stream),
                "multik_iteration");
+    turn.finish();
     state_.finalize();
   }
 
