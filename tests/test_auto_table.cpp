@@ -88,10 +88,34 @@ TEST(AutoTable, TheNearestShapeIsTheClosestOfTheProblemsOwnBucket) {
   const tuner::AutoMeasurement* wide = config.nearest_auto(shape(1 << 21, 96, 1000, 1000));
   ASSERT_NE(wide, nullptr);
   EXPECT_EQ(wide->problem.n, 128);
-  // Another bucket (more points, another N class, a K range): the table says nothing there.
+  // Another bucket (more points than the 1M measured, another N class, a K range): the table
+  // says nothing there.
   EXPECT_EQ(config.nearest_auto(shape(1 << 25, 8, 16, 16)), nullptr);
   EXPECT_EQ(config.nearest_auto(shape(1 << 20, 4, 16, 16)), nullptr);
   EXPECT_EQ(config.nearest_auto(shape(1 << 20, 8, 3, 7)), nullptr);
+  // Above 1M points the M class may differ: 128/1024 measured at 2M serves 32M.
+  const tuner::AutoMeasurement* more = config.nearest_auto(shape(1 << 25, 128, 1024, 1024));
+  ASSERT_NE(more, nullptr);
+  EXPECT_EQ(more->problem.m, 1 << 21);
+  // ...but not at or below 1M, where launch and latency decide.
+  EXPECT_EQ(config.nearest_auto(shape(1 << 20, 128, 1024, 1024)), nullptr);
+}
+
+TEST(AutoTable, AShapeOfTheProblemsOwnMClassComesBeforeACloserOneOfAnother) {
+  const tuner::TunedConfig config = tuner::parse_config_text(config_text(R"([
+    {"problem": {"n": 32, "k_min": 8, "k_max": 8, "m": 8388608},
+     "times_ms": {"registers-multik": 0.33, "tensor-multik": 0.63}},
+    {"problem": {"n": 20, "k_min": 8, "k_max": 8, "m": 33554432},
+     "times_ms": {"tensor-multik": 1.0, "registers-multik": 1.2}}
+  ])"), "test");
+  // 10M: the 8M shape is nearer, but the 32M one is in the problem's own M class (8M..64M).
+  const tuner::AutoMeasurement* own = config.nearest_auto(shape(10000000, 32, 8, 8));
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->problem.n, 20);
+  // 4M: the 8M shape shares its class (1M..8M), so it comes first.
+  const tuner::AutoMeasurement* near = config.nearest_auto(shape(1 << 22, 32, 8, 8));
+  ASSERT_NE(near, nullptr);
+  EXPECT_EQ(near->problem.n, 32);
 }
 
 // A temporary MKBENCH_CONFIG_DIR holding a configuration for the synthetic H100's slug.

@@ -318,7 +318,7 @@ TEST(AutoSpace, SparseDataAtOrAboveTheThresholdGoesToCsr) {
 // accepts the shape (auto_select.cpp's header: N >= 64, K < 256, otherwise).
 std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) {
   std::vector<std::string> chain;
-  if (p.n >= 64 && p.k.kmax >= 64)
+  if (p.n >= 64 && p.k.kmax >= 48)
     chain = {"gemm-window", "warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   else if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   else if (p.k.kmax < 256 && p.n <= 4 && p.k.kmin == p.k.kmax && (p.k.kmax <= 4 || p.k.kmax > 16))
@@ -326,7 +326,7 @@ std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) 
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
   if (p.n < 64 && p.k.kmin == p.k.kmax && p.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
-  if (p.n >= 32 && p.k.kmin == p.k.kmax && p.k.kmax >= 64 && p.k.kmax < 128) chain.insert(chain.begin(), "gemm-window");
+  if (p.n >= 20 && p.k.kmin == p.k.kmax && p.k.kmax >= 48 && p.k.kmax < 128) chain.insert(chain.begin(), "gemm-window");
   for (const auto& name : chain) {
     const Variant* v = Registry::instance().find(name);
     if (v && !v->can_implement(p, device)) return name;
@@ -352,20 +352,23 @@ TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 4096, 4096), h100_like(), 0.7).first, "gemm-window");
 }
 
-// gemm-window's entry (an expectation until tests/device.sh mainstream measures it): issue 32's
-// rows with N >= 64 go to it; K < 64 at N >= 64 stays with warp-centric; N > 1024, which it
-// refuses, falls through to the measured chain; so does a device without mma.sync (CC < 8).
-TEST(AutoSpace, MainstreamRowsWithNSixtyFourAndKSixtyFourOrMoreGoToGemmWindow) {
+// gemm-window's entry (H100 mainstream.txt, H200 mid-n.json): issue 32's rows with N >= 64 go
+// to it; K < 48 at N >= 64 stays with warp-centric; N > 1024, which it refuses, falls through
+// to the measured chain; so does a device without mma.sync (CC < 8).
+TEST(AutoSpace, MainstreamRowsWithNSixtyFourAndKFortyEightOrMoreGoToGemmWindow) {
   const DeviceInfo device = h100_like();
   for (const Problem& p : {make_problem(1 << 21, 128, 1024, 1024), make_problem(1 << 20, 256, 4096, 4096),
                            make_problem(1000000, 768, 1000, 1000), make_problem(1 << 22, 64, 256, 256),
                            make_problem(1 << 20, 128, 100, 100), make_problem(1 << 20, 64, 64, 64)})
     EXPECT_EQ(choose_auto_delegate(p, device, 0.7).first, "gemm-window") << p.str();
-  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 63, 63), device, 0.7).first, "warp-centric");
-  // One K of 64..127 at N = 32..63 (measured at N=32 K=64 M=16M); K=63 and N=31 keep the chain.
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 48, 48), device, 0.7).first, "gemm-window");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 47, 47), device, 0.7).first, "warp-centric");
+  // One K of 48..127 at N = 20..63 (measured at N=32 K=64 M=16M and K=48 at N=20, 32, 48);
+  // K=47 and N=19 keep the chain.
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 24, 32, 64, 64), device, 0.7).first, "gemm-window");
-  EXPECT_NE(choose_auto_delegate(make_problem(1 << 24, 32, 63, 63), device, 0.7).first, "gemm-window");
-  EXPECT_NE(choose_auto_delegate(make_problem(1 << 24, 31, 64, 64), device, 0.7).first, "gemm-window");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 23, 20, 48, 48), device, 0.7).first, "gemm-window");
+  EXPECT_NE(choose_auto_delegate(make_problem(1 << 24, 32, 47, 47), device, 0.7).first, "gemm-window");
+  EXPECT_NE(choose_auto_delegate(make_problem(1 << 24, 19, 64, 64), device, 0.7).first, "gemm-window");
   const Problem narrow = make_problem(1 << 21, 63, 1024, 1024);
   EXPECT_EQ(choose_auto_delegate(narrow, device, 0.7).first, expected_dense_delegate(narrow, device));
   EXPECT_NE(choose_auto_delegate(narrow, device, 0.7).first, "gemm-window");

@@ -137,10 +137,20 @@ const AutoMeasurement* TunedConfig::nearest_auto(const Problem& problem) const {
   const AutoMeasurement* best = nullptr;
   double best_shape = 0;
   for (const AutoMeasurement& measured : auto_table) {
-    // Only the problem's own bucket: a table that measured other shape classes says nothing
-    // about this one, and the built-in order is the better guess there.
-    if (Bucket::of(measured.problem).distance(wanted) != 0) continue;
-    const double shape = shape_distance(measured.problem, problem);
+    // Only the problem's own N and K classes: a table that measured other shape classes says
+    // nothing about this one, and the built-in order is the better guess there. Its M class,
+    // or any M class above 1M points when the problem is there too: past 1M points every
+    // variant fills the GPU and the order is each point's cost (H200, mid-n.json at 76de9f5
+    // against the committed 16M rows and the Python benchmark's 10M: at N=32 the order and the
+    // ratio held, K=8 registers-multik 0.331 ms against tensor-multik's 0.633 at 8M, 0.401
+    // against 0.785 at 10M; gemm-window 1.35x ahead of registers-multik at K=64 16M, 1.99x at
+    // K=48 8M). Below 1M, launch and latency decide, so the class must match there.
+    const Bucket at = Bucket::of(measured.problem);
+    if (at.n_class != wanted.n_class || at.k_class != wanted.k_class) continue;
+    const bool same_m = at.m_class == wanted.m_class;
+    if (!same_m && (at.m_class == 0 || wanted.m_class == 0)) continue;
+    // A shape of the problem's own bucket comes before any of another M class.
+    const double shape = shape_distance(measured.problem, problem) + (same_m ? 0.0 : 1e6);
     if (!best || shape < best_shape) {
       best = &measured;
       best_shape = shape;

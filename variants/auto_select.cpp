@@ -50,13 +50,19 @@ namespace mk {
 // 9.54; N=8 M=8M K=128: 2.10 against 2.90); at K=64 it won at N=32 but lost at N=8, so the
 // boundary is K=128. It refuses K ranges, N > 64 and centroid tables beyond
 // shared memory, which fall through to the class's chain.
-// gemm-window (issue 32's mainstream shapes) goes first for N ≥ 64 with a K of 64 or more: on
+// gemm-window (issue 32's mainstream shapes) goes first for N ≥ 64 with a K of 48 or more: on
 // an H100 at 325a8bc it beat warp-centric, the chain's first, on every row measured (N=128
 // K=1024 M=2M 12.6 against 87.0 ms, N=64 K=256 M=4M 6.70 against 59.4, N=128 K=100 M=1M 2.89
-// against 3.68; reports/results/nvidia-h100-80gb-hbm3/mainstream.txt); below K=64 its
-// 64/128-column tiles are mostly padding, and that boundary is not measured.
+// against 3.68; reports/results/nvidia-h100-80gb-hbm3/mainstream.txt). The mid-n suite (H200,
+// 76de9f5, reports/results/nvidia-h200/mid-n.json, M=8M) moved its boundary to K=48: one K=48
+// went to it at every N measured (N=20 2.51 ms against registers-multik's 2.92, N=32 2.47
+// against 4.91, N=48 4.46 where registers-multik refuses, N=64 4.94 and N=96 8.50 against
+// warp-centric's 13.0 and 13.2), and it is first for one K of 48..127 from N=20. Below K=48
+// the order was mixed (K=32: registers-multik 0.80 against 2.49 at N=20, a tie at N=32,
+// gemm-window 4.42 against 4.96 at N=48) and stays with the chain; the table decides there.
+
 std::vector<std::string> dense_preference(const Problem& problem) {
-  if (problem.n >= 64 && problem.k.kmax >= 64)
+  if (problem.n >= 64 && problem.k.kmax >= 48)
     return {"gemm-window", "warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   const bool single_k = problem.k.kmin == problem.k.kmax;
@@ -68,10 +74,10 @@ std::vector<std::string> dense_preference(const Problem& problem) {
   else
     chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
   if (single_k && problem.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
-  // One K in 64..127 at N = 32..63: gemm-window ran N=32 K=64 M=16M in 6.88 ms against the
-  // chain's 13.06 (H100, 89f67ae, reports/results/nvidia-h100-80gb-hbm3/mainstream.txt); the
-  // other N and K of this band are not measured and follow that row.
-  if (single_k && problem.n >= 32 && problem.k.kmax >= 64 && problem.k.kmax < 128)
+  // One K in 48..127 at N = 20..63: gemm-window ran N=32 K=64 M=16M in 6.88 ms against the
+  // chain's 13.06 (H100, 89f67ae, reports/results/nvidia-h100-80gb-hbm3/mainstream.txt), and
+  // K=48 at N=20, 32 and 48 on the H200 (mid-n.json, above).
+  if (single_k && problem.n >= 20 && problem.k.kmax >= 48 && problem.k.kmax < 128)
     chain.insert(chain.begin(), "gemm-window");
   return chain;
 }
@@ -146,9 +152,9 @@ class AutoSelect : public Variant {
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
            "measured fastest at the closest shape of the problem's bucket in the tuned configuration's auto table, else the built-in order "
-           "for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 64; for K < 256 tensor-multik, "
+           "for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 48; for K < 256 tensor-multik, "
            "except one K <= 4 or > 16 at N <= 4: registers-multik; gemm-tf32x3 above; tf32-window first for one "
-           "K >= 128, gemm-window first for one K of 64..127 at N >= 32), with the delegate's tuned-config entry where one applies, else its defaults";
+           "K >= 128, gemm-window first for one K of 48..127 at N >= 20), with the delegate's tuned-config entry where one applies, else its defaults";
   }
   bool runs_on_gpu() const override { return true; }
 
