@@ -10,6 +10,7 @@ namespace mk::gpu {
 struct ConstantBankTurn::Bank {
   std::mutex mutex;                // held for a whole turn
   cudaEvent_t released = nullptr;  // recorded at each turn's end, on the bank's device
+  unsigned long long last_stream = 0;  // the last turn's stream (cudaStreamGetId: never reused)
 };
 
 namespace {
@@ -33,10 +34,13 @@ ConstantBankTurn::Bank& ConstantBankTurn::bank_at(const void* address) {
 
 ConstantBankTurn::ConstantBankTurn(const void* bank, cudaStream_t stream)
     : bank_(&bank_at(bank)), stream_(stream), lock_(bank_->mutex) {
+  check_turn(cudaStreamGetId(stream_, &stream_id_), "cudaStreamGetId");
   if (!bank_->released) {
     // Created on the bank's device (the current one): every turn of it records on that device.
     check_turn(cudaEventCreateWithFlags(&bank_->released, cudaEventDisableTiming), "cudaEventCreate");
-  } else {
+  } else if (bank_->last_stream != stream_id_) {
+    // A turn after one on the same stream is ordered by the stream: one run's steps, the
+    // common case, add no wait.
     check_turn(cudaStreamWaitEvent(stream_, bank_->released, 0), "cudaStreamWaitEvent");
   }
 }
@@ -44,12 +48,15 @@ ConstantBankTurn::ConstantBankTurn(const void* bank, cudaStream_t stream)
 void ConstantBankTurn::finish() {
   if (!lock_.owns_lock()) return;
   const cudaError_t status = cudaEventRecord(bank_->released, stream_);
+  if (status == cudaSuccess) bank_->last_stream = stream_id_;
   lock_.unlock();
   check_turn(status, "cudaEventRecord");
 }
 
 ConstantBankTurn::~ConstantBankTurn() {
-  if (lock_.owns_lock()) cudaEventRecord(bank_->released, stream_);  // best effort on an error path
+  // Best effort on an error path; a turn whose record failed leaves the next one waiting.
+  if (lock_.owns_lock() && cudaEventRecord(bank_->released, stream_) == cudaSuccess)
+    bank_->last_stream = stream_id_;
 }
 
 }  // namespace mk::gpu

@@ -34,6 +34,7 @@ class ConstantBankTurn {
   static Bank& bank_at(const void* address);
   Bank* bank_;
   cudaStream_t stream_;
+  unsigned long long stream_id_ = 0;
   std::unique_lock<std::mutex> lock_;
 };
 
