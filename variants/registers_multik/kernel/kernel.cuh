@@ -189,10 +189,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
 #pragma unroll
       for (int p = 0; p < LANE_POINTS; ++p) {
         int label = __float_as_int(best[p]) & index_mask;
-        // The inertia term. The exact branches keep their FP32 distance as it is: going back
-        // through ‖x‖² + (e − ‖x‖²) rounds it to the scale of ‖x‖², which on data far from the
-        // origin (a batch's problems offset by 100·b) put 4e-4 of relative error in the inertia.
-        float term = xx[p] + best[p];
+        // The inertia term is base_term + expanded. An exact branch makes it its FP32 distance e
+        // (EXACT_TERM): as e itself where registers allow, since going back through
+        // ‖x‖² + (e − ‖x‖²) rounds e to the scale of ‖x‖² (data 500 away from the origin had 4.4e-4
+        // of relative inertia error, H200, a93ebb5). With EXACT_INERTIA (K > 8) the kernel sits
+        // at its register cap at N=8 K=16 (block 1024: 64 registers), where that extra value
+        // spilled 4 bytes (RegistersMultiKCompile), so there the term goes through ‖x‖² still.
+        float expanded = best[p], base_term = xx[p];
+#if EXACT_INERTIA
+#define EXACT_TERM(e) (expanded = (e) - xx[p])
+#else
+#define EXACT_TERM(e) (expanded = (e), base_term = 0.f)
+#endif
         if (k > 1 && second[p] - best[p] <= tie_bound[p]) {
           // Near-tie: decide with exact FP32 distances (rare).
           float exact_best = __int_as_float(0x7f7fffff);
@@ -210,8 +218,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
               label = c;
             }
           }
-          term = exact_best;
-        } else if (EXACT_INERTIA || term < INERTIA_GUARD * (xx[p] + 2.f * max_centroid_norm)) {
+          EXACT_TERM(exact_best);
+        } else if (EXACT_INERTIA || xx[p] + expanded < INERTIA_GUARD * (xx[p] + 2.f * max_centroid_norm)) {
           // The expansion's rounding (and the index bits in the mantissa) is absolute, of
           // order ‖x‖²·2^-20: when the winner is much nearer than that scale, or many index
           // bits are packed (large K), the inertia term is the exact FP32 distance instead.
@@ -221,10 +229,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
             const float diff = EXACT_DIFF(x[p][d], base + label, d);
             e = fmaf(diff, diff, e);
           }
-          term = e;
+          EXACT_TERM(e);
         }
+#undef EXACT_TERM
         if (valid[p]) {
-          partial_inertia[k - KMIN] += term;
+          partial_inertia[k - KMIN] += base_term + expanded;
           const int bit = base + label;
 #pragma unroll
           for (int w = 0; w < WORDS; ++w)
