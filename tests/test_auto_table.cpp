@@ -102,20 +102,20 @@ TEST(AutoTable, TheNearestShapeIsTheClosestOfTheProblemsOwnBucket) {
 }
 
 TEST(AutoTable, AShapeOfTheProblemsOwnMClassComesBeforeACloserOneOfAnother) {
+  // 2M (M class 1M..8M) and 9M (8M..64M), both N=32 class and one small K.
   const tuner::TunedConfig config = tuner::parse_config_text(config_text(R"([
-    {"problem": {"n": 32, "k_min": 8, "k_max": 8, "m": 8388608},
-     "times_ms": {"registers-multik": 0.33, "tensor-multik": 0.63}},
-    {"problem": {"n": 20, "k_min": 8, "k_max": 8, "m": 33554432},
-     "times_ms": {"tensor-multik": 1.0, "registers-multik": 1.2}}
+    {"problem": {"n": 20, "k_min": 8, "k_max": 8, "m": 2097152},
+     "times_ms": {"tensor-multik": 1.0, "registers-multik": 1.2}},
+    {"problem": {"n": 32, "k_min": 8, "k_max": 8, "m": 9437184},
+     "times_ms": {"registers-multik": 0.33, "tensor-multik": 0.63}}
   ])"), "test");
-  // 10M: the 8M shape is nearer, but the 32M one is in the problem's own M class (8M..64M).
-  const tuner::AutoMeasurement* own = config.nearest_auto(shape(10000000, 32, 8, 8));
+  // 4M at N=32: the 9M shape is nearer (2.25x the points) than the 2M one (2x the points and
+  // 1.6x the dimensions), but only the 2M one is of its M class.
+  const tuner::AutoMeasurement* own = config.nearest_auto(shape(1 << 22, 32, 8, 8));
   ASSERT_NE(own, nullptr);
   EXPECT_EQ(own->problem.n, 20);
-  // 4M: the 8M shape shares its class (1M..8M), so it comes first.
-  const tuner::AutoMeasurement* near = config.nearest_auto(shape(1 << 22, 32, 8, 8));
-  ASSERT_NE(near, nullptr);
-  EXPECT_EQ(near->problem.n, 32);
+  // 1M points (the class at or below 1M) take neither: below 1M the class must match.
+  EXPECT_EQ(config.nearest_auto(shape(1 << 20, 32, 8, 8)), nullptr);
 }
 
 // A temporary MKBENCH_CONFIG_DIR holding a configuration for the synthetic H100's slug.

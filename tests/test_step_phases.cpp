@@ -278,11 +278,11 @@ TEST_P(StepPhases, AnUpdateWithoutASummaryMovesTheCentroidsAsOneWithIt) {
   no_summary.summary = false;
   for (PreparedRun* run : {with.get(), without.get()}) run->set_centroids(start);
   // Two steps each: the second accumulates from the first one's centroids. One run after the
-  // other: a variant's __constant__ centroid bank is one per module and device, so two runs on
-  // one GPU must not overlap, and an update without a summary returns with its step still
-  // running (interleaved, shared-atomics' first step read the other run's centroids on an H200
-  // at 27a21c1). mkbench itself never puts two runs on one GPU (--device refuses a GPU named
-  // twice).
+  // other, as this test was written: a variant's __constant__ centroid bank is one per module
+  // and device, and an update without a summary returns with its step still running
+  // (interleaved, shared-atomics' first step read the other run's centroids on an H200 at
+  // 27a21c1). Runs on one GPU now take turns at the bank (variants/common/constant_bank_turn.hpp,
+  // 72b87ce), since a batch (variants/batched/) puts several runs on one GPU.
   for (int step = 0; step < 2; ++step) {
     with->accumulate({});
     EXPECT_EQ(with->update({}).per_k.size(), size_t(k.count()));

@@ -141,8 +141,8 @@ const AutoMeasurement* TunedConfig::nearest_auto(const Problem& problem) const {
     // nothing about this one, and the built-in order is the better guess there. Its M class,
     // or any M class above 1M points when the problem is there too: past 1M points every
     // variant fills the GPU and the order is each point's cost (H200, mid-n.json at 76de9f5
-    // against the committed 16M rows and the Python benchmark's 10M: at N=32 the order and the
-    // ratio held, K=8 registers-multik 0.331 ms against tensor-multik's 0.633 at 8M, 0.401
+    // against mainstream-suite.json's 16M rows and registers-multik-/tensor-multik-N32-K8-M10M.json
+    // at 7ab2d42: at N=32 the order and the ratio held, K=8 registers-multik 0.331 ms against tensor-multik's 0.633 at 8M, 0.401
     // against 0.785 at 10M; gemm-window 1.35x ahead of registers-multik at K=64 16M, 1.99x at
     // K=48 8M). Below 1M, launch and latency decide, so the class must match there.
     const Bucket at = Bucket::of(measured.problem);

@@ -73,8 +73,9 @@ struct TunedConfig {
   // Entries of the nearest bucket (exact first, else least Bucket::distance), ordered by
   // how close their tuned shape is to `problem`; empty when there are no entries.
   std::vector<const ConfigEntry*> nearest(const Problem& problem) const;
-  // The auto_table shape of `problem`'s own bucket closest to it (ties to the first in file
-  // order); nullptr when the table measured no shape of that bucket.
+  // The auto_table shape closest to `problem` among those of its N and K classes: its own
+  // bucket's first, else (both above 1M points) another M class's above 1M; ties to the first in
+  // file order. nullptr when the table measured no such shape.
   const AutoMeasurement* nearest_auto(const Problem& problem) const;
 };
 

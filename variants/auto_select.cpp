@@ -4,7 +4,7 @@
 // Rule (seed 004 measures sparsity before launching and only uses CSR on sparse data):
 //   sparsity ≥ sparse_threshold and csr-sparse can run   → csr-sparse
 //   otherwise the first dense GPU variant that is registered and can run, in the order
-//   measured at the closest shape of the problem's bucket in the device's tuned configuration's
+//   measured at the closest shape of the problem's N and K classes (its own M class first) in the device's tuned configuration's
 //   "auto" table (tuner/config.hpp, written by scripts/fit-auto-table.py from suite results; docs/tuning.md,
 //   "auto's measured order"), then in the built-in order for the shape class (dense_preference
 //   below; from the H200 kernels suite, reports/results/nvidia-h200/kernels/).
@@ -100,7 +100,7 @@ std::pair<std::string, std::string> choose_auto_delegate(const Problem& problem,
       refusals = "csr-sparse is not registered";
     }
   }
-  // Measured first: the variants of the closest measured shape of the problem's bucket, fastest
+  // Measured first: the variants of the closest measured shape of the problem's N and K classes, fastest
   // first (issue 32: auto's choice from measurements); then the built-in chain for the shape
   // class, which is what a device without such a table gets.
   std::string measured_from;
@@ -151,7 +151,7 @@ class AutoSelect : public Variant {
   std::string name() const override { return "auto"; }
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
-           "measured fastest at the closest shape of the problem's bucket in the tuned configuration's auto table, else the built-in order "
+           "measured fastest at the closest shape of the problem's N and K classes (its own M class first, any above 1M points) in the tuned configuration's auto table, else the built-in order "
            "for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 48; for K < 256 tensor-multik, "
            "except one K <= 4 or > 16 at N <= 4: registers-multik; gemm-tf32x3 above; tf32-window first for one "
            "K >= 128, gemm-window first for one K of 48..127 at N >= 20), with the delegate's tuned-config entry where one applies, else its defaults";

@@ -150,6 +150,8 @@ class SharedAtomicsRun : public gpu::GpuRun {
     const int64_t blocks_of_work = (problem.m + block_ - 1) / block_;
     grid_ = int(std::min<int64_t>(params.at("grid").get<int>(), blocks_of_work));
     iterations_per_flush_ = gpu::iterations_per_flush(block_);
+    // The run's device is current while it is prepared: the bank's address there, looked up once.
+    if (placement_ == gpu::CentroidPlacement::Constant) constant_bank_ = SharedAtomicsConstantBank::address();
   }
 
   void iterate(bool store_labels) override {
@@ -157,7 +159,7 @@ class SharedAtomicsRun : public gpu::GpuRun {
     // The bank is the process's, shared by every run on the device: a turn orders their uses.
     std::optional<gpu::ConstantBankTurn> turn;
     if (placement_ == gpu::CentroidPlacement::Constant) {
-      turn.emplace(SharedAtomicsConstantBank::address(), state_.stream());
+      turn.emplace(constant_bank_, state_.stream());
       SharedAtomicsConstantBank::upload(state_.centroids(), size_t(layout_.slots) * layout_.n, state_.stream());
     }
     kernel_<<<grid_, block_, layout_.bytes(), state_.stream()>>>(state_.points(), state_.centroids(),
@@ -176,6 +178,7 @@ class SharedAtomicsRun : public gpu::GpuRun {
   StepKernel* kernel_;
   int grid_ = 1;
   int iterations_per_flush_ = 1;
+  const void* constant_bank_ = nullptr;  // the __constant__ bank on the run's device (centroids=constant)
 };
 
 class SharedAtomics : public Variant {

@@ -18,7 +18,7 @@ namespace mk {
 std::optional<Params> tuned_params_for(const Variant& variant, const Problem& problem,
                                        const DeviceInfo& device, std::string* config_used);
 
-// The variants measured at the closest shape of the problem's bucket in the tuned
+// The variants measured at the closest shape of the problem's N and K classes (TunedConfig::nearest_auto) in the tuned
 // configuration's "auto" table (tuner/config.hpp), fastest first: `auto`'s order of preference. nullopt when tuned configs
 // are off or no table applies. On success `source` (if not null) receives "<path> auto table,
 // measured on <shape> (<source>)".

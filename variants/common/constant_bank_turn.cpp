@@ -10,7 +10,8 @@ namespace mk::gpu {
 struct ConstantBankTurn::Bank {
   std::mutex mutex;                // held for a whole turn
   cudaEvent_t released = nullptr;  // recorded at each turn's end, on the bank's device
-  unsigned long long last_stream = 0;  // the last turn's stream (cudaStreamGetId: never reused)
+  unsigned long long last_stream = kNoStream;  // the last turn's stream (cudaStreamGetId: never reused)
+  static constexpr unsigned long long kNoStream = ~0ull;
 };
 
 namespace {
@@ -36,8 +37,16 @@ ConstantBankTurn::ConstantBankTurn(const void* bank, cudaStream_t stream)
     : bank_(&bank_at(bank)), stream_(stream), lock_(bank_->mutex) {
   check_turn(cudaStreamGetId(stream_, &stream_id_), "cudaStreamGetId");
   if (!bank_->released) {
-    // Created on the bank's device (the current one): every turn of it records on that device.
-    check_turn(cudaEventCreateWithFlags(&bank_->released, cudaEventDisableTiming), "cudaEventCreate");
+    // Created on the bank's device, whichever is current: every turn records it on a stream of
+    // that device (the runs that share a bank share its device).
+    cudaPointerAttributes where{};
+    check_turn(cudaPointerGetAttributes(&where, bank), "cudaPointerGetAttributes");
+    int current = 0;
+    check_turn(cudaGetDevice(&current), "cudaGetDevice");
+    if (where.device != current) check_turn(cudaSetDevice(where.device), "cudaSetDevice");
+    const cudaError_t created = cudaEventCreateWithFlags(&bank_->released, cudaEventDisableTiming);
+    if (where.device != current) cudaSetDevice(current);
+    check_turn(created, "cudaEventCreate");
   } else if (bank_->last_stream != stream_id_) {
     // A turn after one on the same stream is ordered by the stream: one run's steps, the
     // common case, add no wait.
@@ -45,18 +54,26 @@ ConstantBankTurn::ConstantBankTurn(const void* bank, cudaStream_t stream)
   }
 }
 
-void ConstantBankTurn::finish() {
-  if (!lock_.owns_lock()) return;
+// Records the turn's end. When the record fails, the turn's work is waited for here instead, and
+// the next turn waits whatever its stream: the event no longer marks this turn's end.
+cudaError_t ConstantBankTurn::end_turn() {
   const cudaError_t status = cudaEventRecord(bank_->released, stream_);
-  if (status == cudaSuccess) bank_->last_stream = stream_id_;
+  if (status == cudaSuccess) {
+    bank_->last_stream = stream_id_;
+  } else {
+    cudaStreamSynchronize(stream_);
+    bank_->last_stream = Bank::kNoStream;
+  }
   lock_.unlock();
-  check_turn(status, "cudaEventRecord");
+  return status;
+}
+
+void ConstantBankTurn::finish() {
+  if (lock_.owns_lock()) check_turn(end_turn(), "cudaEventRecord");
 }
 
 ConstantBankTurn::~ConstantBankTurn() {
-  // Best effort on an error path; a turn whose record failed leaves the next one waiting.
-  if (lock_.owns_lock() && cudaEventRecord(bank_->released, stream_) == cudaSuccess)
-    bank_->last_stream = stream_id_;
+  if (lock_.owns_lock()) end_turn();  // an error path: the exception in flight says what failed
 }
 
 }  // namespace mk::gpu

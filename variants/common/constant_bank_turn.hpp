@@ -18,8 +18,8 @@ namespace mk::gpu {
 
 class ConstantBankTurn {
  public:
-  // `bank` is the bank's device address (cudaLibraryGetGlobal, cudaGetSymbolAddress) on the
-  // current device, `stream` a stream of that device. DeviceError when CUDA fails.
+  // `bank` is the bank's device address (cudaLibraryGetGlobal, cudaGetSymbolAddress), `stream`
+  // a stream of the bank's device. DeviceError when CUDA fails.
   ConstantBankTurn(const void* bank, cudaStream_t stream);
   // Ends the turn after the work enqueued on `stream` so far. DeviceError when CUDA fails.
   void finish();
@@ -32,6 +32,7 @@ class ConstantBankTurn {
  private:
   struct Bank;
   static Bank& bank_at(const void* address);
+  cudaError_t end_turn();
   Bank* bank_;
   cudaStream_t stream_;
   unsigned long long stream_id_ = 0;

@@ -192,9 +192,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) multik_iteration(
         // The inertia term is base_term + expanded. An exact branch makes it its FP32 distance e
         // (EXACT_TERM): as e itself where registers allow, since going back through
         // ‖x‖² + (e − ‖x‖²) rounds e to the scale of ‖x‖² (data 500 away from the origin had 4.4e-4
-        // of relative inertia error, H200, a93ebb5). With EXACT_INERTIA (K > 8) the kernel sits
-        // at its register cap at N=8 K=16 (block 1024: 64 registers), where that extra value
-        // spilled 4 bytes (RegistersMultiKCompile), so there the term goes through ‖x‖² still.
+        // of relative inertia error, H200, a93ebb5). With EXACT_INERTIA (the range's largest K
+        // above 8) the kernel sits at its register cap at N=8 K=16 (block 1024: 64 registers),
+        // where every form that adds e itself spilled 4 bytes (e beside a zeroed base_term, e
+        // alone, e added inside each branch; RegistersMultiKCompile), so there the term goes
+        // through ‖x‖² still.
         float expanded = best[p], base_term = xx[p];
 #if EXACT_INERTIA
 #define EXACT_TERM(e) (expanded = (e) - xx[p])
