@@ -5,7 +5,7 @@
 
 Writes PNGs into DIR and DIR/manifest.json ({"plots": [{"file", "caption"}]}), the interface
 of reports/plots.py, which the C++ report reads to embed the images. Input: the explore.json
-of `mkbench explore` (schema mkbench.explore/1, docs/explore.md).
+of `mkbench explore` (schemas mkbench.explore/1 and /2, docs/explore.md).
 
   * accuracy_by_copy.png   every copy's majority-vote accuracy, copies sorted by it (seed 000's
                            Figure 5), with the all-attributes baseline and the largest class's
@@ -29,8 +29,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
 def load(path):
     with open(path, encoding="utf-8") as handle:
         doc = json.load(handle)
-    if doc.get("schema") != "mkbench.explore/1":
-        raise ValueError(f"{path}: not an mkbench.explore/1 file")
+    if doc.get("schema") not in ("mkbench.explore/1", "mkbench.explore/2"):
+        raise ValueError(f"{path}: not an mkbench.explore/1 or /2 file")
     return doc
 
 

@@ -43,8 +43,10 @@ BaselineResult run_baseline(const LabelledTable& table, int k, int max_iter, dou
   update.active = {1};
   update.empty = EmptyPolicy::Keep;
   update.seed = seed;
+  // Scored as the copies are (docs/explore.md, "The score"): the last step's assignment, and
+  // that partition's inertia about the centroids it moved to.
   for (int step = 0; step < max_iter; ++step) {
-    run->accumulate(AccumulateOptions{false});
+    run->accumulate(AccumulateOptions{true});
     const StepSummary summary = run->update(update);
     ++result.steps;
     if (summary.per_k.front().shift <= threshold) {
@@ -52,16 +54,24 @@ BaselineResult run_baseline(const LabelledTable& table, int k, int max_iter, dou
       break;
     }
   }
-  run->accumulate(AccumulateOptions{true});
   run->synchronize();
-  const IterationResult final_pass = run->read_back();
-  const KResult& labelled = final_pass.per_k.front();
+  const IterationResult last_step = run->read_back();
+  const KResult& labelled = last_step.per_k.front();
   const int classes = table.classes();
   std::vector<int64_t> counts(size_t(k) * classes, 0);
   for (int64_t i = 0; i < data.m; ++i)
     ++counts[size_t(labelled.labels[size_t(i)]) * classes + table.labels[size_t(i)]];
   result.accuracy = double(majority_correct(counts.data(), k, classes)) / double(data.m);
-  result.inertia = labelled.inertia;
+  double inertia = 0;
+#pragma omp parallel for schedule(static) reduction(+ : inertia)
+  for (int64_t i = 0; i < data.m; ++i) {
+    const float* c = labelled.centroids.data() + size_t(labelled.labels[size_t(i)]) * data.n;
+    for (int d = 0; d < data.n; ++d) {
+      const double delta = double(data.at(i, d)) - double(c[d]);
+      inertia += delta * delta;
+    }
+  }
+  result.inertia = inertia;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

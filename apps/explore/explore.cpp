@@ -125,7 +125,7 @@ nlohmann::json run_explore(const ExploreOptions& options, std::ostream& log) {
            ", engine " + choice.engine->name() + " (" + choice.reason + ")");
 
   batch::SubsetOutcome outcome;
-  std::vector<double> cluster_runs, step_runs, label_runs;
+  std::vector<double> cluster_runs, step_runs, score_runs;
   double prepare_seconds = 0;
   for (int r = 0; r < options.repeat; ++r) {
     start = Clock::now();
@@ -135,15 +135,15 @@ nlohmann::json run_explore(const ExploreOptions& options, std::ostream& log) {
     for (int step = 0; step < options.max_iter; ++step)
       if (run->step() == 0) break;
     const double steps_seconds = seconds_since(start);
-    const auto label_start = Clock::now();
-    run->label_pass();
+    const auto score_start = Clock::now();
+    run->score();
     outcome = run->read_back();
-    label_runs.push_back(seconds_since(label_start));
+    score_runs.push_back(seconds_since(score_start));
     step_runs.push_back(steps_seconds);
     cluster_runs.push_back(seconds_since(start));
     progress("solve " + std::to_string(r + 1) + "/" + std::to_string(options.repeat) + ": " +
-             std::to_string(cluster_runs.back()) + " s (steps " + std::to_string(steps_seconds) + " s, label pass " +
-             std::to_string(label_runs.back()) + " s)");
+             std::to_string(cluster_runs.back()) + " s (steps " + std::to_string(steps_seconds) + " s, score " +
+             std::to_string(score_runs.back()) + " s)");
   }
 
   start = Clock::now();
@@ -151,7 +151,7 @@ nlohmann::json run_explore(const ExploreOptions& options, std::ostream& log) {
   const std::vector<RankedSubset> ranked = rank_subsets(columns, s, accuracy);
   const std::vector<int64_t> order = rank_copies(accuracy);
   const std::vector<AttributeSummary> attributes = summarise_attributes(data.n, columns, s, accuracy);
-  const double score_seconds = seconds_since(start);
+  const double rank_seconds = seconds_since(start);
 
   nlohmann::json baseline = nullptr;
   double baseline_seconds = 0;
@@ -166,7 +166,7 @@ nlohmann::json run_explore(const ExploreOptions& options, std::ostream& log) {
   }
 
   nlohmann::json doc;
-  doc["schema"] = "mkbench.explore/1";
+  doc["schema"] = "mkbench.explore/2";
   doc["created"] = utc_now_iso();
   doc["build"] = current_build_info().to_json();
   doc["device"] = device.to_json();
@@ -187,7 +187,7 @@ nlohmann::json run_explore(const ExploreOptions& options, std::ostream& log) {
   doc["time_s"] = {{"load", load_seconds},          {"draw", draw_seconds},
                    {"prepare", prepare_seconds},    {"cluster", quantile(sorted_runs, 0.5)},
                    {"cluster_runs", cluster_runs},  {"steps_runs", step_runs},
-                   {"label_pass_runs", label_runs}, {"score", score_seconds},
+                   {"score_runs", score_runs},      {"rank", rank_seconds},
                    {"baseline", baseline_seconds},  {"total", seconds_since(total_start)}};
   doc["baseline"] = baseline;
 

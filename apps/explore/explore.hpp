@@ -11,7 +11,7 @@ namespace mk::explore {
 
 // Loads, draws the copies, solves them on the chosen engine (--repeat times), scores and ranks
 // them, runs the all-attributes baseline, and returns the explore.json document
-// (schema "mkbench.explore/1", docs/explore.md). Progress lines go to `log` unless quiet.
+// (schema "mkbench.explore/2", docs/explore.md). Progress lines go to `log` unless quiet.
 // Throws mk::Error subclasses (exit codes of core/errors.hpp).
 nlohmann::json run_explore(const ExploreOptions& options, std::ostream& log);
 

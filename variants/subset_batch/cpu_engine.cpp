@@ -1,6 +1,8 @@
 // The CPU engine of the subset batch: the FP64 reference of the GPU engine, and what runs
 // where there is no GPU (CI). Every problem keeps FP64 centroids and sums; a point goes to
-// the nearest centroid by Σ(x − c)² in FP64, ties to the lower index.
+// the nearest centroid by Σ(x − c)² in FP64, ties to the lower index. A step also scores
+// itself: its points per (cluster, class) and the inertia of its partition about the means it
+// moves the centroids to, so score() has nothing left to do.
 //
 // The table is read in tiles of rows that stay in cache while every active problem passes
 // over them (the GPU engine's idea, at cache scale); within a tile one thread owns a
@@ -35,36 +37,48 @@ class CpuSubsetRun : public SubsetBatchRun {
         thresholds_(problems.thresholds),
         active_(size_t(problems.count), 1),
         steps_(size_t(problems.count), 0),
-        converged_(size_t(problems.count), 0) {}
+        converged_(size_t(problems.count), 0),
+        class_counts_(size_t(problems.count) * problems.k * classes_, 0),
+        inertia_(size_t(problems.count), 0.0) {}
 
   int64_t step() override {
     std::vector<int64_t> active;
     for (int64_t b = 0; b < count_; ++b)
       if (active_[b]) active.push_back(b);
     const size_t a_count = active.size();
-    std::vector<double> sums(a_count * k_ * s_, 0.0);
-    std::vector<int64_t> counts(a_count * k_, 0);
-    for_tiles(active, [&](size_t slot, int64_t b, int64_t row, const double* x, int nearest, double) {
-      (void)b, (void)row;
+    std::vector<double> sums(a_count * k_ * s_, 0.0), distances(a_count, 0.0);
+    std::vector<int64_t> counts(a_count * k_, 0), cells(a_count * k_ * classes_, 0);
+    for_tiles(active, [&](size_t slot, int64_t b, int64_t row, const double* x, int nearest, double distance) {
+      (void)b;
       double* sum = sums.data() + (slot * k_ + nearest) * s_;
       for (int d = 0; d < s_; ++d) sum[d] += x[d];
       ++counts[slot * k_ + nearest];
+      ++cells[(slot * k_ + nearest) * classes_ + (labels_ ? (*labels_)[size_t(row)] : 0)];
+      distances[slot] += distance;
     });
     int64_t still = 0;
 #pragma omp parallel for schedule(static) reduction(+ : still)
     for (int64_t slot = 0; slot < int64_t(a_count); ++slot) {
       const int64_t b = active[slot];
       double shift = 0;
+      // Σ‖x − μ_j‖² = Σ‖x − c_j‖² − n_j‖μ_j − c_j‖² per cluster: the step's inertia about its means.
+      double inertia = distances[slot];
       for (int j = 0; j < k_; ++j) {
         const int64_t count = counts[slot * k_ + j];
         if (count == 0) continue;  // keep: an empty cluster keeps its centroid
         double* c = centroids_.data() + (b * k_ + j) * s_;
+        double moved = 0;
         for (int d = 0; d < s_; ++d) {
           const double next = sums[(slot * k_ + j) * s_ + d] / double(count);
-          shift += (next - c[d]) * (next - c[d]);
+          moved += (next - c[d]) * (next - c[d]);
           c[d] = next;
         }
+        shift += moved;
+        inertia -= double(count) * moved;
       }
+      inertia_[b] = std::max(0.0, inertia);
+      std::copy(cells.begin() + slot * k_ * classes_, cells.begin() + (slot + 1) * k_ * classes_,
+                class_counts_.begin() + b * k_ * classes_);
       ++steps_[b];
       if (shift <= thresholds_[b]) {
         active_[b] = 0;
@@ -76,16 +90,9 @@ class CpuSubsetRun : public SubsetBatchRun {
     return still;
   }
 
-  void label_pass() override {
-    std::vector<int64_t> all(static_cast<size_t>(count_));
-    for (int64_t b = 0; b < count_; ++b) all[b] = b;
-    class_counts_.assign(size_t(count_) * k_ * classes_, 0);
-    inertia_.assign(size_t(count_), 0.0);
-    for_tiles(all, [&](size_t, int64_t b, int64_t row, const double*, int nearest, double distance) {
-      const int label = labels_ ? (*labels_)[size_t(row)] : 0;
-      ++class_counts_[size_t((b * k_ + nearest) * classes_ + label)];
-      inertia_[b] += distance;
-    });
+  void score() override {
+    if (std::none_of(steps_.begin(), steps_.end(), [](int32_t steps) { return steps > 0; }))
+      throw InputError("subset batch: score() before any step");
   }
 
   SubsetOutcome read_back() override {

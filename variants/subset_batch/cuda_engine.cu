@@ -4,9 +4,10 @@
 //
 // Per step: subset_accumulate (grid = chunks of rows × blocks of problems; a block's tile of
 // rows × all attributes in shared memory serves each of its problems), subset_update (the
-// chunks reduced in FP64, centroids, shift, freezing), subset_compact (the next step's active
-// list), and one 4-byte read-back of the active count. The label pass is subset_label_pass and
-// subset_reduce_labels. The table is centred per attribute on upload (the distance key's
+// chunks reduced in FP64, the step's class counts and inertia, centroids, shift, freezing),
+// subset_compact (the next step's active list), and one 4-byte read-back of the active count.
+// With three classes or more the score is a pass of its own over the last steps' starting
+// centroids: subset_label_pass and subset_reduce_labels. The table is centred per attribute on upload (the distance key's
 // ‖c‖² − 2x·c expansion loses precision with the data's distance from the origin, not its
 // spread); centroids go back to data units on read-back.
 #include <omp.h>
@@ -95,12 +96,16 @@ class CudaSubsetRun : public SubsetBatchRun {
     step_plan_ = plan_chunks(layout.tiles, ceil_div(count_, shape_.block),
                              resident_blocks(kernels_->accumulate, shape_.block, step_shared, device),
                              double(count_) * k_ * acc_quads() * 16.0, partial_budget, shape_.tile_groups);
-    label_plan_ = plan_chunks(layout.tiles, ceil_div(count_, shape_.label_block),
-                              resident_blocks(kernels_->label_pass, shape_.label_block, label_shared, device),
-                              double(count_) * (k_ * classes_or_one() * 4.0 + 8.0), partial_budget, shape_.tile_groups);
     step_partials_.allocate(size_t(step_plan_.chunks) * count_ * k_ * acc_quads(), "subset step partials");
-    label_counts_.allocate(size_t(label_plan_.chunks) * count_ * k_ * classes_or_one(), "subset label partials");
-    label_inertia_.allocate(size_t(label_plan_.chunks) * count_, "subset label inertia partials");
+    if (shape_.classes == 2)
+      class1_partials_.allocate(size_t(step_plan_.chunks) * count_ * k_, "subset step class-1 partials");
+    if (!cuda_counts_in_step(shape_)) {
+      label_plan_ = plan_chunks(layout.tiles, ceil_div(count_, shape_.label_block),
+                                resident_blocks(kernels_->label_pass, shape_.label_block, label_shared, device),
+                                double(count_) * k_ * classes_or_one() * 4.0, partial_budget, shape_.tile_groups);
+      label_counts_.allocate(size_t(label_plan_.chunks) * count_ * k_ * classes_or_one(), "subset label partials");
+      scored_.allocate(size_t(count_) * k_ * s_, "subset scored centroids");
+    }
     class_counts_.allocate(size_t(count_) * k_ * classes_or_one(), "subset class counts");
     inertia_.allocate(size_t(count_), "subset inertia");
     step_shared_ = step_shared;
@@ -123,18 +128,26 @@ class CudaSubsetRun : public SubsetBatchRun {
     int active = int(active_host_);
     float4* partials = step_partials_.get();
     const float4* quads = quads_.get();
-    void* accumulate_args[] = {&quads, &m, &groups_per_chunk, &columns, &centroids, &list, &active, &partials};
+    const float4* weights = reinterpret_cast<const float4*>(weights_floats_.get());
+    int* class1 = class1_partials_.get();
+    void* accumulate_args[] = {&quads, &weights, &m, &groups_per_chunk, &columns, &centroids, &list, &active, &partials, &class1};
     launch(kernels_->accumulate, dim3(unsigned(step_plan_.chunks), unsigned(ceil_div(active, shape_.block))),
            dim3(unsigned(shape_.block)), accumulate_args, step_shared_, "subset_accumulate");
 
     const float4* partials_in = partials;
+    const int* class1_in = class1;
     int chunks = int(step_plan_.chunks);
     float* centroids_out = centroids_.get();
+    float* scored = scored_.get();
     const double* thresholds = thresholds_.get();
+    const double* norms = norms_.get();
     int* steps = steps_.get();
     unsigned char* flags = active_flags_.get();
     unsigned char* converged = converged_.get();
-    void* update_args[] = {&partials_in, &chunks, &list, &active, &centroids_out, &thresholds, &steps, &flags, &converged};
+    long long* class_counts = class_counts_.get();
+    double* inertia = inertia_.get();
+    void* update_args[] = {&partials_in, &class1_in, &chunks,   &list,  &active,    &centroids_out, &scored,
+                           &thresholds,  &norms,     &steps,    &flags, &converged, &class_counts,  &inertia};
     launch(kernels_->update, dim3(unsigned(ceil_div(active, 256))), dim3(256), update_args, 0, "subset_update");
 
     const unsigned char* flags_in = flags;
@@ -147,33 +160,32 @@ class CudaSubsetRun : public SubsetBatchRun {
     gpu::check(cudaMemcpyAsync(&next, count_out, sizeof(int), cudaMemcpyDeviceToHost, stream_), "active count");
     gpu::check(cudaStreamSynchronize(stream_), "subset step");
     active_host_ = next;
+    ++steps_taken_;
     return active_host_;
   }
 
-  void label_pass() override {
+  void score() override {
+    if (steps_taken_ == 0) throw InputError("subset batch: score() before any step");
+    if (cuda_counts_in_step(shape_)) return;  // the steps counted
     long long m = m_;
     long long groups_per_chunk = label_plan_.groups_per_chunk;
     const float4* quads = quads_.get();
     const int* labels = labels_.get();
     const int* columns = columns_.get();
-    const float* centroids = centroids_.get();
+    const float* scored = scored_.get();
     int problems = int(count_);
     int* counts = label_counts_.get();
-    double* inertia = label_inertia_.get();
-    void* label_args[] = {&quads, &labels, &m, &groups_per_chunk, &columns, &centroids, &problems, &counts, &inertia};
+    void* label_args[] = {&quads, &labels, &m, &groups_per_chunk, &columns, &scored, &problems, &counts};
     launch(kernels_->label_pass, dim3(unsigned(label_plan_.chunks), unsigned(ceil_div(count_, shape_.label_block))),
            dim3(unsigned(shape_.label_block)), label_args, label_shared_, "subset_label_pass");
 
     const int* counts_in = counts;
-    const double* inertia_in = inertia;
     int chunks = int(label_plan_.chunks);
-    const double* norms = norms_.get();
     long long* class_counts = class_counts_.get();
-    double* inertia_out = inertia_.get();
-    void* reduce_args[] = {&counts_in, &inertia_in, &chunks, &problems, &norms, &class_counts, &inertia_out};
+    void* reduce_args[] = {&counts_in, &chunks, &problems, &class_counts};
     const int64_t cells = count_ * k_ * classes_or_one();
     launch(kernels_->reduce, dim3(unsigned(ceil_div(cells, 256))), dim3(256), reduce_args, 0, "subset_reduce_labels");
-    gpu::check(cudaStreamSynchronize(stream_), "subset label pass");
+    gpu::check(cudaStreamSynchronize(stream_), "subset score");
   }
 
   SubsetOutcome read_back() override {
@@ -250,7 +262,7 @@ class CudaSubsetRun : public SubsetBatchRun {
       for (int d = 0; d < n; ++d) means_[d] += mine[d];
     }
     for (double& mean : means_) mean /= double(data.m);
-    // Σx² per centred attribute: the label pass's inertia is Σ‖x‖² + Σ d'_nearest.
+    // Σx² per centred attribute: a step's inertia is Σ‖x‖² − Σ_j ‖S_j‖²/n_j (kernel/update.cuh).
     squares_.assign(size_t(n), 0.0);
 #pragma omp parallel
     {
@@ -276,9 +288,16 @@ class CudaSubsetRun : public SubsetBatchRun {
     quads_.allocate(size_t(layout.groups_padded) * n, "subset table");
     gpu::check(cudaMemcpy(quads_.get(), grouped.data(), grouped.size() * sizeof(float), cudaMemcpyHostToDevice),
                "subset table upload");
-    std::vector<int32_t> labels(size_t(layout.groups_padded) * 4, 0);
-    if (table.classes > 0) std::copy(table.labels->begin(), table.labels->end(), labels.begin());
-    upload(labels_, labels, "subset labels");
+    if (table.classes >= 3) {
+      std::vector<int32_t> labels(size_t(layout.groups_padded) * 4, 0);
+      std::copy(table.labels->begin(), table.labels->end(), labels.begin());
+      upload(labels_, labels, "subset labels");
+    } else if (table.classes == 2) {
+      // Each row's weight in the count lane: 1 + 4096·class, 0 for the padding rows.
+      std::vector<float> weights(size_t(layout.groups_padded) * 4, 0.f);
+      for (int64_t i = 0; i < data.m; ++i) weights[size_t(i)] = float(1 + ((*table.labels)[size_t(i)] << 12));
+      upload(weights_floats_, weights, "subset row weights");
+    }
   }
 
   // The problems on the device in the order of their columns (slot i holds problem order_[i]):
@@ -337,11 +356,12 @@ class CudaSubsetRun : public SubsetBatchRun {
   std::vector<int32_t> columns_host_;  // in slot order
   std::vector<int64_t> order_;         // slot -> problem
   int64_t active_host_ = 0;
+  int64_t steps_taken_ = 0;
   double prepare_seconds_ = 0;
   gpu::DeviceBuffer<float4> quads_, step_partials_;
-  gpu::DeviceBuffer<int32_t> labels_, columns_, active_list_, steps_, active_count_, label_counts_;
-  gpu::DeviceBuffer<float> centroids_;
-  gpu::DeviceBuffer<double> thresholds_, inertia_, label_inertia_, norms_;
+  gpu::DeviceBuffer<int32_t> labels_, columns_, active_list_, steps_, active_count_, label_counts_, class1_partials_;
+  gpu::DeviceBuffer<float> centroids_, scored_, weights_floats_;  // weights: [group] float4 (two classes)
+  gpu::DeviceBuffer<double> thresholds_, inertia_, norms_;
   gpu::DeviceBuffer<unsigned char> active_flags_, converged_;
   gpu::DeviceBuffer<long long> class_counts_;
 };

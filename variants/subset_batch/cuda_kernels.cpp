@@ -22,6 +22,10 @@ constexpr int64_t kPrivateBytes = 64 * 1024;
 
 int acc_quads(int s) { return (s + 1 + 3) / 4; }
 
+// A thread's private bytes per cluster in subset_accumulate: its sums and count, and with two
+// classes (counted in the step, kernel/config.cuh FOLD_CLASSES) two integer counters.
+int64_t step_bytes_per_cluster(int s, int classes) { return acc_quads(s) * 16 + (classes == 2 ? 8 : 0); }
+
 int largest_block(int64_t bytes_per_thread) {
   for (int block : {256, 128, 64, 32})
     if (bytes_per_thread * block <= kPrivateBytes) return block;
@@ -34,10 +38,13 @@ double device_bytes(const SubsetShape& shape, const CudaKernelShape& kernel) {
   const CudaLayout layout = cuda_layout(kernel, shape.m);
   const double b = double(shape.count);
   const double table = double(layout.groups_padded) * shape.n * 16.0 + double(layout.groups_padded) * 16.0;
-  const double problems = b * (shape.s * 4.0 + double(shape.k) * shape.s * 4.0 + 8 + 8 + 4 + 4 + 1 + 1 + 8 +
+  const double weights = kernel.classes == 2 ? double(layout.groups_padded) * 16.0 : 0.0;
+  const double scored = kernel.classes >= 3 ? b * double(shape.k) * shape.s * 4.0 : 0.0;
+  const double problems = b * (shape.s * 4.0 + double(shape.k) * shape.s * 4.0 + 8 + 8 + 4 + 4 + 1 + 1 + 8 + 8 +
                                double(shape.k) * kernel.classes * 8.0);
-  const double partials_one_chunk = b * shape.k * acc_quads(shape.s) * 16.0 + b * (shape.k * kernel.classes * 4.0 + 8);
-  return table + problems + partials_one_chunk;
+  const double partials_one_chunk = b * shape.k * double(step_bytes_per_cluster(shape.s, kernel.classes)) +
+                                    (kernel.classes >= 3 ? b * shape.k * kernel.classes * 4.0 : 0.0);
+  return table + weights + scored + problems + partials_one_chunk;
 }
 
 }  // namespace
@@ -49,7 +56,7 @@ CudaKernelShape cuda_kernel_shape(const SubsetShape& shape, const DeviceInfo& de
   out.n = shape.n;
   out.classes = std::max(shape.classes, 1);
   out.tile_groups = int(std::clamp<int64_t>(kTileBytes / (int64_t(std::max(shape.n, 1)) * 16), 1, kMaxTileGroups));
-  out.block = largest_block(int64_t(shape.k) * acc_quads(shape.s) * 16);
+  out.block = largest_block(int64_t(shape.k) * step_bytes_per_cluster(shape.s, out.classes));
   out.label_block = largest_block(int64_t(shape.k) * out.classes * 4);
   out.index_bits = packed_index_bits(std::max(shape.k, 2));
   out.cc_major = device.cc_major;
@@ -103,13 +110,17 @@ gpu::RuntimeCompileRequest cuda_kernel_request(const CudaKernelShape& shape) {
 }
 
 size_t cuda_step_shared_bytes(const CudaKernelShape& shape) {
-  return size_t(shape.tile_groups) * shape.n * 16 + size_t(shape.k) * acc_quads(shape.s) * shape.block * 16;
+  const size_t weights = shape.classes == 2 ? size_t(shape.tile_groups) * 16 : 0;
+  return size_t(shape.tile_groups) * shape.n * 16 + weights +
+         size_t(shape.k) * size_t(step_bytes_per_cluster(shape.s, shape.classes)) * shape.block;
 }
 
 size_t cuda_label_shared_bytes(const CudaKernelShape& shape) {
   return size_t(shape.tile_groups) * shape.n * 16 + size_t(shape.tile_groups) * 16 +
          size_t(shape.k) * shape.classes * shape.label_block * 4;
 }
+
+bool cuda_counts_in_step(const CudaKernelShape& shape) { return shape.classes <= 2; }
 
 CudaLayout cuda_layout(const CudaKernelShape& shape, int64_t m) {
   CudaLayout layout;

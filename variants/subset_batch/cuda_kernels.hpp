@@ -43,6 +43,9 @@ CudaKernelShape cuda_kernel_shape(const SubsetShape& shape, const DeviceInfo& de
 gpu::RuntimeCompileRequest cuda_kernel_request(const CudaKernelShape& shape);
 size_t cuda_step_shared_bytes(const CudaKernelShape& shape);
 size_t cuda_label_shared_bytes(const CudaKernelShape& shape);
+// Whether a step scores itself (one class: the clusters' sizes; two: the class-1 counts ride in
+// the count lane, kernel/config.cuh FOLD_CLASSES), so that no label pass is needed.
+bool cuda_counts_in_step(const CudaKernelShape& shape);
 
 struct CudaLayout {
   int64_t groups = 0;         // ceil(M / 4)

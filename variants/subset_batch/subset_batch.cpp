@@ -64,9 +64,10 @@ void check_subset_input(const SharedTable& table, const SubsetProblems& problems
 }
 
 SubsetOutcome solve_subsets(SubsetBatchRun& run, int max_iter) {
+  if (max_iter < 1) throw InputError("subset batch: max_iter must be at least 1, got " + std::to_string(max_iter));
   for (int step = 0; step < max_iter; ++step)
     if (run.step() == 0) break;
-  run.label_pass();
+  run.score();
   return run.read_back();
 }
 

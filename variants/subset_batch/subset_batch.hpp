@@ -12,8 +12,11 @@
 //                 the keep policy (an empty cluster keeps its centroid), and the per-problem
 //                 shift Σ‖c_new − c_old‖²; a problem whose shift is at most its threshold is
 //                 frozen after this step (`mkbench fit`'s per-K rule, per problem here);
-//   label_pass()  the assignment to the current centroids once more, counting each problem's
-//                 points per (cluster, class) and its inertia;
+//   score()       each problem's last step scored: its points per (cluster, class) in that
+//                 step's assignment, and the inertia of that partition about its means (the
+//                 final centroids). Seed 000 recodes the table with the clusters of its 5th
+//                 iteration and counts 5 passes; scikit-learn's labels_ would need a sixth
+//                 (docs/explore.md, "The score"). An engine may count during the steps;
 //   read_back()   centroids, steps, convergence, counts and inertia of every problem.
 #include <cstdint>
 #include <memory>
@@ -49,8 +52,8 @@ struct SubsetOutcome {
   std::vector<float> centroids;       // B × k × s, in data units
   std::vector<int32_t> steps;         // B: steps taken (the converging step included)
   std::vector<uint8_t> converged;     // B: 1 when the shift fell to the threshold
-  std::vector<double> inertia;        // B: Σ squared distance to the final centroids (label pass)
-  std::vector<int64_t> class_counts;  // B × k × max(classes, 1): points per (cluster, class), label pass
+  std::vector<double> inertia;        // B: Σ squared distance of the last step's partition to its means
+  std::vector<int64_t> class_counts;  // B × k × max(classes, 1): points per (cluster, class), last step
   // Cluster j of problem b holds Σ_c class_counts[(b·k + j)·C + c] points.
   int64_t cluster_size(int64_t b, int j) const;
 };
@@ -67,7 +70,8 @@ class SubsetBatchRun {
   virtual ~SubsetBatchRun() = default;
   // Returns the number of problems still active after the step (0: all converged).
   virtual int64_t step() = 0;
-  virtual void label_pass() = 0;
+  // After at least one step (InputError before).
+  virtual void score() = 0;
   virtual SubsetOutcome read_back() = 0;
   // Seconds spent preparing (uploading the table on a GPU), for the report.
   virtual double prepare_seconds() const = 0;
@@ -94,7 +98,7 @@ std::vector<std::string> subset_engine_names();
 // label outside 0..classes-1, a threshold that is negative or not a number), before any work.
 void check_subset_input(const SharedTable& table, const SubsetProblems& problems);
 
-// Solves every problem: step() until none is active or max_iter steps, then label_pass().
+// Solves every problem: step() until none is active or max_iter (>= 1) steps, then score().
 SubsetOutcome solve_subsets(SubsetBatchRun& run, int max_iter);
 
 }  // namespace mk::batch

@@ -15,6 +15,19 @@
 
 // A thread's accumulators for one cluster: its S_COLS sums and its count, in whole float4s.
 #define ACC_QUADS ((S_COLS + 1 + 3) / 4)
+#define COUNT_QUAD (S_COLS / 4)  // the count lane: component S_COLS % 4 of quad COUNT_QUAD
+#define COUNT_COMPONENT (S_COLS % 4)
+
+// Two classes: a step also counts each cluster's class-1 points, in the count lane. A point adds
+// its weight 1 + 4096·class there, which stays an exact integer in FP32 while a lane holds at
+// most 4095 points (4095 + 4096·4095 < 2^24), so every FLUSH_TILES tiles (at most 4095 rows)
+// a thread moves its lanes into integer counters (total and class 1). The scoring then needs
+// no pass of its own (docs/explore.md, "The score"). Other class counts leave the step as it
+// is and count in subset_label_pass.
+#define FOLD_CLASSES (CLASSES == 2)
+#define FOLD_SHIFT 12
+#define FLUSH_TILES (4095 / (TILE_GROUPS * GROUP_ROWS))
+static_assert(TILE_GROUPS * GROUP_ROWS <= 4095, "a tile must fit in one flush of the count lanes");
 
 // The low INDEX_BITS mantissa bits of a distance key carry the centroid index.
 #define INDEX_MASK ((1u << INDEX_BITS) - 1u)
