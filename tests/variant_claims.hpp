@@ -48,6 +48,9 @@ inline const std::map<std::string, std::vector<ShapeClaim>>& hopper_claims() {
     for (const ShapeClaim& claim : grid_of({32}, {KRange{3, 3}, KRange{16, 16}})) table["tensor-multik"].push_back(claim);
     // N=64 with one small K: its default block steps down to one whose rings fit.
     table["tensor-multik"].push_back(ShapeClaim{64, KRange{8, 8}});
+    // ΣK beyond one tensor-multik pass (64 slots up to N=8, 32 at N=16), split into passes.
+    table["tensor-multik-passes"] = grid_of({2, 4, 8}, {KRange{3, 12}});
+    table["tensor-multik-passes"].push_back(ShapeClaim{16, KRange{3, 9}});
     // Lanes split the dimensions: N ≥ 16.
     table["warp-centric"] = grid_of({16, 32, 64}, ranges);
     // One K ≥ 64 per run, N ≤ 64.

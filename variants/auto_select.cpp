@@ -70,7 +70,8 @@ std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.k.kmax < 256 && problem.n <= 4 && single_k && (problem.k.kmax <= 4 || problem.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (problem.k.kmax < 256)
-    chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
+    chain = {"tensor-multik", "tensor-multik-passes", "registers-multik", "shared-atomics", "gemm-tf32x3",
+             "naive-atomics"};
   else
     chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
   if (single_k && problem.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");

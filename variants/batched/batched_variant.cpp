@@ -1,10 +1,9 @@
 #include "variants/batched/batched_variant.hpp"
 
-#include <cuda_runtime.h>
-
 #include <utility>
 
 #include "core/errors.hpp"
+#include "variants/common/stream_fork.hpp"
 
 namespace mk {
 
@@ -49,20 +48,13 @@ IterationResult problem_result(const IterationResult& batch, const Problem& prob
 
 namespace {
 
-void cuda_ok(cudaError_t status, const char* what) {
-  if (status == cudaSuccess) return;
-  cudaGetLastError();
-  throw DeviceError(std::string("batched run: ") + what + ": " + cudaGetErrorName(status) + " (" +
-                    cudaGetErrorString(status) + ")");
-}
-
 // B runs of one variant, problem b on its own rows. On a GPU a step forks the runs' streams
 // from the first run's and joins them back, so that stream's events span the whole batch.
 class BatchedRun final : public PreparedRun {
  public:
   BatchedRun(const Variant& inner, const Problem& problem, const Dataset& data, const Params& params,
              const DeviceInfo& device)
-      : problem_(problem), gpu_(inner.runs_on_gpu()) {
+      : problem_(problem) {
     const Problem one = problem_of_one(problem);
     rows_.reserve(size_t(problem.batch));  // a run may keep a reference to its Dataset: no reallocation
     for (int b = 0; b < problem.batch; ++b) {
@@ -70,39 +62,15 @@ class BatchedRun final : public PreparedRun {
       runs_.push_back(inner.prepare(one, rows_.back(), params, device));
       if (!runs_.back()) throw DeviceError("variant " + inner.name() + " returned no prepared run");
     }
-    if (gpu_ && streams_differ()) {
-      try {
-        cuda_ok(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate");
-        joins_.assign(runs_.size(), nullptr);
-        for (size_t b = 1; b < runs_.size(); ++b)
-          cuda_ok(cudaEventCreateWithFlags(&joins_[b], cudaEventDisableTiming), "cudaEventCreate");
-      } catch (...) {
-        destroy_events();  // no destructor runs for a constructor that throws
-        throw;
-      }
-    }
+    fork_ = std::make_unique<StreamFork>(runs_, "batched run");
   }
-  ~BatchedRun() override { destroy_events(); }
 
   void set_centroids(const std::vector<float>& packed) override {
     for (int b = 0; b < problem_.batch; ++b) runs_[size_t(b)]->set_centroids(problem_centroids(packed, problem_, b));
   }
 
   void iterate(bool store_labels) override {
-    if (!fork_) {
-      for (auto& run : runs_) run->iterate(store_labels);
-      return;
-    }
-    auto main = static_cast<cudaStream_t>(runs_[0]->stream());
-    cuda_ok(cudaEventRecord(fork_, main), "cudaEventRecord");
-    runs_[0]->iterate(store_labels);
-    for (size_t b = 1; b < runs_.size(); ++b) {
-      auto stream = static_cast<cudaStream_t>(runs_[b]->stream());
-      cuda_ok(cudaStreamWaitEvent(stream, fork_, 0), "cudaStreamWaitEvent");
-      runs_[b]->iterate(store_labels);
-      cuda_ok(cudaEventRecord(joins_[b], stream), "cudaEventRecord");
-      cuda_ok(cudaStreamWaitEvent(main, joins_[b], 0), "cudaStreamWaitEvent");
-    }
+    fork_->step([store_labels](PreparedRun& run, size_t) { run.iterate(store_labels); });
   }
 
   void synchronize() override {
@@ -132,28 +100,10 @@ class BatchedRun final : public PreparedRun {
   }
 
  private:
-  void destroy_events() {
-    if (fork_) cudaEventDestroy(fork_);
-    for (cudaEvent_t join : joins_)
-      if (join) cudaEventDestroy(join);
-    fork_ = nullptr;
-    joins_.clear();
-  }
-
-  // Whether the runs have streams of their own to fork and join (a run on the legacy default
-  // stream is ordered with every other anyway).
-  bool streams_differ() const {
-    for (const auto& run : runs_)
-      if (!run->stream()) return false;
-    return runs_.size() > 1;
-  }
-
   Problem problem_;
-  bool gpu_;
   std::vector<Dataset> rows_;  // each run's rows, views of the batch's data
   std::vector<std::unique_ptr<PreparedRun>> runs_;
-  cudaEvent_t fork_ = nullptr;
-  std::vector<cudaEvent_t> joins_;
+  std::unique_ptr<StreamFork> fork_;  // declared after runs_: destroyed before them
 };
 
 class BatchedVariant final : public Variant {
