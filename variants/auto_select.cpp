@@ -70,10 +70,15 @@ std::vector<std::string> dense_preference(const Problem& problem) {
   if (problem.k.kmax < 256 && problem.n <= 4 && single_k && (problem.k.kmax <= 4 || problem.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (problem.k.kmax < 256)
-    chain = {"tensor-multik", "tensor-multik-passes", "registers-multik", "shared-atomics", "gemm-tf32x3",
-             "naive-atomics"};
+    chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else
     chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
+  // A range beyond one tensor-multik pass at N <= 8, right after tensor-multik (which takes the
+  // range when one pass holds it): N=8 K=3..12 M=32M took 1.397 ms in three passes of at most 32
+  // slots against registers-multik's 3.915 (H200, 908b37d,
+  // reports/results/nvidia-h200/tensor-multik-passes-N8-K3..12-M32M-slots32.json).
+  if (problem.n <= 8 && problem.k.kmax < 256)
+    chain.insert(std::find(chain.begin(), chain.end(), "tensor-multik") + 1, "tensor-multik-passes");
   if (single_k && problem.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
   // One K in 48..127 at N = 20..63: gemm-window ran N=32 K=64 M=16M in 6.88 ms against the
   // chain's 13.06 (H100, 89f67ae, reports/results/nvidia-h100-80gb-hbm3/mainstream.txt), and
