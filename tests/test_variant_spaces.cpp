@@ -325,7 +325,7 @@ std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) 
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
-  if (p.n <= 8 && p.k.kmax < 256)
+  if (p.n >= 4 && p.n <= 16 && p.k.kmax < 256)
     chain.insert(std::find(chain.begin(), chain.end(), "tensor-multik") + 1, "tensor-multik-passes");
   if (p.n < 64 && p.k.kmin == p.k.kmax && p.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
   if (p.n >= 20 && p.k.kmin == p.k.kmax && p.k.kmax >= 48 && p.k.kmax < 128) chain.insert(chain.begin(), "gemm-window");
@@ -338,10 +338,13 @@ std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) 
 
 TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 7), h100_like(), 0.7).first, "tensor-multik");
-  // ΣK = 75 is beyond one tensor-multik pass: tensor-multik-passes takes it at N <= 8 (1.40 ms
-  // against registers-multik's 3.92 at M=32M on an H200, 908b37d), registers-multik above.
+  // ΣK beyond one tensor-multik pass: tensor-multik-passes takes it at N = 4..16 (N=8 K=3..12
+  // M=32M 1.40 ms against registers-multik's 3.92 on an H200, 908b37d), registers-multik below
+  // N=4 (N=2 K=10..16: 2.61 against 2.81, b8889ba) and above N=16 (not measured).
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 8, 3, 12), h100_like(), 0.7).first, "tensor-multik-passes");
-  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 16, 3, 9), h100_like(), 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 16, 3, 9), h100_like(), 0.7).first, "tensor-multik-passes");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 2, 10, 16), h100_like(), 0.7).first, "registers-multik");
+  EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 20, 4, 12), h100_like(), 0.7).first, "registers-multik");
   // One K <= 4 or > 16 at N <= 4 measured faster on registers-multik; N=8, K=5 or K=16 did not.
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 4, 4, 4), h100_like(), 0.7).first, "registers-multik");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 4, 25, 25), h100_like(), 0.7).first, "registers-multik");

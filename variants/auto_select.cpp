@@ -73,11 +73,13 @@ std::vector<std::string> dense_preference(const Problem& problem) {
     chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else
     chain = {"gemm-tf32x3", "gemm-cublas", "registers-multik", "shared-atomics", "naive-atomics"};
-  // A range beyond one tensor-multik pass at N <= 8, right after tensor-multik (which takes the
-  // range when one pass holds it): N=8 K=3..12 M=32M took 1.397 ms in three passes of at most 32
-  // slots against registers-multik's 3.915 (H200, 908b37d,
-  // reports/results/nvidia-h200/tensor-multik-passes-N8-K3..12-M32M-slots32.json).
-  if (problem.n <= 8 && problem.k.kmax < 256)
+  // A range beyond one tensor-multik pass at N = 4..16 goes to tensor-multik-passes, right after
+  // tensor-multik (which takes the range when one pass holds it). Against registers-multik on an
+  // H200 (908b37d, b8889ba; reports/results/nvidia-h200/tensor-multik-passes-ranges.txt):
+  // N=8 K=3..12 M=32M 1.397 ms against 3.915, N=4 K=3..12 1.359 against 2.644, N=8 K=8..14
+  // M=16M 0.716 against 1.966, N=16 K=3..9 M=16M 0.797 against 2.232; at N=2 K=10..16 M=32M
+  // registers-multik was ahead, 2.609 against 2.807, so N < 4 keeps it.
+  if (problem.n >= 4 && problem.n <= 16 && problem.k.kmax < 256)
     chain.insert(std::find(chain.begin(), chain.end(), "tensor-multik") + 1, "tensor-multik-passes");
   if (single_k && problem.k.kmax >= 128) chain.insert(chain.begin(), "tf32-window");
   // One K in 48..127 at N = 20..63: gemm-window ran N=32 K=64 M=16M in 6.88 ms against the
