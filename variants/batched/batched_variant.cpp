@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "core/errors.hpp"
-#include "variants/common/stream_fork.hpp"
+#include "variants/common/run_group.hpp"
 
 namespace mk {
 
@@ -50,7 +50,7 @@ namespace {
 
 // B runs of one variant, problem b on its own rows. On a GPU a step forks the runs' streams
 // from the first run's and joins them back, so that stream's events span the whole batch.
-class BatchedRun final : public PreparedRun {
+class BatchedRun final : public RunGroup {
  public:
   BatchedRun(const Variant& inner, const Problem& problem, const Dataset& data, const Params& params,
              const DeviceInfo& device)
@@ -62,48 +62,21 @@ class BatchedRun final : public PreparedRun {
       runs_.push_back(inner.prepare(one, rows_.back(), params, device));
       if (!runs_.back()) throw DeviceError("variant " + inner.name() + " returned no prepared run");
     }
-    fork_ = std::make_unique<StreamFork>(runs_, "batched run");
+    start_fork("batched run");
+  }
+  // The runs may hold views of rows_, which as this class's member would go before the base's runs.
+  ~BatchedRun() override {
+    fork_.reset();
+    runs_.clear();
   }
 
   void set_centroids(const std::vector<float>& packed) override {
     for (int b = 0; b < problem_.batch; ++b) runs_[size_t(b)]->set_centroids(problem_centroids(packed, problem_, b));
   }
 
-  void iterate(bool store_labels) override {
-    fork_->step([store_labels](PreparedRun& run, size_t) { run.iterate(store_labels); });
-  }
-
-  void synchronize() override {
-    for (auto& run : runs_) run->synchronize();
-  }
-
-  IterationResult read_back() override {
-    IterationResult all;
-    for (auto& run : runs_) {
-      IterationResult one = run->read_back();
-      for (auto& k : one.per_k) all.per_k.push_back(std::move(k));
-    }
-    return all;
-  }
-
-  void* stream() override { return runs_[0]->stream(); }
-
-  std::optional<double> conversion_ms() const override {
-    std::optional<double> total;
-    for (const auto& run : runs_)
-      if (auto ms = run->conversion_ms()) total = total.value_or(0.0) + *ms;
-    return total;
-  }
-
-  void expect_labels_read_back() override {
-    for (auto& run : runs_) run->expect_labels_read_back();
-  }
-
  private:
   Problem problem_;
   std::vector<Dataset> rows_;  // each run's rows, views of the batch's data
-  std::vector<std::unique_ptr<PreparedRun>> runs_;
-  std::unique_ptr<StreamFork> fork_;  // declared after runs_: destroyed before them
 };
 
 class BatchedVariant final : public Variant {

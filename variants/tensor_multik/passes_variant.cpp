@@ -18,7 +18,7 @@
 #include "core/errors.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/common/k_range_passes.hpp"
-#include "variants/common/stream_fork.hpp"
+#include "variants/common/run_group.hpp"
 #include "variants/tensor_multik/kernel_config.hpp"
 #include "variants/variant.hpp"
 
@@ -52,7 +52,7 @@ PassPlan plan_passes(const Problem& problem, const Params& params, const DeviceI
   return plan;
 }
 
-class PassesRun final : public PreparedRun {
+class PassesRun final : public RunGroup {
  public:
   PassesRun(const Problem& problem, const Dataset& data, const PassPlan& plan, const DeviceInfo& device)
       : problem_(problem), ranges_(plan.ranges) {
@@ -60,7 +60,7 @@ class PassesRun final : public PreparedRun {
       runs_.push_back(one_pass_variant().prepare(plan.problems[p], data, plan.params[p], device));
       if (!runs_.back()) throw DeviceError("tensor-multik returned no prepared run for K=" + plan.ranges[p].str());
     }
-    fork_ = std::make_unique<StreamFork>(runs_, "tensor-multik-passes");
+    start_fork("tensor-multik-passes");
   }
 
   void set_centroids(const std::vector<float>& packed) override {
@@ -72,32 +72,6 @@ class PassesRun final : public PreparedRun {
       const auto first = packed.begin() + std::ptrdiff_t(size_t(problem_.k.slot_offset(ranges_[p].kmin)) * n);
       runs_[p]->set_centroids(std::vector<float>(first, first + std::ptrdiff_t(size_t(ranges_[p].sum()) * n)));
     }
-  }
-
-  void iterate(bool store_labels) override {
-    fork_->step([store_labels](PreparedRun& run, size_t) { run.iterate(store_labels); });
-  }
-
-  void synchronize() override {
-    for (auto& run : runs_) run->synchronize();
-  }
-
-  IterationResult read_back() override {
-    IterationResult all;
-    for (auto& run : runs_) {
-      IterationResult one = run->read_back();
-      for (auto& k : one.per_k) all.per_k.push_back(std::move(k));
-    }
-    return all;
-  }
-
-  void* stream() override { return runs_[0]->stream(); }
-
-  std::optional<double> conversion_ms() const override {
-    std::optional<double> total;
-    for (const auto& run : runs_)
-      if (auto ms = run->conversion_ms()) total = total.value_or(0.0) + *ms;
-    return total;
   }
 
   // The split step, pass by pass: each pass gets its Ks' flags, and the summaries follow in
@@ -152,14 +126,6 @@ class PassesRun final : public PreparedRun {
     return all;
   }
 
-  void prepare_split() override {
-    for (auto& run : runs_) run->prepare_split();
-  }
-
-  void expect_labels_read_back() override {
-    for (auto& run : runs_) run->expect_labels_read_back();
-  }
-
  private:
   // Pass p's share of per-K flags (kmin first; empty = every K).
   std::vector<uint8_t> flags_of(const std::vector<uint8_t>& flags, size_t p) const {
@@ -195,8 +161,6 @@ class PassesRun final : public PreparedRun {
 
   Problem problem_;
   std::vector<KRange> ranges_;
-  std::vector<std::unique_ptr<PreparedRun>> runs_;
-  std::unique_ptr<StreamFork> fork_;  // declared after runs_: destroyed before them
   gpu::DeviceBuffer<double> sums_, inertia_;
   gpu::DeviceBuffer<unsigned long long> counts_;
   std::vector<AccumulatorRefs> pass_refs_;
