@@ -25,6 +25,7 @@
 #include "tests/synthetic_devices.hpp"
 #include "variants/common/near_tie_bound.hpp"
 #include "variants/gemm_window/config.hpp"
+#include "variants/gemm_window/run.hpp"
 #include "variants/gemm_window/window_bound.hpp"
 #include "variants/variant.hpp"
 
@@ -152,13 +153,37 @@ TEST(GemmWindowGeometry, SharedMemoryRegionsAreAlignedAndDisjoint) {
     EXPECT_EQ(l.b % 16, 0);   // cp.async destinations
     EXPECT_EQ(l.inertia % 8, 0);
     EXPECT_EQ(l.counts % 16, 0);
-    const std::vector<int64_t> starts{l.inertia, l.a,     l.b,     l.xn2,    l.ex,   l.rowbest, l.rowcount,
-                                      l.scan,    l.label, l.items, l.counts, l.sums, l.tile,    l.total};
+    const std::vector<int64_t> starts{l.inertia, l.a,     l.b,      l.xn2,  l.ex,     l.rowbest, l.rowcount, l.scan,
+                                      l.label,   l.items, l.counts, l.sums, l.staged, l.tile,    l.total};
     EXPECT_TRUE(std::is_sorted(starts.begin(), starts.end()));
     EXPECT_EQ(l.b - l.a, int64_t(tile.bm) * 128 * 2);
     EXPECT_EQ(l.xn2 - l.b, int64_t(3) * tile.bn * 32 * 2);
     EXPECT_EQ(l.tile - l.sums, int64_t(300) * 100 * 4);
+    // points=staged: two tiles of FP32 rows, on 16 bytes (cp.async), each buffer too; an odd
+    // n and a sums region of odd size must not shift them off.
+    const gemm_window::SmemLayout staged = gemm_window::smem_layout(tile, 128, 3, 10, 301, 99, true, true);
+    EXPECT_EQ(staged.staged % 16, 0);
+    EXPECT_EQ((int64_t(tile.bm) * 99 * 4) % 16, 0);  // the second buffer's offset
+    EXPECT_GE(staged.staged, staged.sums + int64_t(301) * 99 * 4);
+    EXPECT_EQ(staged.tile - staged.staged, int64_t(2) * tile.bm * 99 * 4);
   }
+}
+
+TEST(GemmWindowSpace, StagedPointsAreTheDefaultOnlyWhereBothBuffersKeepTheTilesBlocksPerSm) {
+  // 32/64/16M: 128x64/4x1 (three blocks an SM) still fits three with 2 × 16 KiB of rows.
+  const Problem narrow = make_problem(16 << 20, 32, 64, 64);
+  const Params narrow_defaults = window_variant().default_params(narrow, h100_like());
+  EXPECT_EQ(narrow_defaults.at("points"), "staged");
+  EXPECT_FALSE(window_variant().param_space(narrow, h100_like()).check(narrow_defaults).has_value());
+  // 128/1024/2M: 64x128/2x2 with 2 × 32 KiB of rows would fit fewer than its three blocks.
+  const Problem wide = make_problem(2 << 20, 128, 1024, 1024);
+  EXPECT_EQ(window_variant().default_params(wide, h100_like()).at("points"), "global");
+}
+
+TEST(GemmWindowSpace, AnUnknownPointsValueIsAnInputError) {
+  Params params = window_variant().default_params(make_problem(1 << 20, 32, 64, 64), h100_like());
+  params["points"] = "pinned";
+  EXPECT_THROW(gemm_window::run_config(params), InputError);
 }
 
 // --- the key window, on an emulation of the kernel's arithmetic ------------------------
@@ -391,6 +416,11 @@ TEST_P(GemmWindowOnDevice, EveryPathMatchesTheReference) {
   for (const char* update : {"global", "shared", "sorted"}) {
     Params p = defaults;
     p["update"] = update;
+    points.push_back(p);
+  }
+  for (const char* staged : {"global", "staged"}) {
+    Params p = defaults;
+    p["points"] = staged;
     points.push_back(p);
   }
   // Ring stages of several chunks, on the default tile (a stage may also equal the table).

@@ -104,8 +104,13 @@ __device__ __forceinline__ void arbitrate_rows(const KernelArgs& a, const Smem& 
       int row = -1;
       unsigned column = 0xffffffffu;
       if (job < total) {
+        // The job's row: how many rows' job ends are at or below it (job_end rises with the
+        // row), by binary search (a linear scan was 4 % of the kernel's instructions at
+        // 32/64/16M, ncu, H200, 7a298a8).
         int i = 0;
-        while (s.job_end[r0 + i] <= job) ++i;
+#pragma unroll
+        for (int step = 16; step > 0; step >>= 1)
+          if (i + step <= S::kRowsPerWarp && s.job_end[r0 + i + step - 1] <= job) i += step;
         row = r0 + i;
         const int start = i == 0 ? 0 : s.job_end[r0 + i - 1];
         int local = job - start;

@@ -41,6 +41,7 @@ struct Smem {
   unsigned short* items;      // [row][kItemsPerRow]: candidate columns
   unsigned* counts;           // per slot (update=global, shared)
   float* sums;                // per slot × n, FP32 sums of x − μ (update=shared)
+  float* staged;              // points=staged: two buffers of BM × n FP32 rows
   int* tile;                  // two slots: the point tile the block works on, and the next
 };
 
@@ -65,6 +66,7 @@ __device__ __forceinline__ Smem carve(const SmemLayout& l) {
   s.items = reinterpret_cast<unsigned short*>(base + l.items);
   s.counts = reinterpret_cast<unsigned*>(base + l.counts);
   s.sums = reinterpret_cast<float*>(base + l.sums);
+  s.staged = reinterpret_cast<float*>(base + l.staged);
   s.tile = reinterpret_cast<int*>(base + l.tile);
   return s;
 }

@@ -90,9 +90,12 @@ Geometry make_geometry(int n, int kmin, int kmax, const TileConfig& tile);
 
 // Byte offsets into a block's dynamic shared memory; the same numbers on host and device.
 struct SmemLayout {
-  int inertia, best, a, b, xn2, ex, rowbest, rowcount, scan, label, job_end, items, counts, sums, tile;
+  int inertia, best, a, b, xn2, ex, rowbest, rowcount, scan, label, job_end, items, counts, sums, staged, tile;
   int64_t total;
 };
+
+// points=staged: two buffers of one point tile's FP32 rows (BM × n floats each).
+MK_GW_HD inline int64_t staged_points_bytes(const TileConfig& tile, int n) { return int64_t(2) * tile.bm * n * 4; }
 
 MK_GW_HD inline int64_t align_up(int64_t value, int64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
@@ -101,7 +104,7 @@ MK_GW_HD inline int64_t align_up(int64_t value, int64_t alignment) {
 // table_chunks: the ring's chunk slots (kStages × stage_chunks) or every chunk of the table
 // (table=resident).
 MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int table_chunks, int groups, int slots,
-                                       int n, bool shared_sums) {
+                                       int n, bool shared_sums, bool staged_points = false) {
   SmemLayout s{};
   int64_t at = 0;
   // Offsets fit 32 bits whenever the total fits a block; a larger total is refused by its size.
@@ -136,6 +139,9 @@ MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int tab
   at = align_up(at, 16);
   s.sums = int(at);
   if (shared_sums) at += int64_t(slots) * n * 4;
+  at = align_up(at, 16);  // cp.async destinations
+  s.staged = int(at);
+  if (staged_points) at += staged_points_bytes(tile, n);
   s.tile = int(at);
   at += 16;
   s.total = at;

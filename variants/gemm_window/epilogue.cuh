@@ -31,8 +31,8 @@ __device__ __forceinline__ RowData load_rows(const KernelArgs& a, const Smem& s,
   for (int r = 0; r < 4; ++r) {
     const int row = wm * 32 + fragment_row(r, g);
     d.xn2[r] = s.xn2[row] * widen;
-    const float a_bound = sqrtf(d.xn2[r]) * (1.f + 4.f * kUnit);
-    d.ex[r] = sqrtf(s.ex[row] * widen) * (1.f + 4.f * kUnit) + kUnit * a_bound;
+    const float a_bound = sqrt_up(d.xn2[r]) * (1.f + 4.f * kUnit);
+    d.ex[r] = sqrt_up(s.ex[row] * widen) * (1.f + 4.f * kUnit) + kUnit * a_bound;
     d.xn2[r] = a_bound * a_bound;
     d.xb[r] = d.xn2[r] * (1.f + kBiasMargin);
   }

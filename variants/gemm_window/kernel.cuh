@@ -6,7 +6,8 @@
 // group's last tile its labels are settled (epilogue.cuh: window and candidates;
 // arbitration.cuh: exact distances) and its points added (update.cuh).
 //
-// Barriers: the end of a point tile (A is free again, the next tile number landed), after the
+// Barriers: the end of a point tile (A is free again, the next tile number landed, and with
+// points=staged the next tile's rows), after the
 // fill (A visible), one per ring stage with table=stream (the ring slot is free), and two per
 // group (row minima, then candidate lists, are complete). Rows are owned by one warp for arbitration and update, so
 // those need only warp synchronisation.
@@ -75,8 +76,19 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   }
   request_point_tile(a, s, 0);
   __syncthreads();
+  // points=staged: tile i + 1's rows are copied into the other buffer while tile i is worked
+  // on (its number has landed by the barrier after tile i's fill), so the fill and the update
+  // read shared memory instead of waiting on global loads; the copies are waited for before
+  // the barrier that ends a tile.
+  const int staged_floats = S::BM * a.n;
+  if (a.staged_points) {
+    if (s.tile[0] < a.point_tiles) stage_points<S>(a, s.staged, s.tile[0]);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+  }
 
-  int tiles_since_flush = 0, tile_slot = 0;
+  int tiles_since_flush = 0, tile_slot = 0, buffer = 0;
   for (int tile = s.tile[0]; tile < a.point_tiles; tile = s.tile[tile_slot]) {
     request_point_tile(a, s, tile_slot ^ 1);
     if (a.update == UpdateMode::Shared && tiles_since_flush == a.flush_tiles) {
@@ -88,8 +100,14 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     }
     ++tiles_since_flush;
     const int64_t base = int64_t(tile) * BM;
-    fill_points<S>(a, s, base, scale);
+    const float* staged = a.staged_points ? s.staged + buffer * staged_floats : nullptr;
+    fill_points<S>(a, s, base, scale, staged);
     __syncthreads();
+    if (a.staged_points) {
+      const int next = s.tile[tile_slot ^ 1];
+      if (next < a.point_tiles) stage_points<S>(a, s.staged + (buffer ^ 1) * staged_floats, next);
+      cp_async_commit();
+    }
     const RowData rows = load_rows(a, s, wm, g);
 
     Top2 top;
@@ -134,12 +152,14 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       __syncthreads();
       arbitrate_rows<S>(a, s, group, base);
       double inertia = 0.0;
-      update_rows<S>(a, s, group, gi, base, inertia);
+      update_rows<S>(a, s, group, gi, base, staged, inertia);
       if (a.update != UpdateMode::Sorted) add_inertia<S>(s, gi, inertia);
       reset(top);
     }
-    __syncthreads();  // A is free again, and the next tile's number has landed
+    if (a.staged_points) cp_async_wait<0>();  // this thread's copies of the next tile
+    __syncthreads();  // A is free again, and the next tile's number (and staged rows) have landed
     tile_slot ^= 1;
+    buffer ^= 1;
   }
   cp_async_wait<0>();
   if (a.update == UpdateMode::Shared) {

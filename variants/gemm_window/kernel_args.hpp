@@ -34,6 +34,7 @@ struct KernelArgs {
   unsigned index_mask;  // low bits of a packed key that hold the column index
   KeyErrorModel model;  // rho and tau filled in by the kernel from table_scalars
   bool table_resident;  // the whole table sits in shared memory
+  bool staged_points;   // points=staged (and the points start on 16 bytes): tiles copied ahead
   SmemLayout smem;      // the block's shared-memory carve-up (config.hpp), sized by the host
   UpdateMode update;
   int flush_tiles;  // update=shared: point tiles between flushes of the FP32 sums

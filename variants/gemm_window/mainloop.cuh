@@ -19,22 +19,36 @@ __device__ __forceinline__ int swizzle(int piece, int row, int pieces_per_row) {
   return (pieces_per_row & 7) == 0 ? piece ^ (row & 7) : piece ^ ((row >> 1) & 3);
 }
 
-// Dims 8·piece .. +7 of point p: (x − μ)·scale rounded to FP16, and the two squared norms.
-__device__ __forceinline__ uint4 convert_piece(const KernelArgs& a, int64_t p, bool valid, int piece, float scale,
+// A point's values from global memory (read-only path) or, staged, from shared memory.
+template <bool Staged>
+__device__ __forceinline__ float4 load_point4(const float4* p) {
+  if constexpr (Staged) return *p;
+  else return __ldg(p);
+}
+template <bool Staged>
+__device__ __forceinline__ float load_point(const float* p) {
+  if constexpr (Staged) return *p;
+  else return __ldg(p);
+}
+
+// Dims 8·piece .. +7 of the point whose FP32 row is `row` (null past the data): (x − μ)·scale
+// rounded to FP16, and the two squared norms.
+template <bool Staged>
+__device__ __forceinline__ uint4 convert_piece(const KernelArgs& a, const float* row, int piece, float scale,
                                                float& norm2, float& residual2) {
   const int d0 = piece * 8;
   float v[8];
-  if (valid && (a.n & 3) == 0 && d0 + 8 <= a.n) {
-    const float4* x = reinterpret_cast<const float4*>(a.points + p * a.n + d0);
+  if (row && (a.n & 3) == 0 && d0 + 8 <= a.n) {
+    const float4* x = reinterpret_cast<const float4*>(row + d0);
     const float4* mu = reinterpret_cast<const float4*>(a.center + d0);
-    const float4 x0 = __ldg(x), x1 = __ldg(x + 1), m0 = __ldg(mu), m1 = __ldg(mu + 1);
+    const float4 x0 = load_point4<Staged>(x), x1 = load_point4<Staged>(x + 1), m0 = __ldg(mu), m1 = __ldg(mu + 1);
     v[0] = x0.x - m0.x, v[1] = x0.y - m0.y, v[2] = x0.z - m0.z, v[3] = x0.w - m0.w;
     v[4] = x1.x - m1.x, v[5] = x1.y - m1.y, v[6] = x1.z - m1.z, v[7] = x1.w - m1.w;
   } else {
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       const int d = d0 + e;
-      v[e] = valid && d < a.n ? __ldg(a.points + p * a.n + d) - __ldg(a.center + d) : 0.f;
+      v[e] = row && d < a.n ? load_point<Staged>(row + d) - __ldg(a.center + d) : 0.f;
     }
   }
   uint32_t packed[4];
@@ -53,19 +67,27 @@ __device__ __forceinline__ uint4 convert_piece(const KernelArgs& a, int64_t p, b
   return make_uint4(packed[0], packed[1], packed[2], packed[3]);
 }
 
+// The FP32 row of tile row `row` (base + row is the point): from the staged buffer or the
+// data; null past the data.
+template <bool Staged>
+__device__ __forceinline__ const float* point_row(const KernelArgs& a, const float* staged, int64_t base, int row) {
+  if (base + row >= a.m) return nullptr;
+  return Staged ? staged + row * a.n : a.points + (base + row) * a.n;
+}
+
 // Fills the A tile with the block's BM points from base (rows past m are zeros) and writes
 // xn2/ex per row. Every warp takes whole rows; no barrier inside (the caller syncs after).
-template <class S>
-__device__ __forceinline__ void fill_points(const KernelArgs& a, const Smem& s, int64_t base, float scale) {
+template <class S, bool Staged>
+__device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, int64_t base, float scale,
+                                          const float* staged) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int pieces = a.npad / 8;
   if (pieces >= 32) {
     for (int row = warp; row < S::BM; row += S::kWarps) {
-      const int64_t p = base + row;
-      const bool valid = p < a.m;
+      const float* x = point_row<Staged>(a, staged, base, row);
       float norm2 = 0.f, residual2 = 0.f;
       for (int piece = lane; piece < pieces; piece += 32) {
-        const uint4 value = convert_piece(a, p, valid, piece, scale, norm2, residual2);
+        const uint4 value = convert_piece<Staged>(a, x, piece, scale, norm2, residual2);
         reinterpret_cast<uint4*>(s.a)[row * pieces + swizzle(piece, row, pieces)] = value;
       }
 #pragma unroll
@@ -91,8 +113,8 @@ __device__ __forceinline__ void fill_points(const KernelArgs& a, const Smem& s, 
       const bool mine = row < S::BM && piece < pieces;
       float norm2 = 0.f, residual2 = 0.f;
       if (mine) {
-        const int64_t p = base + row;
-        const uint4 value = convert_piece(a, p, p < a.m, piece, scale, norm2, residual2);
+        const uint4 value =
+            convert_piece<Staged>(a, point_row<Staged>(a, staged, base, row), piece, scale, norm2, residual2);
         reinterpret_cast<uint4*>(s.a)[row * pieces + swizzle(piece, row, pieces)] = value;
       }
       for (int offset = seg >> 1; offset > 0; offset >>= 1) {
@@ -104,6 +126,32 @@ __device__ __forceinline__ void fill_points(const KernelArgs& a, const Smem& s, 
         s.ex[row] = residual2;
       }
     }
+  }
+}
+
+// staged: the tile's rows in shared memory (points=staged), or null to read the data.
+template <class S>
+__device__ __forceinline__ void fill_points(const KernelArgs& a, const Smem& s, int64_t base, float scale,
+                                            const float* staged) {
+  if (staged) fill_rows<S, true>(a, s, base, scale, staged);
+  else fill_rows<S, false>(a, s, base, scale, nullptr);
+}
+
+// points=staged: point tile `tile`'s FP32 rows (BM·n floats, contiguous, starting on 16 bytes:
+// BM·n·4 is a multiple of 256 and the points start on 16) into a buffer, 16 bytes a cp.async;
+// the piece that straddles the end of the data reads only what is there. Every thread takes
+// part; the caller commits the group, waits for it and syncs before the rows are read.
+template <class S>
+__device__ __forceinline__ void stage_points(const KernelArgs& a, float* buffer, int64_t tile) {
+  const int64_t base = tile * S::BM;
+  const int64_t rows = a.m - base < S::BM ? a.m - base : S::BM;
+  const int64_t floats = rows * a.n;
+  const int pieces = int((floats + 3) >> 2);
+  const float* source = a.points + base * a.n;
+  for (int i = threadIdx.x; i < pieces; i += S::kThreads) {
+    const int64_t left = floats - int64_t(i) * 4;
+    if (left >= 4) cp_async_16(smem_address(buffer + 4 * i), source + 4 * i);
+    else cp_async_16_partial(smem_address(buffer + 4 * i), source + 4 * i, int(left) * 4);
   }
 }
 

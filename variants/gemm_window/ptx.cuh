@@ -54,6 +54,16 @@ __device__ __forceinline__ void cp_async_16(uint32_t shared_address, const void*
 #endif
 }
 
+// The same with only the first `bytes` (0..16) read and the rest of the 16 zero-filled: the
+// piece that straddles the end of an array.
+__device__ __forceinline__ void cp_async_16_partial(uint32_t shared_address, const void* global, int bytes) {
+#if MK_GW_SM80
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address), "l"(global), "r"(bytes));
+#else
+  __trap();
+#endif
+}
+
 __device__ __forceinline__ void cp_async_commit() {
 #if MK_GW_SM80
   asm volatile("cp.async.commit_group;\n" ::);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -32,6 +33,11 @@ RunConfig run_config(const Params& params) {
   // A params object without a stage (run_config's direct callers; resolve_params fills in
   // the default) runs one chunk a stage.
   config.stage_dims = params.contains("stage") ? int(params.at("stage").get<int64_t>()) : kChunkDims;
+  // Likewise a params object without points reads them from global memory.
+  const std::string points = params.contains("points") ? params.at("points").get<std::string>() : "global";
+  if (points != "global" && points != "staged")
+    throw InputError("gemm-window: unknown points '" + points + "' (expected global or staged)");
+  config.staged_points = points == "staged";
   if (config.stage_dims < kChunkDims || config.stage_dims % kChunkDims != 0)
     throw InputError("gemm-window: stage must be a positive multiple of " + std::to_string(kChunkDims) + ", got " +
                      std::to_string(config.stage_dims));
@@ -52,7 +58,7 @@ SmemLayout block_smem_layout(const Problem& problem, const RunConfig& config) {
   const int table_chunks = config.table_resident ? geometry.total_tiles * geometry.chunks
                                                  : kStages * stage_chunks(config.stage_dims, geometry.chunks);
   return smem_layout(tile, geometry.npad, table_chunks, int(geometry.groups.size()), geometry.slots, problem.n,
-                     config.update == UpdateMode::Shared);
+                     config.update == UpdateMode::Shared, config.staged_points);
 }
 
 int64_t block_smem_bytes(const Problem& problem, const RunConfig& config) {
@@ -150,6 +156,9 @@ class GemmWindowRun : public gpu::GpuRun {
 
     KernelArgs args{};
     args.points = state_.points().data;
+    // Staged copies move 16-byte pieces from each tile's first row: a points view that does
+    // not start on 16 bytes (a problem of a batch, a chunk) reads from global memory instead.
+    args.staged_points = config_.staged_points && reinterpret_cast<uintptr_t>(args.points) % 16 == 0;
     args.center = center_.get();
     args.m = problem.m;
     args.n = problem.n;

@@ -17,6 +17,7 @@ struct RunConfig {
   bool table_resident = false;
   int stage_dims = 32;  // table=stream: dims of a centroid tile per ring stage (a multiple of 32)
   int64_t grid = 0;  // 0: every resident block of every SM
+  bool staged_points = false;  // points=staged: the next point tile is copied to shared memory ahead
 };
 RunConfig run_config(const Params& params);  // InputError for unknown values
 

@@ -10,12 +10,14 @@
 // Counts go to shared memory per slot (flushed with the sums or at the block's end); the
 // inertia is Σ(x − c)² in FP64 from the same loads, per warp and group.
 #include "variants/gemm_window/block.cuh"
+#include "variants/gemm_window/mainloop.cuh"
 
 namespace mk::gemm_window {
 
-template <class S>
-__device__ __forceinline__ void update_rows(const KernelArgs& a, const Smem& s, const GroupInfo& group, int g,
-                                            int64_t base, double& inertia) {
+// staged: the tile's FP32 rows in shared memory (points=staged), else null: read from the data.
+template <class S, bool Staged>
+__device__ __forceinline__ void update_rows_from(const KernelArgs& a, const Smem& s, const GroupInfo& group, int g,
+                                                 int64_t base, const float* staged, double& inertia) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int r0 = warp * S::kRowsPerWarp;
   const int64_t left = a.m - base - r0;
@@ -32,7 +34,7 @@ __device__ __forceinline__ void update_rows(const KernelArgs& a, const Smem& s, 
   if (a.update == UpdateMode::Sorted || rows == 0) return;
   const int n = a.n;
   const bool shared = a.update == UpdateMode::Shared;
-  const float* block_points = a.points + (base + r0) * n;
+  const float* block_points = Staged ? staged + r0 * n : a.points + (base + r0) * n;
   if (n >= 32) {
     for (int d0 = 0; d0 < n; d0 += 32) {
       const int d = d0 + lane;
@@ -41,7 +43,7 @@ __device__ __forceinline__ void update_rows(const KernelArgs& a, const Smem& s, 
 #pragma unroll 4
       for (int i = 0; i < rows; ++i) {
         const int slot = group.slot_offset + s.label[r0 + i];
-        const float x = __ldg(block_points + i * n + d);
+        const float x = load_point<Staged>(block_points + i * n + d);
         const float c = __ldg(a.centroids + int64_t(slot) * n + d);
         if (shared)
           atomicAdd(&s.sums[slot * n + d], x - mu);
@@ -59,7 +61,7 @@ __device__ __forceinline__ void update_rows(const KernelArgs& a, const Smem& s, 
     for (int e = lane; e < elements; e += 32) {
       const int i = int((unsigned(e) * magic) >> 20), d = e - i * n;
       const int slot = group.slot_offset + s.label[r0 + i];
-      const float x = __ldg(block_points + e);
+      const float x = load_point<Staged>(block_points + e);
       const float c = __ldg(a.centroids + int64_t(slot) * n + d);
       if (shared)
         atomicAdd(&s.sums[slot * n + d], x - __ldg(a.center + d));
@@ -69,6 +71,13 @@ __device__ __forceinline__ void update_rows(const KernelArgs& a, const Smem& s, 
       inertia = fma(diff, diff, inertia);
     }
   }
+}
+
+template <class S>
+__device__ __forceinline__ void update_rows(const KernelArgs& a, const Smem& s, const GroupInfo& group, int g,
+                                            int64_t base, const float* staged, double& inertia) {
+  if (staged) update_rows_from<S, true>(a, s, group, g, base, staged, inertia);
+  else update_rows_from<S, false>(a, s, group, g, base, nullptr, inertia);
 }
 
 // The warp's inertia of one group into its own shared slot (no atomics: one writer).

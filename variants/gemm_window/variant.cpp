@@ -106,6 +106,11 @@ class GemmWindow : public Variant {
                           {32, 64, 128, 256},
                           "table=stream: dims of a centroid tile per ring stage (one barrier a stage; capped at the "
                           "padded N)"});
+    space.axes.push_back({"points",
+                          {"global", "staged"},
+                          "global: the fill and the update read each point tile from global memory; staged: the next "
+                          "tile's FP32 rows are copied (cp.async) into one of two shared-memory buffers while a tile "
+                          "is worked on"});
     const int sms = std::max(1, device.sm_count);
     space.axes.push_back({"grid", {0, int64_t(sms), int64_t(2) * sms, int64_t(4) * sms},
                           "blocks; 0 = every resident block of every SM (persistent grid)"});
@@ -150,7 +155,8 @@ class GemmWindow : public Variant {
     else if (widest <= 64) order = {"128x64/4x1", "128x128/4x2", "64x128/2x2"};
     else if (padded_dims(problem.n) > 512 || widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
     else order = {"128x128/4x2", "64x128/2x2"};
-    Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0}};
+    Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0},
+                  {"points", "global"}};
     for (const std::string& tile : order) {
       params["tile"] = tile;
       if (fits(problem, device, params)) break;
@@ -168,6 +174,13 @@ class GemmWindow : public Variant {
     if (geometry.chunks % 2 == 0 && fits(problem, device, with(params, "stage", 64))) params["stage"] = 64;
     const int64_t table = int64_t(geometry.total_columns) * geometry.npad * 2;
     if (table <= 32 * 1024 && fits(problem, device, with(params, "table", "resident"))) params["table"] = "resident";
+    // points: staged where both buffers fit without costing the tile its blocks per SM (the
+    // runtime keeps 1 KiB of an SM's shared memory per block).
+    const TileConfig& tile = kTileConfigs[run_config(params).tile_index];
+    const Params staged = with(params, "points", "staged");
+    if (fits(problem, device, staged) &&
+        (device.smem_per_sm <= 0 || (block_smem_bytes(problem, run_config(staged)) + 1024) * tile.min_blocks <= device.smem_per_sm))
+      params["points"] = "staged";
     return params;
   }
 

@@ -63,6 +63,24 @@ inline KeyErrorModel key_error_model(int npad, int index_bits) {
 // has ‖δc‖ ≤ 2^-25·√n = 2^-11·tau. Shared by the table kernel and the tests.
 MK_GW_HD inline float residual_floor(int npad) { return 0x1p-14f * sqrtf(float(npad)); }
 
+// An upper bound on √x (x ≥ 0, or NaN through) at a fraction of sqrtf's cost. IEEE sqrtf is a
+// multi-instruction sequence with a slow-path branch, and the window's square roots (three a
+// row and group, two a row and tile, in every lane that holds the row) were ~15 % of the
+// kernel's instructions on issue 32's 32/64/16M and 64/256/4M rows (ncu source counters,
+// H200, 7a298a8). The hardware approximation errs by a few ulps; widened by 2^-16 relative
+// and 2^-62 absolute (its flush of inputs below 2^-126 to zero leaves roots below 2^-63) it
+// is never below √x. Every use bounds a norm from above, so only "not below" matters, and
+// 2^-16 of a norm is nothing next to the window's 2^-11.
+MK_GW_HD inline float sqrt_up(float x) {
+#if defined(__CUDA_ARCH__)
+  float root;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(root) : "f"(x));
+#else
+  const float root = std::sqrt(x);
+#endif
+  return fmaf(root, 1.f + 0x1p-16f, 0x1p-62f);
+}
+
 // Bound on |key_j − (t_j + xb)| for any centroid with ‖c̃_j‖ ≤ r. a = ‖x̃‖, ex = ‖δx‖ (upper
 // bounds), xb the bias the kernel added.
 MK_GW_HD inline float key_error(float a, float ex, float xb, float r, const KeyErrorModel& m) {
@@ -78,10 +96,10 @@ MK_GW_HD inline float key_error(float a, float ex, float xb, float r, const KeyE
 // best_cn its stored ‖c̃_b‖².
 MK_GW_HD inline float key_window(float xn2, float ex, float xb, float best_key, float best_cn,
                                  const KeyErrorModel& m) {
-  const float a = sqrtf(fmaxf(xn2, 0.f));
-  const float cb = sqrtf(fmaxf(best_cn, 0.f));
+  const float a = sqrt_up(fmaxf(xn2, 0.f));
+  const float cb = sqrt_up(fmaxf(best_cn, 0.f));
   const float delta_b = key_error(a, ex, xb, cb, m) + m.pack_rel * fabsf(best_key);
-  const float db = sqrtf(fmaxf(best_key - xb + xn2 + delta_b, 0.f));
+  const float db = sqrt_up(fmaxf(best_key - xb + xn2 + delta_b, 0.f));
   const float r = a + db;
   const float delta = key_error(a, ex, xb, r, m);
   const float packing = m.pack_rel * 2.f * (fabsf(best_key) + 2.f * delta);
