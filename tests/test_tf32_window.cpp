@@ -110,6 +110,21 @@ TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   EXPECT_FALSE(window_variant().param_space(small, h100_like()).check(small_defaults).has_value());
 }
 
+TEST(Tf32WindowSpace, BlockSumsInSharedMemoryAreTheDefaultUpToSixtyFourKiB) {
+  for (const auto& [n, k, expected] : {std::tuple{32, 64, "shared"}, std::tuple{64, 256, "shared"},
+                                       std::tuple{32, 1024, "global"}, std::tuple{48, 2000, "global"}}) {
+    const Problem problem = shape(1 << 22, n, k, k);
+    const Params defaults = window_variant().default_params(problem, h100_like());
+    EXPECT_EQ(defaults.at("update"), expected) << "N=" << n << " K=" << k;
+    EXPECT_FALSE(window_variant().param_space(problem, h100_like()).check(defaults).has_value());
+  }
+  // 2000 × 48 FP32 sums (375 KiB) fit no block: update=shared is outside the space there.
+  const Problem wide = shape(1 << 22, 48, 2000, 2000);
+  Params shared = window_variant().default_params(wide, h100_like());
+  shared["update"] = "shared";
+  EXPECT_TRUE(window_variant().param_space(wide, h100_like()).check(shared).has_value());
+}
+
 TEST(Tf32WindowSpace, SecondSweepSkipsEmptyTilesFromKOf993) {
   // (kpad 1024.) Below that enough n-tiles hold an in-window key of some row of the warp
   // that the vote costs more than it saves (N=32 on the H200: K=512 0.748 against 0.736 ms
@@ -279,17 +294,21 @@ TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
     GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
   }
   // The second sweep with and without skipping the n-tiles that hold no in-window key (the
-  // default depends on K).
-  for (const char* empty_tiles : {"skip", "count"}) {
-    SCOPED_TRACE(std::string("empty_tiles=") + empty_tiles);
-    Params params = resolve_params(window_variant(), problem, device, Params::object());
-    params["empty_tiles"] = empty_tiles;
-    const auto why = window_variant().param_space(problem, device).check(params);
-    ASSERT_FALSE(why.has_value()) << *why;
-    auto run = window_variant().prepare(problem, data, params, device);
-    testing_support::expect_steps_match_reference(
-        *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
-  }
+  // default depends on K), and both updates wherever the block's sums fit.
+  int ran = 0;
+  for (const char* update : {"global", "shared"})
+    for (const char* empty_tiles : {"skip", "count"}) {
+      SCOPED_TRACE(std::string("update=") + update + " empty_tiles=" + empty_tiles);
+      Params params = resolve_params(window_variant(), problem, device, Params::object());
+      params["empty_tiles"] = empty_tiles;
+      params["update"] = update;
+      if (window_variant().param_space(problem, device).check(params)) continue;  // shared sums too large
+      auto run = window_variant().prepare(problem, data, params, device);
+      testing_support::expect_steps_match_reference(
+          *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
+      ++ran;
+    }
+  EXPECT_GE(ran, 2) << "update=global runs every case";
 }
 
 GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, int centers, double zeros, uint64_t seed) {

@@ -40,7 +40,19 @@ inline int64_t f16_smem_bytes(int64_t kpad, int steps, int block) {
   return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kMaxDims * 4 + kpad * 4 +
          int64_t(block / 32) * kWarpScratchWords * 4;
 }
-inline int64_t smem_for(int64_t kpad, int n, int block) { return f16_smem_bytes(kpad, f16_steps(n), block); }
+// update=shared: the block's FP32 sums of x − μ, K × N floats, after the per-warp scratch.
+inline int64_t shared_sums_bytes(int k, int n) { return int64_t(k) * n * 4; }
+// The block's dynamic shared memory, with the shared sums when sums_bytes > 0.
+inline int64_t smem_for(int64_t kpad, int n, int block, int64_t sums_bytes = 0) {
+  return f16_smem_bytes(kpad, f16_steps(n), block) + sums_bytes;
+}
+// update=shared is the default where the block's FP32 sums take at most this much (to be
+// set from the H200's A/B of the two updates, docs/tf32-window.md).
+constexpr int64_t kSharedSumsUpTo = 64 * 1024;
+// update=shared flushes the FP32 sums after at most this many of a block's points, as
+// variants/common/block_accumulators.cuh does (no FP32 partial holds more than 4096 addends).
+constexpr int kMaxPointsPerFlush = 4096;
+inline int flush_steps(int block) { return kMaxPointsPerFlush / block > 0 ? kMaxPointsPerFlush / block : 1; }
 inline int64_t smem_limit(const DeviceInfo& device) {
   return device.smem_per_block_optin > 0 ? device.smem_per_block_optin : 48 * 1024;
 }

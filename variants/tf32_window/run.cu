@@ -26,6 +26,7 @@ class Tf32WindowRun : public gpu::GpuRun {
       : GpuRun(problem, data, Layout::AoS),
         kpad_(int(padded_centroids(problem.k.kmax))),
         block_(params.at("block").get<int>()),
+        shared_update_(shares_update(params)),
         kernel_(window_kernel_for(problem.n, skips_empty_tiles(params, kpad_))) {
     const int n = problem.n;
     const std::vector<float>& center = translation.center;
@@ -37,7 +38,7 @@ class Tf32WindowRun : public gpu::GpuRun {
     gpu::check(cudaMemcpyAsync(center_.get(), center.data(), center.size() * sizeof(float), cudaMemcpyHostToDevice,
                                state_.stream()),
                "tf32-window center upload");
-    smem_ = size_t(smem_for(kpad_, n, block_));
+    smem_ = size_t(smem_for(kpad_, n, block_, shared_update_ ? shared_sums_bytes(problem.k.kmax, n) : 0));
     gpu::check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_),
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)),
                "tf32-window shared memory limit");
@@ -101,6 +102,8 @@ class Tf32WindowRun : public gpu::GpuRun {
     args.f16_scalars = f16_scalars_.get();
     args.f16_model = f16_model_;
     args.count_weight = float(1 << index_bits(kpad_));  // W ≥ 4·L: room for Σi of three keys
+    args.shared_update = shared_update_;
+    args.flush_steps = flush_steps(block_);
     gpu::check(cudaMemsetAsync(next_step_.get(), 0, next_step_.bytes(), stream), "tf32-window step counter");
     launch_build_f16_window_image(args, largest_, image_.get(), norms_.get(), f16_scalars_.get(), stream);
     kernel_<<<unsigned(grid_), unsigned(block_), smem_, stream>>>(args);
@@ -110,6 +113,7 @@ class Tf32WindowRun : public gpu::GpuRun {
 
  private:
   int kpad_, block_;
+  bool shared_update_;
   KernelFn kernel_;
   int64_t grid_ = 1;
   size_t smem_ = 0;

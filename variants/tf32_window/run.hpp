@@ -22,7 +22,13 @@ inline bool skips_empty_tiles(const Params& params, int64_t kpad) {
   return kpad >= kSkipEmptyTilesFromKpad;
 }
 
-// Params: grid, block, empty_tiles (variant.cu declares them). Throws UnsupportedError
+// update: shared sums in the block (FP32, flushed) or FP64 atomics into global memory; a
+// params object without it (a direct caller's) takes the global atomics.
+inline bool shares_update(const Params& params) {
+  return params.contains("update") && params.at("update").get<std::string>() == "shared";
+}
+
+// Params: grid, block, empty_tiles, update (variant.cu declares them). Throws UnsupportedError
 // where the block cannot be resident.
 std::unique_ptr<PreparedRun> make_window_run(const Problem& problem, const Dataset& data, const Params& params,
                                              const DeviceInfo& device, const Translation& translation);

@@ -38,17 +38,24 @@ __device__ __forceinline__ void load_step_dimension(const WindowArgs& a, int64_t
   }
 }
 
-// The FP64 update (lane d adds dimension d of every point: one coalesced RED per point) and
-// the step's exact inertia, from values loaded before the arbitration. The inertia is a
-// total, so lane d sums (x_d − c_d)² over the step's points: an FP32 sum of 32 squares, as a
-// point's distance over 32 dims would be, without a transpose to bring each point's terms
-// together.
+// The update (lane d adds dimension d of every point) and the step's exact inertia, from
+// values loaded before the arbitration. update=global: one coalesced FP64 RED per point into
+// the global sums; update=shared (Shared): x − μ into the block's FP32 sums in shared memory,
+// 32 addresses of one centroid row per instruction. The global REDs were the bound of the
+// small tables: 123-135 G atomic adds a second on the H200 at 32/256/2M and 64/256/4M, and
+// 32/64/16M's 2048 addresses serialised to 10 ms (mainstream-suite.json, docs/tf32-window.md).
+// The inertia is a total, so lane d sums (x_d − c_d)² over the step's points: an FP32 sum of
+// 32 squares, as a point's distance over 32 dims would be, without a transpose to bring each
+// point's terms together.
+template <bool Shared>
 __device__ __forceinline__ void update_and_inertia(const WindowArgs& a, const WarpScratch& s, int64_t base, int rows,
-                                                   float (&update_values)[32], double& inertia) {
+                                                   float (&update_values)[32], float* sums_s, const float* center_f,
+                                                   double& inertia) {
   const int lane = threadIdx.x & 31;
   for (int d0 = 0; d0 < a.n; d0 += 32) {
     const int d = d0 + lane;
     if (d0 > 0) load_step_dimension(a, base, rows, d, update_values);
+    const float mu = Shared && d < a.n ? center_f[d] : 0.f;
     float squares = 0.f;
     // Sixteen points at a time: their centroid loads share one round trip.
     if (rows == 32 && d < a.n) {
@@ -66,7 +73,10 @@ __device__ __forceinline__ void update_and_inertia(const WindowArgs& a, const Wa
         for (int i = 0; i < 16; ++i) {
           const float e = update_values[group + i] - centroid_values[i];
           squares = fmaf(e, e, squares);
-          atomicAdd(a.sums + offset[i], double(update_values[group + i]));
+          if (Shared)
+            atomicAdd(sums_s + offset[i], update_values[group + i] - mu);
+          else
+            atomicAdd(a.sums + offset[i], double(update_values[group + i]));
         }
       }
     } else {
@@ -84,13 +94,34 @@ __device__ __forceinline__ void update_and_inertia(const WindowArgs& a, const Wa
           const int row = group + i;
           const float e = update_values[row] - centroid_values[i];
           squares = fmaf(e, e, squares);
-          if (row < rows && d < a.n) atomicAdd(&a.sums[int64_t(s.label[row]) * a.n + d], double(update_values[row]));
+          if (row < rows && d < a.n) {
+            if (Shared)
+              atomicAdd(&sums_s[s.label[row] * a.n + d], update_values[row] - mu);
+            else
+              atomicAdd(&a.sums[int64_t(s.label[row]) * a.n + d], double(update_values[row]));
+          }
         }
       }
     }
     inertia += double(squares);
   }
   __syncwarp();
+}
+
+// update=shared: the block's FP32 sums into the FP64 sums and zeroed, by every thread between
+// barriers. The sums hold x − μ; the block's last flush adds count·μ for all its points.
+__device__ __forceinline__ void flush_shared_sums(const WindowArgs& a, float* sums_s, const unsigned* counts_s,
+                                                  const float* center_f, bool last) {
+  const int total = a.k * a.n;
+  for (int i = threadIdx.x; i < total; i += blockDim.x) {
+    double value = sums_s[i];
+    sums_s[i] = 0.f;
+    if (last) {
+      const int j = i / a.n;
+      value += double(counts_s[j]) * double(center_f[i - j * a.n]);
+    }
+    if (value != 0.0) atomicAdd(&a.sums[i], value);
+  }
 }
 
 #endif

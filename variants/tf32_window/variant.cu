@@ -32,7 +32,7 @@ class Tf32Window : public Variant {
   std::string description() const override {
     return "one large K (>= 64): single-pass FP16 tensor-core distances in two sweeps (plain minimum, then "
            "in-window keys counted and identified) against a shared-memory centroid table, exact FP32 arbitration "
-           "of the near-tie window (FP32-faithful labels), FP64 atomic update";
+           "of the near-tie window (FP32-faithful labels), update by FP64 atomics or block sums in shared memory";
   }
   bool runs_on_gpu() const override { return true; }
 
@@ -78,13 +78,20 @@ class Tf32Window : public Variant {
                           {"skip", "count"},
                           "the second sweep: skip n-tiles with no key inside any of the warp's windows (a compare "
                           "per key and a vote), or count every tile"});
+    space.axes.push_back({"update",
+                          {"global", "shared"},
+                          "global: one FP64 atomic per point and 32 dims into the sums; shared: the block's FP32 sums "
+                          "of x - mean in shared memory, flushed every 4096 of its points"});
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int n = problem.n;
     const int64_t limit = smem_limit(device);
-    space.restrictions.push_back({"shared memory: centroid table + per-warp scratch fit the per-block limit",
-                                  [kpad, n, limit](const Params& p) {
-                                    return smem_for(kpad, n, p.at("block").get<int>()) <= limit;
-                                  }});
+    const int64_t sums = shared_sums_bytes(problem.k.kmax, n);
+    space.restrictions.push_back(
+        {"shared memory: centroid table + per-warp scratch (+ the block's sums for update=shared) fit the per-block "
+         "limit",
+         [kpad, n, limit, sums](const Params& p) {
+           return smem_for(kpad, n, p.at("block").get<int>(), shares_update(p) ? sums : 0) <= limit;
+         }});
     const int64_t steps = (problem.m + 31) / 32;
     space.restrictions.push_back({"no idle blocks: (grid-1)·block/32 warps < steps of 32 points", [steps](const Params& p) {
                                     const int64_t grid = p.at("grid").get<int64_t>();
@@ -98,19 +105,28 @@ class Tf32Window : public Variant {
   // fits beside the table; small tables leave room for several blocks of 256. (N=48 K=2000
   // left no room for 16 warps: the default of 512 broke its own restriction,
   // VariantClaims.AcceptedShapesResolveTheirDefaultParameters.)
+  //
+  // update: the block's shared sums where K·N floats take at most 64 KiB and fit beside the
+  // table in the smallest block (see kSharedSumsUpTo); otherwise FP64 atomics.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int64_t per_sm = device.smem_per_sm > 0 ? device.smem_per_sm : smem_limit(device);
+    const int64_t shared_sums = shared_sums_bytes(problem.k.kmax, problem.n);
+    const bool shared = shared_sums <= kSharedSumsUpTo && smem_for(kpad, problem.n, 128, shared_sums) <= smem_limit(device);
+    const int64_t sums = shared ? shared_sums : 0;
     int block = 256;
-    if (2 * smem_for(kpad, problem.n, 256) > per_sm) {
-      block = 128;  // can_implement guarantees the smallest block fits
+    if (2 * smem_for(kpad, problem.n, 256, sums) > per_sm) {
+      block = 128;  // can_implement guarantees the smallest block fits (with the sums: checked above)
       for (int larger : {512, 384, 256})
-        if (smem_for(kpad, problem.n, larger) <= smem_limit(device)) {
+        if (smem_for(kpad, problem.n, larger, sums) <= smem_limit(device)) {
           block = larger;
           break;
         }
     }
-    return {{"grid", 0}, {"block", block}, {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"}};
+    return {{"grid", 0},
+            {"block", block},
+            {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"},
+            {"update", shared ? "shared" : "global"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

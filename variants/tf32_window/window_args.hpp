@@ -26,6 +26,11 @@ struct WindowArgs {
   const float* f16_scalars;   // {scale, largest scaled ‖c‖²}, written by build_f16_window_image
   gemm::Fp16KeyModel f16_model;
   float count_weight;         // W, a power of two ≥ 4·L (L = kpad/4 keys of one lane and row)
+  // update=shared: the block adds x − μ into FP32 sums in shared memory (after the per-warp
+  // scratch) and flushes them into the FP64 sums every flush_steps steps of each warp;
+  // otherwise every point goes to the FP64 sums with global atomics.
+  bool shared_update;
+  int flush_steps;
 };
 
 using KernelFn = void (*)(WindowArgs);

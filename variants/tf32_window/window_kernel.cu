@@ -14,6 +14,7 @@
 // Needs sm_80+ (FP16 mma.sync with FP32 accumulation); the kernel body is compiled out below that.
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -35,9 +36,13 @@ namespace {
 template <int NPAD>
 __device__ __forceinline__ void settle_and_update(const WindowArgs& a, const WarpScratch& s, int listed, int64_t base,
                                                   int rows, int ntiles, unsigned* counts_s,
-                                                  float (&update_values)[32], double& inertia) {
+                                                  float (&update_values)[32], float* sums_s, const float* center_f,
+                                                  double& inertia) {
   settle_labels<NPAD>(a, s, listed, base, rows, ntiles, counts_s);
-  update_and_inertia(a, s, base, rows, update_values, inertia);
+  if (a.shared_update)
+    update_and_inertia<true>(a, s, base, rows, update_values, sums_s, center_f, inertia);
+  else
+    update_and_inertia<false>(a, s, base, rows, update_values, sums_s, center_f, inertia);
 }
 #endif
 
@@ -58,9 +63,13 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
   unsigned* counts_s = reinterpret_cast<unsigned*>(center_s + kMaxDims / 4);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const WarpScratch scratch = warp_scratch(reinterpret_cast<int*>(counts_s + a.kpad), warp);
+  float* sums_s = reinterpret_cast<float*>(counts_s + a.kpad) + (blockDim.x / 32) * kWarpScratchWords;
+  const float* center_f = reinterpret_cast<const float*>(center_s);
 
   const float weight = a.count_weight;
   load_shared_table<H>(a, image_s, norm_quads_s, weights_s, center_s, counts_s, weight);
+  if (a.shared_update)
+    for (int i = threadIdx.x; i < a.k * a.n; i += blockDim.x) sums_s[i] = 0.f;
   __syncthreads();
 
   const float scale = a.f16_scalars[0], largest_cnorm2 = a.f16_scalars[1];
@@ -70,85 +79,98 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
   const uint32_t* lane_image = image_s + lane * H * 2;
   double inertia = 0.0;
 
-  for (int64_t step = granted_step(request_step(a, lane)); step < steps;) {
-    const unsigned long long ticket = request_step(a, lane);
-    const int64_t base = step * 32;
-    // The step's points, translated by μ and scaled like the centroids, then packed as the
-    // A fragments (point_fragments.cuh says which lane holds what).
-    uint32_t frag[2][H][4];
-    float xn2[4];
-    bool valid[4];
-    // A whole step of full-width rows loads each lane's four dims with one unpredicated
-    // LDG.128 at a 32-bit offset and μ from shared memory (the general form below cost
-    // ~60 instructions per row and step). All of a step's loads are issued before the first
-    // use: a branch per row and k-step had made them eight serial round trips.
-    const bool full_step = base + 32 <= a.m && a.n == 16 * H;
-    float4 centred[4][H];  // (x − μ)·scale, 0 past the data
-    if (full_step) {
-      const float* step_points = a.points + base * a.n;
+  // update=shared: rounds of flush_steps steps a warp, each ended by a flush of the block's
+  // FP32 sums between two barriers (a warp without steps left still joins them); the last
+  // round is the one after which no warp has a step.
+  const int round_steps = a.shared_update ? a.flush_steps : INT_MAX;
+  int64_t step = granted_step(request_step(a, lane));
+  for (;;) {
+    for (int in_round = 0; in_round < round_steps && step < steps; ++in_round) {
+      const unsigned long long ticket = request_step(a, lane);
+      const int64_t base = step * 32;
+      // The step's points, translated by μ and scaled like the centroids, then packed as the
+      // A fragments (point_fragments.cuh says which lane holds what).
+      uint32_t frag[2][H][4];
+      float xn2[4];
+      bool valid[4];
+      // A whole step of full-width rows loads each lane's four dims with one unpredicated
+      // LDG.128 at a 32-bit offset and μ from shared memory (the general form below cost
+      // ~60 instructions per row and step). All of a step's loads are issued before the first
+      // use: a branch per row and k-step had made them eight serial round trips.
+      const bool full_step = base + 32 <= a.m && a.n == 16 * H;
+      float4 centred[4][H];  // (x − μ)·scale, 0 past the data
+      if (full_step) {
+        const float* step_points = a.points + base * a.n;
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
+        for (int r = 0; r < 4; ++r)
 #pragma unroll
-        for (int s = 0; s < H; ++s)
-          centred[r][s] =
-              __ldg(reinterpret_cast<const float4*>(step_points + (row_in_step(r, g) * a.n + 16 * s + 4 * t)));
+          for (int s = 0; s < H; ++s)
+            centred[r][s] =
+                __ldg(reinterpret_cast<const float4*>(step_points + (row_in_step(r, g) * a.n + 16 * s + 4 * t)));
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
+        for (int r = 0; r < 4; ++r)
 #pragma unroll
-        for (int s = 0; s < H; ++s) {
-          const float4 mu = center_s[4 * s + t];
-          float4& v = centred[r][s];
-          v = make_float4((v.x - mu.x) * scale, (v.y - mu.y) * scale, (v.z - mu.z) * scale, (v.w - mu.w) * scale);
-        }
-    } else {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int64_t p = base + row_in_step(r, g);
-        const float* row = a.points + p * a.n;
-#pragma unroll
-        for (int s = 0; s < H; ++s) {
-          const int d0 = 16 * s + 4 * t;
-          float v[4];
-          if (p < a.m && vector_rows && d0 + 4 <= a.n) {
-            const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
-            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-          } else {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) v[e] = p < a.m && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+          for (int s = 0; s < H; ++s) {
+            const float4 mu = center_s[4 * s + t];
+            float4& v = centred[r][s];
+            v = make_float4((v.x - mu.x) * scale, (v.y - mu.y) * scale, (v.z - mu.z) * scale, (v.w - mu.w) * scale);
           }
+      } else {
 #pragma unroll
-          for (int e = 0; e < 4; ++e)
-            v[e] = (p < a.m && d0 + e < a.n) ? (v[e] - reinterpret_cast<const float*>(center_s)[d0 + e]) * scale : 0.f;
-          centred[r][s] = make_float4(v[0], v[1], v[2], v[3]);
+        for (int r = 0; r < 4; ++r) {
+          const int64_t p = base + row_in_step(r, g);
+          const float* row = a.points + p * a.n;
+#pragma unroll
+          for (int s = 0; s < H; ++s) {
+            const int d0 = 16 * s + 4 * t;
+            float v[4];
+            if (p < a.m && vector_rows && d0 + 4 <= a.n) {
+              const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
+              v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+            } else {
+#pragma unroll
+              for (int e = 0; e < 4; ++e) v[e] = p < a.m && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+            }
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              v[e] = (p < a.m && d0 + e < a.n) ? (v[e] - reinterpret_cast<const float*>(center_s)[d0 + e]) * scale : 0.f;
+            centred[r][s] = make_float4(v[0], v[1], v[2], v[3]);
+          }
         }
       }
-    }
-    pack_point_fragments<H>(a, base, g, centred, frag, xn2, valid);
+      pack_point_fragments<H>(a, base, g, centred, frag, xn2, valid);
 
-    float lowest[4];
-    lowest_keys<H>(frag, lane_image, norm_quads_s, ntiles, t, lowest);
-    float ramp_slope[4], ramp_top[4];
-    window_ramps(lowest, xn2, largest_cnorm2, a.f16_model, ramp_slope, ramp_top);
+      float lowest[4];
+      lowest_keys<H>(frag, lane_image, norm_quads_s, ntiles, t, lowest);
+      float ramp_slope[4], ramp_top[4];
+      window_ramps(lowest, xn2, largest_cnorm2, a.f16_model, ramp_slope, ramp_top);
 
-    // Pass B: the same keys, counted and identified against T.
-    float sums[4], squares[4];
+      // Pass B: the same keys, counted and identified against T.
+      float sums[4], squares[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) sums[r] = squares[r] = 0.f;
-    count_inside_keys<H, SkipEmptyTiles>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, ramp_slope, ramp_top,
-                                         sums, squares);
+      for (int r = 0; r < 4; ++r) sums[r] = squares[r] = 0.f;
+      count_inside_keys<H, SkipEmptyTiles>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, ramp_slope, ramp_top,
+                                           sums, squares);
 
-    const int64_t next = granted_step(ticket);
-    prefetch_step(a, next, lane);
+      const int64_t next = granted_step(ticket);
+      prefetch_step(a, next, lane);
 
-    // The update's values (lane d holds dimension d of the step's 32 points) are loaded
-    // now, so their latency hides behind the arbitration.
-    const int rows = a.m - base < 32 ? int(a.m - base) : 32;
-    float update_values[32];
-    load_step_dimension(a, base, rows, lane, update_values);
+      // The update's values (lane d holds dimension d of the step's 32 points) are loaded
+      // now, so their latency hides behind the arbitration.
+      const int rows = a.m - base < 32 ? int(a.m - base) : 32;
+      float update_values[32];
+      load_step_dimension(a, base, rows, lane, update_values);
 
-    const int listed = list_candidates(a, scratch, sums, squares, valid, weight, inverse_weight, lane, g, t);
-    settle_and_update<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, inertia);
-    step = next;
+      const int listed = list_candidates(a, scratch, sums, squares, valid, weight, inverse_weight, lane, g, t);
+      settle_and_update<16 * H>(a, scratch, listed, base, rows, ntiles, counts_s, update_values, sums_s, center_f,
+                                inertia);
+      step = next;
+    }
+    if (!a.shared_update) break;
+    const bool more = __syncthreads_or(step < steps);
+    flush_shared_sums(a, sums_s, counts_s, center_f, !more);
+    __syncthreads();
+    if (!more) break;
   }
 
   flush_block_totals(a, inertia, counts_s);
