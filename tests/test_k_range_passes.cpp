@@ -3,6 +3,7 @@
 // synthetic H100 (no GPU needed); and on a GPU, its split step against tensor-multik's on each
 // pass (its iterations against the FP64 reference are tests/test_gpu_variants.cpp's, over the
 // shapes tests/variant_claims.hpp names).
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -112,6 +113,18 @@ TEST(TensorMultiKPasses, PassSlotsBelowTheLargestKAreRefusedByTheSpace) {
   EXPECT_NO_THROW(resolve_params(passes, wide, h100, Params{{"pass_slots", 64}}));
 }
 
+// At N=9..16 a pass holds 32 slots: 64 would run as 32, so the space offers 32 alone.
+TEST(TensorMultiKPasses, PassSlotsOffersOnlyWhatAPassHoldsAtN) {
+  const Variant& passes = Registry::instance().get("tensor-multik-passes");
+  const DeviceInfo h100 = testing_support::h100_like();
+  const Problem n16 = shape(16, KRange{3, 9});
+  const ParamSpace space = passes.param_space(n16, h100);
+  ASSERT_NE(space.find("pass_slots"), nullptr);
+  EXPECT_EQ(space.find("pass_slots")->values, std::vector<nlohmann::json>{32});
+  EXPECT_EQ(passes.default_params(n16, h100).at("pass_slots"), 32);
+  EXPECT_EQ(passes.param_space(shape(8, KRange{3, 12}), h100).find("pass_slots")->values.size(), 2u);
+}
+
 // One split step with a frozen K and clusters that empty (each K's last centroid far from the
 // data, so the farthest policy moves it) gives, K by K, what tensor-multik gives on that K's
 // pass alone from the same centroids: flags, policies and results reach every pass.
@@ -170,6 +183,11 @@ TEST(TensorMultiKPassesGpu, SplitStepIsEachPassAsTensorMultiK) {
         const double x = got.per_k[at].centroids[j], y = want.per_k[size_t(i)].centroids[j];
         EXPECT_NEAR(x, y, 4e-7 * std::max({1.0, std::abs(x), std::abs(y)})) << "value " << j;  // FP64 atomics' order
       }
+      EXPECT_NEAR(got.per_k[at].inertia, want.per_k[size_t(i)].inertia, 1e-9 * std::max(1.0, want.per_k[size_t(i)].inertia));
+      EXPECT_NEAR(summary.per_k[at].inertia, want_summary.per_k[size_t(i)].inertia,
+                  1e-9 * std::max(1.0, want_summary.per_k[size_t(i)].inertia));
+      EXPECT_NEAR(summary.per_k[at].shift, want_summary.per_k[size_t(i)].shift,
+                  1e-4 * std::max(1e-3, want_summary.per_k[size_t(i)].shift));  // from FP32 centroids
       EXPECT_EQ(summary.per_k[at].active, want_summary.per_k[size_t(i)].active);
       EXPECT_EQ(summary.per_k[at].empty, want_summary.per_k[size_t(i)].empty);
       EXPECT_EQ(summary.per_k[at].relocated, want_summary.per_k[size_t(i)].relocated);
@@ -178,6 +196,76 @@ TEST(TensorMultiKPassesGpu, SplitStepIsEachPassAsTensorMultiK) {
   }
   EXPECT_GT(relocated, 0) << "no cluster emptied: the test checks no policy";
   EXPECT_FALSE(summary.per_k[4].active);
+}
+
+// A hook (the multi-GPU all-reduce) edits the gathered accumulators in place; asking for them
+// again (ShardedRun does, after the hook) must hand back the edited buffer, not gather the
+// passes' own sums over it, and update() must divide the edited sums. The edit: every sum of
+// every slot gains its cluster's count times 0.25, so every centroid of a non-empty cluster
+// moves by 0.25 in every dimension against an unedited run's.
+TEST(TensorMultiKPassesGpu, AHooksEditOfTheGatheredSumsSurvivesASecondCallAndReachesTheUpdate) {
+  if (gpu_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << no_gpu_reason();
+  const DeviceInfo device = query_device(0);
+  GeneratorSpec spec;
+  spec.m = 20000;
+  spec.n = 4;
+  spec.seed = 23;
+  const Dataset data = generate(spec);
+  Problem problem = shape(4, KRange{3, 12});
+  problem.m = spec.m;
+  problem.sparsity = data.sparsity;
+  const Variant& passes = Registry::instance().get("tensor-multik-passes");
+  const Params params = resolve_params(passes, problem, device, Params::object());
+  const std::vector<float> start = initial_centroids(data, problem.k, InitMethod::RandomSample, 3);
+  std::vector<IterationResult> results;
+  for (const bool edit : {false, true}) {
+    auto run = passes.prepare(problem, data, params, device);
+    run->set_centroids(start);
+    run->accumulate(AccumulateOptions{});
+    const AccumulatorRefs refs = run->accumulators();
+    ASSERT_TRUE(refs.on_device);
+    ASSERT_EQ(refs.slots, problem.k.sum());
+    if (edit) {
+      auto stream = static_cast<cudaStream_t>(refs.stream);
+      std::vector<double> sums(size_t(refs.slots) * size_t(refs.n));
+      std::vector<unsigned long long> counts(size_t(refs.slots));
+      ASSERT_EQ(cudaMemcpyAsync(sums.data(), refs.sums, sums.size() * sizeof(double), cudaMemcpyDeviceToHost, stream),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemcpyAsync(counts.data(), refs.counts, counts.size() * sizeof(unsigned long long),
+                                cudaMemcpyDeviceToHost, stream),
+                cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      for (size_t slot = 0; slot < counts.size(); ++slot)
+        for (int d = 0; d < refs.n; ++d) sums[slot * size_t(refs.n) + size_t(d)] += 0.25 * double(counts[slot]);
+      ASSERT_EQ(cudaMemcpyAsync(refs.sums, sums.data(), sums.size() * sizeof(double), cudaMemcpyHostToDevice, stream),
+                cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      const AccumulatorRefs again = run->accumulators();
+      EXPECT_EQ(again.sums, refs.sums);
+      std::vector<double> back(sums.size());
+      ASSERT_EQ(cudaMemcpy(back.data(), again.sums, back.size() * sizeof(double), cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(back, sums) << "a second call gathered the passes' sums over the hook's";
+    }
+    run->update(UpdateOptions{});
+    results.push_back(run->read_back());
+  }
+  ASSERT_EQ(results[0].per_k.size(), results[1].per_k.size());
+  int moved = 0;
+  for (size_t i = 0; i < results[0].per_k.size(); ++i) {
+    const KResult& plain = results[0].per_k[i];
+    const KResult& edited = results[1].per_k[i];
+    SCOPED_TRACE("K=" + std::to_string(plain.k));
+    ASSERT_EQ(plain.counts, edited.counts);
+    for (size_t c = 0; c < plain.counts.size(); ++c) {
+      if (plain.counts[c] == 0) continue;
+      for (int d = 0; d < problem.n; ++d) {
+        const size_t at = c * size_t(problem.n) + size_t(d);
+        EXPECT_NEAR(edited.centroids[at] - plain.centroids[at], 0.25, 1e-5) << "cluster " << c << " dim " << d;
+        ++moved;
+      }
+    }
+  }
+  EXPECT_GT(moved, 0);
 }
 
 }  // namespace

@@ -110,9 +110,12 @@ TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   EXPECT_FALSE(window_variant().param_space(small, h100_like()).check(small_defaults).has_value());
 }
 
-TEST(Tf32WindowSpace, BlockSumsInSharedMemoryAreTheDefaultUpToSixtyFourKiB) {
-  for (const auto& [n, k, expected] : {std::tuple{32, 64, "shared"}, std::tuple{64, 256, "shared"},
-                                       std::tuple{32, 1024, "global"}, std::tuple{48, 2000, "global"}}) {
+TEST(Tf32WindowSpace, BlockSumsInSharedMemoryAreTheDefaultUpToFourThousandAddresses) {
+  // K·N ≤ 4096 (the H200's A/B: layout.hpp's kSharedSumsUpTo).
+  for (const auto& [n, k, expected] :
+       {std::tuple{32, 64, "shared"}, std::tuple{16, 128, "shared"}, std::tuple{64, 64, "shared"},
+        std::tuple{48, 128, "global"}, std::tuple{64, 256, "global"}, std::tuple{32, 1024, "global"},
+        std::tuple{48, 2000, "global"}}) {
     const Problem problem = shape(1 << 22, n, k, k);
     const Params defaults = window_variant().default_params(problem, h100_like());
     EXPECT_EQ(defaults.at("update"), expected) << "N=" << n << " K=" << k;

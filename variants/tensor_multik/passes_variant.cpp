@@ -30,6 +30,16 @@ const Variant& one_pass_variant() { return Registry::instance().get("tensor-mult
 // The most slots one tensor-multik pass holds at N: 64 up to N=8, 32 up to N=16, 16 up to N=32, ...
 int slots_at(int n) { return 8 * std::max(0, kMaxTilesTimesSteps / k_steps(n)); }
 
+// pass_slots' values at N: 32 and 64 where a pass holds them, else the most it holds (so a
+// tuner never measures one setting twice under two names).
+std::vector<nlohmann::json> pass_slot_values(int n) {
+  std::vector<nlohmann::json> values;
+  for (const int slots : {32, 64})
+    if (slots <= std::min(kMaxSlots, slots_at(n))) values.push_back(slots);
+  if (values.empty()) values.push_back(std::min(kMaxSlots, slots_at(n)));
+  return values;
+}
+
 int pass_slots(const Problem& problem, const Params& params) {
   const int wanted = params.is_object() ? params.value("pass_slots", kMaxSlots) : kMaxSlots;
   return std::min({wanted, kMaxSlots, slots_at(problem.n)});
@@ -87,7 +97,8 @@ class PassesRun final : public RunGroup {
 
   // The passes' FP64 accumulators gathered into one buffer packed like the whole range's (a
   // hook such as the multi-GPU all-reduce works on it, on the first pass's stream); update()
-  // scatters them back first.
+  // scatters them back first. Gathered once a step: a second call (ShardedRun asks again after
+  // its all-reduce) returns the buffer as the hook left it.
   AccumulatorRefs accumulators() override {
     const size_t n = size_t(problem_.n), slots = size_t(problem_.k.sum()), ks = size_t(problem_.k.count());
     if (!sums_.get()) {
@@ -95,10 +106,12 @@ class PassesRun final : public RunGroup {
       counts_.allocate(slots, "tensor-multik-passes counts");
       inertia_.allocate(ks, "tensor-multik-passes inertia");
     }
-    pass_refs_.assign(runs_.size(), AccumulatorRefs{});
-    fork_->step([&](PreparedRun& run, size_t p) { pass_refs_[p] = run.accumulators(); });
-    copy_passes(true);
-    handed_out_ = true;
+    if (!handed_out_) {
+      pass_refs_.assign(runs_.size(), AccumulatorRefs{});
+      fork_->step([&](PreparedRun& run, size_t p) { pass_refs_[p] = run.accumulators(); });
+      copy_passes(true);
+      handed_out_ = true;
+    }
     AccumulatorRefs all;
     all.sums = sums_.get();
     all.counts = counts_.get();
@@ -195,7 +208,7 @@ class TensorMultiKPasses final : public Variant {
 
   ParamSpace param_space(const Problem& problem, const DeviceInfo&) const override {
     ParamSpace space;
-    space.axes.push_back({"pass_slots", {32, 64},
+    space.axes.push_back({"pass_slots", pass_slot_values(problem.n),
                           "most centroid slots (ΣK) a pass holds, below tensor-multik's own limit at this N: 32 keeps "
                           "argmin=mask and, at N of 4 or 8, prepared operands; 64 makes fewer passes"});
     const int kmax = problem.k.kmax;
@@ -209,7 +222,10 @@ class TensorMultiKPasses final : public Variant {
   // slots (argmin=mask, prepared operands) against 1.864 in two of at most 64 (H200, 908b37d,
   // reports/results/nvidia-h200/tensor-multik-passes-N8-K3..12-M32M-slots{32,64}.json).
   Params default_params(const Problem& problem, const DeviceInfo&) const override {
-    return {{"pass_slots", problem.k.kmax <= 32 ? 32 : 64}};
+    const int wanted = problem.k.kmax <= 32 ? 32 : 64;
+    for (const nlohmann::json& value : pass_slot_values(problem.n))
+      if (value.get<int>() == wanted) return {{"pass_slots", wanted}};
+    return {{"pass_slots", pass_slot_values(problem.n).back()}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

@@ -46,9 +46,13 @@ inline int64_t shared_sums_bytes(int k, int n) { return int64_t(k) * n * 4; }
 inline int64_t smem_for(int64_t kpad, int n, int block, int64_t sums_bytes = 0) {
   return f16_smem_bytes(kpad, f16_steps(n), block) + sums_bytes;
 }
-// update=shared is the default where the block's FP32 sums take at most this much (to be
-// set from the H200's A/B of the two updates, docs/tf32-window.md).
-constexpr int64_t kSharedSumsUpTo = 64 * 1024;
+// update=shared is the default where the block's FP32 sums take at most this much: K·N up to
+// 4096 addresses, where the FP64 REDs of update=global serialise on few of them. H200,
+// 679f279, shared against global (ms): 32/64/16M 2.58 / 5.13, 16/128/8M 1.68 / 2.57,
+// 64/64/8M 2.75 / 5.04; from K·N = 6144 the CAS loop of shared FP32 atomics costs more than
+// the REDs: 48/128/8M 3.20 / 2.66, 32/256/2M 0.569 / 0.524, 64/256/4M 2.26 / 1.88,
+// 32/1024/2M 1.69 / 1.19 (reports/results/nvidia-h200/tf32-window-update.txt).
+constexpr int64_t kSharedSumsUpTo = 16 * 1024;
 // update=shared flushes the FP32 sums after at most this many of a block's points, as
 // variants/common/block_accumulators.cuh does (no FP32 partial holds more than 4096 addends).
 constexpr int kMaxPointsPerFlush = 4096;

@@ -41,9 +41,8 @@ __device__ __forceinline__ void load_step_dimension(const WindowArgs& a, int64_t
 // The update (lane d adds dimension d of every point) and the step's exact inertia, from
 // values loaded before the arbitration. update=global: one coalesced FP64 RED per point into
 // the global sums; update=shared (Shared): x − μ into the block's FP32 sums in shared memory,
-// 32 addresses of one centroid row per instruction. The global REDs were the bound of the
-// small tables: 123-135 G atomic adds a second on the H200 at 32/256/2M and 64/256/4M, and
-// 32/64/16M's 2048 addresses serialised to 10 ms (mainstream-suite.json, docs/tf32-window.md).
+// 32 addresses of one centroid row per instruction (a CAS loop on sm_90), which pays where
+// the REDs serialise on few addresses (K·N ≤ 4096: layout.hpp's kSharedSumsUpTo).
 // The inertia is a total, so lane d sums (x_d − c_d)² over the step's points: an FP32 sum of
 // 32 squares, as a point's distance over 32 dims would be, without a transpose to bring each
 // point's terms together.

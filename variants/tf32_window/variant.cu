@@ -106,8 +106,8 @@ class Tf32Window : public Variant {
   // left no room for 16 warps: the default of 512 broke its own restriction,
   // VariantClaims.AcceptedShapesResolveTheirDefaultParameters.)
   //
-  // update: the block's shared sums where K·N floats take at most 64 KiB and fit beside the
-  // table in the smallest block (see kSharedSumsUpTo); otherwise FP64 atomics.
+  // update: the block's shared sums where K·N floats take at most kSharedSumsUpTo (measured,
+  // layout.hpp) and fit beside the table in the smallest block; otherwise FP64 atomics.
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int64_t per_sm = device.smem_per_sm > 0 ? device.smem_per_sm : smem_limit(device);
