@@ -7,7 +7,7 @@
 # third_party/flash-kmeans; skipped cleanly without one). The table is printed last.
 start=$SECONDS
 timeout $(cap ${MAINSTREAM_TEST_BUDGET:-150}) $BUILD/mkbench_tests \
-  --gtest_filter="${MAINSTREAM_TEST_FILTER:-GemmWindow*:*gemm_window*:StepPhasesContract.*}" \
+  --gtest_filter="${MAINSTREAM_TEST_FILTER:-*GemmWindow*:*gemm_window*:StepPhasesContract.*}" \
   >$OUT/raw/mainstream-gpu-tests.log 2>&1; rc=$?
 cp $OUT/raw/mainstream-gpu-tests.log $OUT/mainstream-gpu-tests.txt
 grep -E "^\[  FAILED  \]" $OUT/raw/mainstream-gpu-tests.log | head -10
