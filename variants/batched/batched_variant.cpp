@@ -57,24 +57,32 @@ class BatchedRun final : public RunGroup {
       : problem_(problem) {
     const Problem one = problem_of_one(problem);
     rows_.reserve(size_t(problem.batch));  // a run may keep a reference to its Dataset: no reallocation
-    for (int b = 0; b < problem.batch; ++b) {
-      rows_.push_back(problem_rows(data, problem, b));
-      runs_.push_back(inner.prepare(one, rows_.back(), params, device));
-      if (!runs_.back()) throw DeviceError("variant " + inner.name() + " returned no prepared run");
+    try {
+      for (int b = 0; b < problem.batch; ++b) {
+        rows_.push_back(problem_rows(data, problem, b));
+        runs_.push_back(inner.prepare(one, rows_.back(), params, device));
+        if (!runs_.back()) throw DeviceError("variant " + inner.name() + " returned no prepared run");
+      }
+      start_fork("batched run");
+    } catch (...) {
+      drop_runs();  // no destructor runs for a constructor that throws
+      throw;
     }
-    start_fork("batched run");
   }
-  // The runs may hold views of rows_, which as this class's member would go before the base's runs.
-  ~BatchedRun() override {
-    fork_.reset();
-    runs_.clear();
-  }
+  ~BatchedRun() override { drop_runs(); }
 
   void set_centroids(const std::vector<float>& packed) override {
     for (int b = 0; b < problem_.batch; ++b) runs_[size_t(b)]->set_centroids(problem_centroids(packed, problem_, b));
   }
 
  private:
+  // The runs may hold views of rows_, which as this class's member would go before the base's
+  // runs: they go first.
+  void drop_runs() {
+    fork_.reset();
+    runs_.clear();
+  }
+
   Problem problem_;
   std::vector<Dataset> rows_;  // each run's rows, views of the batch's data
 };

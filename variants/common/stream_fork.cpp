@@ -69,7 +69,14 @@ void StreamFork::step(const std::function<void(PreparedRun&, size_t)>& work) {
     auto stream = static_cast<cudaStream_t>(runs_[i]->stream());
     auto join = static_cast<cudaEvent_t>(joins_[i]);
     cuda_ok(cudaStreamWaitEvent(stream, fork, 0), what_, "cudaStreamWaitEvent");
-    work(*runs_[i], i);
+    try {
+      work(*runs_[i], i);
+    } catch (...) {
+      // Join what run i queued before it failed, so the first stream still orders every forked
+      // run's work before whatever follows (best effort: the exception in flight is the error).
+      if (cudaEventRecord(join, stream) == cudaSuccess) (void)cudaStreamWaitEvent(main, join, 0);
+      throw;
+    }
     cuda_ok(cudaEventRecord(join, stream), what_, "cudaEventRecord");
     cuda_ok(cudaStreamWaitEvent(main, join, 0), what_, "cudaStreamWaitEvent");
   }

@@ -7,9 +7,9 @@
 // chunks reduced in FP64, the step's class counts and inertia, centroids, shift, freezing),
 // subset_compact (the next step's active list), and one 4-byte read-back of the active count.
 // With three classes or more the score is a pass of its own over the last steps' starting
-// centroids: subset_label_pass and subset_reduce_labels. The table is centred per attribute on upload (the distance key's
-// ‖c‖² − 2x·c expansion loses precision with the data's distance from the origin, not its
-// spread); centroids go back to data units on read-back.
+// centroids: subset_label_pass and subset_reduce_labels. The table is centred per attribute on upload (the distance
+// key, measured from centroid 0 as ‖c_j‖² − ‖c_0‖² − 2x·(c_j − c_0), loses precision with the
+// data's distance from the origin, not its spread); centroids go back to data units on read-back.
 #include <omp.h>
 
 #include <algorithm>
@@ -93,9 +93,11 @@ class CudaSubsetRun : public SubsetBatchRun {
     const double partial_budget = 0.25 * double(free_bytes);
     const size_t step_shared = cuda_step_shared_bytes(shape_);
     const size_t label_shared = cuda_label_shared_bytes(shape_);
+    // A chunk's partials: the accumulator quads, and with two classes the class-1 counts.
+    const double step_chunk_bytes = double(count_) * k_ * (acc_quads() * 16.0 + (shape_.classes == 2 ? 4.0 : 0.0));
     step_plan_ = plan_chunks(layout.tiles, ceil_div(count_, shape_.block),
                              resident_blocks(kernels_->accumulate, shape_.block, step_shared, device),
-                             double(count_) * k_ * acc_quads() * 16.0, partial_budget, shape_.tile_groups);
+                             step_chunk_bytes, partial_budget, shape_.tile_groups);
     step_partials_.allocate(size_t(step_plan_.chunks) * count_ * k_ * acc_quads(), "subset step partials");
     if (shape_.classes == 2)
       class1_partials_.allocate(size_t(step_plan_.chunks) * count_ * k_, "subset step class-1 partials");

@@ -16,7 +16,9 @@
 //                 step's assignment, and the inertia of that partition about its means (the
 //                 final centroids). Seed 000 recodes the table with the clusters of its 5th
 //                 iteration and counts 5 passes; scikit-learn's labels_ would need a sixth
-//                 (docs/explore.md, "The score"). An engine may count during the steps;
+//                 (docs/explore.md, "The score"). An engine may count during the steps
+//                 (the CUDA engine's last step counts two classes in its count lane), so
+//                 score() then only finishes what the steps gathered;
 //   read_back()   centroids, steps, convergence, counts and inertia of every problem.
 #include <cstdint>
 #include <memory>
