@@ -178,6 +178,11 @@ TEST(GemmWindowSpace, StagedPointsAreTheDefaultOnlyWhereBothBuffersKeepTheTilesB
   // 128/1024/2M: 64x128/2x2 with 2 × 32 KiB of rows would fit fewer than its three blocks.
   const Problem wide = make_problem(2 << 20, 128, 1024, 1024);
   EXPECT_EQ(window_variant().default_params(wide, h100_like()).at("points"), "global");
+  // A streamed table: staging there is unmeasured, so the default leaves it out.
+  const Problem streamed = make_problem(2 << 20, 32, 2048, 2048);
+  const Params streamed_defaults = window_variant().default_params(streamed, h100_like());
+  EXPECT_EQ(streamed_defaults.at("table"), "stream");
+  EXPECT_EQ(streamed_defaults.at("points"), "global");
 }
 
 TEST(GemmWindowSpace, AnUnknownPointsValueIsAnInputError) {
@@ -423,6 +428,14 @@ TEST_P(GemmWindowOnDevice, EveryPathMatchesTheReference) {
     p["points"] = staged;
     points.push_back(p);
   }
+  {
+    // One block an SM: blocks take several point tiles each, so the copy into the second
+    // buffer and the swap run (with every resident block, a case's tiles are about one a block).
+    Params p = defaults;
+    p["points"] = "staged";
+    p["grid"] = int64_t(std::max(1, device.sm_count));
+    points.push_back(p);
+  }
   // Ring stages of several chunks, on the default tile (a stage may also equal the table).
   for (const int stage : {64, 128, 256}) {
     Params p = defaults;
@@ -468,7 +481,10 @@ INSTANTIATE_TEST_SUITE_P(
                       GpuCase{"huge_blobs_n40_k96", spec_of("blobs", 20000, 40, 50, 0, 16), 96, 96, 0.f, 1e12f},
                       GpuCase{"uniform_n100_k1000_partial_tile", spec_of("uniform", 10017, 100, 8, 0, 17), 1000, 1000},
                       GpuCase{"uniform_n16_k64_m100", spec_of("uniform", 100, 16, 8, 0, 18), 64, 64},
-                      GpuCase{"uniform_n256_k2048", spec_of("uniform", 6000, 256, 8, 0, 19), 2048, 2048}),
+                      GpuCase{"uniform_n256_k2048", spec_of("uniform", 6000, 256, 8, 0, 19), 2048, 2048},
+                      // 20001 = 156 tiles of 128 and 33 rows: the staged copy's last piece
+                      // is partial (33 × 13 floats is not a multiple of 4).
+                      GpuCase{"uniform_n13_k64_odd_partial_tile", spec_of("uniform", 20001, 13, 8, 0, 20), 64, 64}),
     [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
 
 }  // namespace

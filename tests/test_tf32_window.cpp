@@ -298,20 +298,29 @@ TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
   }
   // The second sweep with and without skipping the n-tiles that hold no in-window key (the
   // default depends on K), and both updates wherever the block's sums fit.
-  int ran = 0;
+  std::vector<Params> points;
   for (const char* update : {"global", "shared"})
     for (const char* empty_tiles : {"skip", "count"}) {
-      SCOPED_TRACE(std::string("update=") + update + " empty_tiles=" + empty_tiles);
       Params params = resolve_params(window_variant(), problem, device, Params::object());
       params["empty_tiles"] = empty_tiles;
       params["update"] = update;
-      if (window_variant().param_space(problem, device).check(params)) continue;  // shared sums too large
-      auto run = window_variant().prepare(problem, data, params, device);
-      testing_support::expect_steps_match_reference(
-          *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
-      ++ran;
+      points.push_back(params);
     }
-  EXPECT_GE(ran, 2) << "update=global runs every case";
+  // update=shared on one block an SM: every warp runs several flush rounds where the case has
+  // enough steps (uniform_n8_k64_rounds), so the mid-run flushes and the idle warps' barriers run.
+  Params rounds = resolve_params(window_variant(), problem, device, Params::object());
+  rounds["update"] = "shared";
+  rounds["grid"] = int64_t(std::max(1, device.sm_count));
+  points.push_back(rounds);
+  for (const Params& params : points) {
+    SCOPED_TRACE(params_label(params));
+    const auto why = window_variant().param_space(problem, device).check(params);
+    if (why && params.at("update") == "shared") continue;  // the block's sums do not fit beside the table
+    ASSERT_FALSE(why.has_value()) << *why;                  // update=global runs every case
+    auto run = window_variant().prepare(problem, data, params, device);
+    testing_support::expect_steps_match_reference(
+        *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, c.labels);
+  }
 }
 
 GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, int centers, double zeros, uint64_t seed) {
@@ -341,7 +350,10 @@ const GpuCase kDeviceCases[] = {
     GpuCase{"tiny_uniform_n32_k128", spec_of("uniform", 30000, 32, 8, 0, 15), 128, true, 0.f, 1e-12f},
     GpuCase{"huge_blobs_n20_k96", spec_of("blobs", 30000, 20, 50, 0, 16), 96, true, 0.f, 1e12f},
     GpuCase{"uniform_n32_k1000_partial_step", spec_of("uniform", 50017, 32, 8, 0, 17), 1000, true,
-            0.f}};
+            0.f},
+    // 2^20 points: 32768 steps; with 8 warps a block and one block an SM (the rounds point)
+    // about 31 steps a warp, so two flush rounds of update=shared (16 steps each at most).
+    GpuCase{"uniform_n8_k64_rounds", spec_of("uniform", 1 << 20, 8, 8, 0, 18), 64, false, 0.f}};
 INSTANTIATE_TEST_SUITE_P(Shapes, Tf32WindowOnDevice, ::testing::ValuesIn(kDeviceCases),
                          [](const ::testing::TestParamInfo<GpuCase>& info) { return info.param.name; });
 

@@ -90,6 +90,10 @@ class GemmWindowRun : public gpu::GpuRun {
                "gemm-window groups upload");
     if (config_.update == UpdateMode::Sorted) sorted_ = std::make_unique<SortedUpdate>(problem, stream);
 
+    // Staged copies move 16-byte pieces from each tile's first row: a points view that does
+    // not start on 16 bytes (a problem of a batch, a chunk) reads global memory, and its blocks
+    // carry no staging buffers.
+    if (reinterpret_cast<uintptr_t>(state_.points().data) % 16 != 0) config_.staged_points = false;
     smem_ = block_smem_bytes(problem, config_);
     const KernelHandle kernel = kernel_for(config_.tile_index);
     gpu::check(cudaFuncSetAttribute(kernel.function, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)),
@@ -156,8 +160,7 @@ class GemmWindowRun : public gpu::GpuRun {
 
     KernelArgs args{};
     args.points = state_.points().data;
-    // Staged copies move 16-byte pieces from each tile's first row: a points view that does
-    // not start on 16 bytes (a problem of a batch, a chunk) reads from global memory instead.
+    // Checked again here in case the view moved since (the constructor sized the blocks).
     args.staged_points = config_.staged_points && reinterpret_cast<uintptr_t>(args.points) % 16 == 0;
     args.center = center_.get();
     args.m = problem.m;

@@ -174,11 +174,13 @@ class GemmWindow : public Variant {
     if (geometry.chunks % 2 == 0 && fits(problem, device, with(params, "stage", 64))) params["stage"] = 64;
     const int64_t table = int64_t(geometry.total_columns) * geometry.npad * 2;
     if (table <= 32 * 1024 && fits(problem, device, with(params, "table", "resident"))) params["table"] = "resident";
-    // points: staged where both buffers fit without costing the tile its blocks per SM (the
-    // runtime keeps 1 KiB of an SM's shared memory per block).
+    // points: staged with a resident table where both buffers fit without costing the tile its
+    // blocks per SM (the runtime keeps 1 KiB of an SM's shared memory per block): both rows it
+    // won were resident (32/64/16M 4.28 against 4.55 ms, 64/256/4M 4.43 against 4.79, H200,
+    // 2340e29); with a streamed table its copy group also bounds the ring's waits, unmeasured.
     const TileConfig& tile = kTileConfigs[run_config(params).tile_index];
     const Params staged = with(params, "points", "staged");
-    if (fits(problem, device, staged) &&
+    if (params.at("table") == "resident" && fits(problem, device, staged) &&
         (device.smem_per_sm <= 0 || (block_smem_bytes(problem, run_config(staged)) + 1024) * tile.min_blocks <= device.smem_per_sm))
       params["points"] = "staged";
     return params;

@@ -31,7 +31,8 @@ const Variant& one_pass_variant() { return Registry::instance().get("tensor-mult
 int slots_at(int n) { return 8 * std::max(0, kMaxTilesTimesSteps / k_steps(n)); }
 
 // pass_slots' values at N: 32 and 64 where a pass holds them, else the most it holds (so a
-// tuner never measures one setting twice under two names).
+// tuner never measures one setting twice under two names). Beyond tensor-multik's N that is 0,
+// a value no shape can use: can_implement refuses those shapes first.
 std::vector<nlohmann::json> pass_slot_values(int n) {
   std::vector<nlohmann::json> values;
   for (const int slots : {32, 64})
