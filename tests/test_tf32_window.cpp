@@ -36,9 +36,11 @@ const Variant& window_variant() { return Registry::instance().get("tf32-window")
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-TEST(Tf32WindowSpace, TakesOneLargeKUpToSixtyFourDimensions) {
+TEST(Tf32WindowSpace, TakesOneLargeKUpToOneHundredTwentyEightDimensions) {
   EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 32, 1024, 1024), h100_like()).has_value());
   EXPECT_FALSE(window_variant().can_implement(shape(1 << 21, 64, 256, 256), h100_like()).has_value());
+  EXPECT_FALSE(window_variant().can_implement(shape(1 << 20, 128, 100, 100), h100_like()).has_value());
+  EXPECT_FALSE(window_variant().can_implement(shape(1 << 20, 70, 500, 500), h100_like()).has_value());
   EXPECT_FALSE(window_variant().can_implement(shape(1000, 2, 64, 64), h100_like()).has_value());
 }
 
@@ -49,9 +51,9 @@ TEST(Tf32WindowSpace, RefusesWhatItCannotDoNamingWhyAndTheAlternative) {
   const auto range = window_variant().can_implement(shape(1 << 21, 32, 100, 200), h100_like());
   ASSERT_TRUE(range.has_value());
   EXPECT_TRUE(contains(*range, "one K")) << *range;
-  const auto wide = window_variant().can_implement(shape(1 << 21, 65, 256, 256), h100_like());
+  const auto wide = window_variant().can_implement(shape(1 << 21, 129, 256, 256), h100_like());
   ASSERT_TRUE(wide.has_value());
-  EXPECT_TRUE(contains(*wide, "gemm-tf32x3")) << *wide;
+  EXPECT_TRUE(contains(*wide, "gemm-window")) << *wide;
   // 4096 centroids × 32 dims of table are 512 KiB: beyond any SM's shared memory.
   const auto big = window_variant().can_implement(shape(1 << 21, 32, 4096, 4096), h100_like());
   ASSERT_TRUE(big.has_value());
@@ -108,6 +110,25 @@ TEST(Tf32WindowSpace, DefaultBlockFollowsHowManyTablesFitAnSm) {
   const Params small_defaults = window_variant().default_params(small, h100_like());
   EXPECT_EQ(small_defaults.at("block"), 256);
   EXPECT_FALSE(window_variant().param_space(small, h100_like()).check(small_defaults).has_value());
+}
+
+// Above 64 dims a kernel is built for each block bound (255 registers a thread up to 256
+// threads, 168 at 384), so blocks of 384 at most, and the default is the largest whose
+// scratch fits beside the table: a block an SM either way.
+TEST(Tf32WindowSpace, WideRowsRunBlocksOfAtMost384Threads) {
+  for (const auto& [n, k, expected] : {std::tuple{128, 100, 384}, std::tuple{80, 1024, 384}, std::tuple{128, 800, 256}}) {
+    const Problem problem = shape(1 << 21, n, k, k);
+    SCOPED_TRACE(problem.str());
+    const Params defaults = window_variant().default_params(problem, h100_like());
+    EXPECT_EQ(defaults.at("block"), expected);
+    const ParamSpace space = window_variant().param_space(problem, h100_like());
+    EXPECT_FALSE(space.check(defaults).has_value());
+    const Axis* blocks = space.find("block");
+    ASSERT_NE(blocks, nullptr);
+    for (const nlohmann::json& block : blocks->values) EXPECT_LE(block.get<int>(), 384);
+  }
+  // 64 dims keep the 512-thread kernels.
+  EXPECT_EQ(window_variant().default_params(shape(1 << 21, 64, 1000, 1000), h100_like()).at("block"), 512);
 }
 
 TEST(Tf32WindowSpace, BlockSumsInSharedMemoryAreTheDefaultUpToFourThousandAddresses) {
@@ -351,6 +372,12 @@ const GpuCase kDeviceCases[] = {
     GpuCase{"huge_blobs_n20_k96", spec_of("blobs", 30000, 20, 50, 0, 16), 96, true, 0.f, 1e12f},
     GpuCase{"uniform_n32_k1000_partial_step", spec_of("uniform", 50017, 32, 8, 0, 17), 1000, true,
             0.f},
+    // The wide kernels: eight steps at full width (two load batches), six steps with zero
+    // padding past N=70 (the general load path), and 96 dims at full width with ties.
+    GpuCase{"uniform_n128_k100", spec_of("uniform", 40000, 128, 8, 0, 19), 100, true, 0.f},
+    GpuCase{"blobs_n70_k300_partial_step", spec_of("blobs", 30011, 70, 200, 0, 20), 300, true, 0.f},
+    GpuCase{"grid_n96_k128_ties", spec_of("uniform", 20000, 96, 8, 0, 21), 128, true, 0.f, 1.f, 0.5f},
+    GpuCase{"offset_blobs_n128_k700", spec_of("blobs", 30000, 128, 700, 0, 22), 700, true, 250.f},
     // 2^20 points: 32768 steps; with 8 warps a block and one block an SM (the rounds point)
     // about 31 steps a warp, so two flush rounds of update=shared (16 steps each at most).
     GpuCase{"uniform_n8_k64_rounds", spec_of("uniform", 1 << 20, 8, 8, 0, 18), 64, false, 0.f}};

@@ -14,25 +14,30 @@ namespace mk::tf32_window {
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 // ‖x − c‖² in FP32 from the untranslated inputs: the arbiter of every candidate. The loads
-// are unrolled over the padded width so one L2 round trip serves the whole row.
+// are unrolled over the padded width, 64 dims at a time at most (128 operand registers), so
+// one L2 round trip serves a row of up to 64 dims and two serve 128.
 template <int NPAD>
 __device__ __forceinline__ float exact_distance(const float* __restrict__ x, const float* __restrict__ c, int n) {
   float acc = 0.f;
   if ((n & 3) == 0) {
-    float4 xv[NPAD / 4], cv[NPAD / 4];
+    constexpr int kChunk = NPAD < 64 ? NPAD : 64;
 #pragma unroll
-    for (int q = 0; q < NPAD / 4; ++q) {
-      const bool inside = 4 * q < n;
-      xv[q] = inside ? __ldg(reinterpret_cast<const float4*>(x) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
-      cv[q] = inside ? __ldg(reinterpret_cast<const float4*>(c) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
+    for (int d0 = 0; d0 < NPAD; d0 += kChunk) {
+      float4 xv[kChunk / 4], cv[kChunk / 4];
 #pragma unroll
-    for (int q = 0; q < NPAD / 4; ++q) {
-      const float e0 = xv[q].x - cv[q].x, e1 = xv[q].y - cv[q].y, e2 = xv[q].z - cv[q].z, e3 = xv[q].w - cv[q].w;
-      acc = fmaf(e0, e0, acc);
-      acc = fmaf(e1, e1, acc);
-      acc = fmaf(e2, e2, acc);
-      acc = fmaf(e3, e3, acc);
+      for (int q = 0; q < kChunk / 4; ++q) {
+        const bool inside = d0 + 4 * q < n;
+        xv[q] = inside ? __ldg(reinterpret_cast<const float4*>(x + d0) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
+        cv[q] = inside ? __ldg(reinterpret_cast<const float4*>(c + d0) + q) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int q = 0; q < kChunk / 4; ++q) {
+        const float e0 = xv[q].x - cv[q].x, e1 = xv[q].y - cv[q].y, e2 = xv[q].z - cv[q].z, e3 = xv[q].w - cv[q].w;
+        acc = fmaf(e0, e0, acc);
+        acc = fmaf(e1, e1, acc);
+        acc = fmaf(e2, e2, acc);
+        acc = fmaf(e3, e3, acc);
+      }
     }
   } else {
     for (int d = 0; d < n; ++d) {

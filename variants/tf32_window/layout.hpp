@@ -8,8 +8,14 @@
 
 namespace mk::tf32_window {
 
-// Point fragments are register-resident: four m16n8k16 steps of 16 dimensions at most.
-constexpr int kMaxDims = 64;
+// Point fragments are register-resident: eight m16n8k16 steps of 16 dimensions at most
+// (64 registers a lane at N=128).
+constexpr int kMaxDims = 128;
+// Up to four steps one kernel serves every block (built for 512 threads: 128 registers).
+// Wider fragments get a kernel per block bound: 256 threads (255 registers, no spills at
+// eight steps, 8 warps an SM) or 384 (168 registers, 40 bytes spilled, 12 warps).
+constexpr int kNarrowSteps = 4;
+constexpr int kWideMaxBlock = 384;
 // Below this the FP64 atomic update serialises on K·N addresses: on the H200, N=8 M=8M took
 // 5.0 ms at K=32 and 2.6 ms at K=64 against 0.34 and 0.64 ms for auto's choice; from K=128
 // (2.1 against 2.9 ms) and at N=32 from K=64 (0.90 against 1.75 ms) this variant was faster
@@ -29,8 +35,14 @@ inline int index_bits(int64_t kpad) {
   while ((int64_t(1) << bits) < kpad) ++bits;
   return bits;
 }
-// m16n8k16 steps of 16 dimensions.
-inline int f16_steps(int n) { return (n + 15) / 16; }
+// m16n8k16 steps of 16 dimensions, as the kernels are instantiated: 1 to 4, then 6 and 8
+// (N = 65..80 and 97..112 run on zero-padded steps rather than two more kernel pairs).
+inline int f16_steps(int n) {
+  const int steps = (n + 15) / 16;
+  return steps <= kNarrowSteps ? steps : steps <= 6 ? 6 : 8;
+}
+// The largest block the kernels for N dimensions are built for.
+inline int max_block_for(int n) { return f16_steps(n) > kNarrowSteps ? kWideMaxBlock : 512; }
 
 // Dynamic shared memory: the image; the C quads {‖c_2t‖², ‖c_2t+1‖², same}, so a quad is one
 // LDS.128 into the 4 consecutive registers HMMA reads; per n-tile the weights

@@ -27,7 +27,7 @@ class Tf32WindowRun : public gpu::GpuRun {
         kpad_(int(padded_centroids(problem.k.kmax))),
         block_(params.at("block").get<int>()),
         shared_update_(shares_update(params)),
-        kernel_(window_kernel_for(problem.n, skips_empty_tiles(params, kpad_))) {
+        kernel_(window_kernel_for(problem.n, skips_empty_tiles(params, kpad_), block_)) {
     const int n = problem.n;
     const std::vector<float>& center = translation.center;
     largest_ = translation.largest;

@@ -1,4 +1,4 @@
-// tf32-window: one large K (hundreds to a few thousand centroids) at N <= 64, where the
+// tf32-window: one large K (hundreds to a few thousand centroids) at N <= 128, where the
 // distance product dominates and gemm-tf32x3's three MMAs per product and shared-memory
 // point staging cost ~8x the goal (issue 4's N=32, K=1024 case).
 //
@@ -47,15 +47,15 @@ class Tf32Window : public Variant {
              " (the FP64 atomic update serialises on K·N addresses); use tensor-multik or registers-multik";
     if (problem.n > kMaxDims)
       return "N=" + std::to_string(problem.n) + " above " + std::to_string(kMaxDims) +
-             " (point fragments are register-resident); use gemm-tf32x3";
+             " (point fragments are register-resident); use gemm-window";
     const int64_t kpad = padded_centroids(problem.k.kmax);
     if (index_bits(kpad) > kMaxIndexBits)
       return "K=" + std::to_string(problem.k.kmax) + " needs more than " + std::to_string(kMaxIndexBits) +
-             " index bits in the in-window counts; use gemm-tf32x3";
+             " index bits in the in-window counts; use gemm-window";
     const int64_t need = smem_for(kpad, problem.n, 128);  // the smallest block
     if (need > smem_limit(device))
       return "the centroid table needs " + std::to_string(need) + " bytes of shared memory, device allows " +
-             std::to_string(smem_limit(device)) + "; use gemm-tf32x3";
+             std::to_string(smem_limit(device)) + "; use gemm-window";
     return gpu::check_fits_in_memory(problem, device, double(kpad) * f16_steps(problem.n) * 32.0);
   }
 
@@ -73,7 +73,12 @@ class Tf32Window : public Variant {
     std::vector<nlohmann::json> grids{0};
     for (int factor : {1, 2, 4}) grids.push_back(int64_t(factor) * sms);
     space.axes.push_back({"grid", grids, "blocks; 0 = the resident blocks of every SM (persistent grid)"});
-    space.axes.push_back({"block", {128, 256, 384, 512}, "threads per block (32 points per warp and step)"});
+    std::vector<nlohmann::json> blocks;
+    for (int block : {128, 256, 384, 512})
+      if (block <= max_block_for(problem.n)) blocks.push_back(block);
+    space.axes.push_back({"block", blocks,
+                          "threads per block (32 points per warp and step; at most 384 above 64 dims, where a "
+                          "kernel is built for each block: 255 registers a thread up to 256, 168 at 384)"});
     space.axes.push_back({"empty_tiles",
                           {"skip", "count"},
                           "the second sweep: skip n-tiles with no key inside any of the warp's windows (a compare "
@@ -115,7 +120,16 @@ class Tf32Window : public Variant {
     const bool shared = shared_sums <= kSharedSumsUpTo && smem_for(kpad, problem.n, 128, shared_sums) <= smem_limit(device);
     const int64_t sums = shared ? shared_sums : 0;
     int block = 256;
-    if (2 * smem_for(kpad, problem.n, 256, sums) > per_sm) {
+    if (f16_steps(problem.n) > kNarrowSteps) {
+      // Wide rows: their registers hold one block an SM whatever its size, so the most
+      // threads whose scratch fits beside the table.
+      block = 128;
+      for (int larger : {kWideMaxBlock, 256})
+        if (smem_for(kpad, problem.n, larger, sums) <= smem_limit(device)) {
+          block = larger;
+          break;
+        }
+    } else if (2 * smem_for(kpad, problem.n, 256, sums) > per_sm) {
       block = 128;  // can_implement guarantees the smallest block fits (with the sums: checked above)
       for (int larger : {512, 384, 256})
         if (smem_for(kpad, problem.n, larger, sums) <= smem_limit(device)) {

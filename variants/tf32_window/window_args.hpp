@@ -35,9 +35,10 @@ struct WindowArgs {
 
 using KernelFn = void (*)(WindowArgs);
 
-// window_kernel.cu: the assignment-and-update kernel for N dimensions, with or without the
-// second sweep's skipping of empty n-tiles; throws UnsupportedError where none exists.
-KernelFn window_kernel_for(int n, bool skip_empty_tiles);
+// window_kernel.cu: the assignment-and-update kernel for N dimensions and blocks of `block`
+// threads, with or without the second sweep's skipping of empty n-tiles; throws
+// UnsupportedError where none exists.
+KernelFn window_kernel_for(int n, bool skip_empty_tiles, int block);
 
 // centroid_table.cu: the FP16 image of the translated, scaled centroids in fragment order,
 // their norms and {scale, largest scaled ‖c‖²}, on the stream (one block).

@@ -49,8 +49,9 @@ __device__ __forceinline__ void settle_and_update(const WindowArgs& a, const War
 // Pass B sums r·(W + i) and r·i² per key on the FMA pipe (three FFMA per key with the ramp).
 // A kernel per SkipEmptyTiles value, not a runtime branch: with both sweeps in one kernel,
 // the counting form ran 3 % slower at K=256 (0.531 against 0.515 ms, commit 704fc34).
-template <int H, bool SkipEmptyTiles>  // H: m16n8k16 steps of 16 dims
-__global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
+// MaxThreads: the block the kernel is built for (layout.hpp's kNarrowSteps says which).
+template <int H, bool SkipEmptyTiles, int MaxThreads>  // H: m16n8k16 steps of 16 dims
+__global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   // The table's pieces are carved here, not by a helper, and the step's point loads stay
   // inline below: either as a function changed ptxas's output for this kernel.
@@ -95,50 +96,60 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
       bool valid[4];
       // A whole step of full-width rows loads each lane's four dims with one unpredicated
       // LDG.128 at a 32-bit offset and μ from shared memory (the general form below cost
-      // ~60 instructions per row and step). All of a step's loads are issued before the first
-      // use: a branch per row and k-step had made them eight serial round trips.
+      // ~60 instructions per row and step). All of a batch's loads are issued before the first
+      // use: a branch per row and k-step had made them eight serial round trips. Up to 64
+      // dims a step is one batch; wider rows take two, so 64 more FP32 registers suffice.
+      constexpr int kBatch = H > kNarrowSteps ? H / 2 : H;
       const bool full_step = base + 32 <= a.m && a.n == 16 * H;
-      float4 centred[4][H];  // (x − μ)·scale, 0 past the data
-      if (full_step) {
-        const float* step_points = a.points + base * a.n;
+      float sq[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-        for (int r = 0; r < 4; ++r)
+      for (int s0 = 0; s0 < H; s0 += kBatch) {
+        float4 centred[4][kBatch];  // (x − μ)·scale, 0 past the data
+        if (full_step) {
+          const float* step_points = a.points + base * a.n;
 #pragma unroll
-          for (int s = 0; s < H; ++s)
-            centred[r][s] =
-                __ldg(reinterpret_cast<const float4*>(step_points + (row_in_step(r, g) * a.n + 16 * s + 4 * t)));
+          for (int r = 0; r < 4; ++r)
 #pragma unroll
-        for (int r = 0; r < 4; ++r)
+            for (int b = 0; b < kBatch; ++b)
+              centred[r][b] = __ldg(reinterpret_cast<const float4*>(
+                  step_points + (row_in_step(r, g) * a.n + 16 * (s0 + b) + 4 * t)));
 #pragma unroll
-          for (int s = 0; s < H; ++s) {
-            const float4 mu = center_s[4 * s + t];
-            float4& v = centred[r][s];
-            v = make_float4((v.x - mu.x) * scale, (v.y - mu.y) * scale, (v.z - mu.z) * scale, (v.w - mu.w) * scale);
-          }
-      } else {
+          for (int r = 0; r < 4; ++r)
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int64_t p = base + row_in_step(r, g);
-          const float* row = a.points + p * a.n;
-#pragma unroll
-          for (int s = 0; s < H; ++s) {
-            const int d0 = 16 * s + 4 * t;
-            float v[4];
-            if (p < a.m && vector_rows && d0 + 4 <= a.n) {
-              const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
-              v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-            } else {
-#pragma unroll
-              for (int e = 0; e < 4; ++e) v[e] = p < a.m && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+            for (int b = 0; b < kBatch; ++b) {
+              const float4 mu = center_s[4 * (s0 + b) + t];
+              float4& v = centred[r][b];
+              v = make_float4((v.x - mu.x) * scale, (v.y - mu.y) * scale, (v.z - mu.z) * scale,
+                              (v.w - mu.w) * scale);
             }
+        } else {
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              v[e] = (p < a.m && d0 + e < a.n) ? (v[e] - reinterpret_cast<const float*>(center_s)[d0 + e]) * scale : 0.f;
-            centred[r][s] = make_float4(v[0], v[1], v[2], v[3]);
+          for (int r = 0; r < 4; ++r) {
+            const int64_t p = base + row_in_step(r, g);
+            const float* row = a.points + p * a.n;
+#pragma unroll
+            for (int b = 0; b < kBatch; ++b) {
+              const int d0 = 16 * (s0 + b) + 4 * t;
+              float v[4];
+              if (p < a.m && vector_rows && d0 + 4 <= a.n) {
+                const float4 q = __ldg(reinterpret_cast<const float4*>(row + d0));
+                v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+              } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) v[e] = p < a.m && d0 + e < a.n ? __ldg(row + d0 + e) : 0.f;
+              }
+#pragma unroll
+              for (int e = 0; e < 4; ++e)
+                v[e] = (p < a.m && d0 + e < a.n)
+                           ? (v[e] - reinterpret_cast<const float*>(center_s)[d0 + e]) * scale
+                           : 0.f;
+              centred[r][b] = make_float4(v[0], v[1], v[2], v[3]);
+            }
           }
         }
+        pack_point_batch<H, kBatch>(s0, centred, frag, sq);
       }
-      pack_point_fragments<H>(a, base, g, centred, frag, xn2, valid);
+      finish_point_rows(a, base, g, sq, xn2, valid);
 
       float lowest[4];
       lowest_keys<H>(frag, lane_image, norm_quads_s, ntiles, t, lowest);
@@ -180,20 +191,25 @@ __global__ void __launch_bounds__(512, 1) f16_window_kernel(WindowArgs a) {
 }
 
 template <bool SkipEmptyTiles>
-KernelFn f16_kernel_for(int n) {
+KernelFn f16_kernel_for(int n, int block) {
   switch (f16_steps(n)) {
-    case 1: return f16_window_kernel<1, SkipEmptyTiles>;
-    case 2: return f16_window_kernel<2, SkipEmptyTiles>;
-    case 3: return f16_window_kernel<3, SkipEmptyTiles>;
-    case 4: return f16_window_kernel<4, SkipEmptyTiles>;
+    case 1: return f16_window_kernel<1, SkipEmptyTiles, 512>;
+    case 2: return f16_window_kernel<2, SkipEmptyTiles, 512>;
+    case 3: return f16_window_kernel<3, SkipEmptyTiles, 512>;
+    case 4: return f16_window_kernel<4, SkipEmptyTiles, 512>;
+    case 6: return block > 256 ? f16_window_kernel<6, SkipEmptyTiles, 384> : f16_window_kernel<6, SkipEmptyTiles, 256>;
+    case 8: return block > 256 ? f16_window_kernel<8, SkipEmptyTiles, 384> : f16_window_kernel<8, SkipEmptyTiles, 256>;
   }
   return nullptr;
 }
 
 }  // namespace
 
-KernelFn window_kernel_for(int n, bool skip_empty_tiles) {
-  KernelFn kernel = skip_empty_tiles ? f16_kernel_for<true>(n) : f16_kernel_for<false>(n);
+KernelFn window_kernel_for(int n, bool skip_empty_tiles, int block) {
+  if (block > max_block_for(n))
+    throw UnsupportedError("tf32-window: no kernel for blocks of " + std::to_string(block) + " threads at N=" +
+                           std::to_string(n));
+  KernelFn kernel = skip_empty_tiles ? f16_kernel_for<true>(n, block) : f16_kernel_for<false>(n, block);
   if (kernel) return kernel;
   throw UnsupportedError("tf32-window: no FP16 kernel for N=" + std::to_string(n));
 }
