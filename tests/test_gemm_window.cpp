@@ -15,6 +15,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/device_info.hpp"
@@ -166,6 +167,21 @@ TEST(GemmWindowGeometry, SharedMemoryRegionsAreAlignedAndDisjoint) {
     EXPECT_EQ((int64_t(tile.bm) * 99 * 4) % 16, 0);  // the second buffer's offset
     EXPECT_GE(staged.staged, staged.sums + int64_t(301) * 99 * 4);
     EXPECT_EQ(staged.tile - staged.staged, int64_t(2) * tile.bm * 99 * 4);
+  }
+}
+
+// The update's default follows the H200's A/B (b809491, ab/gemm-window-update.txt): block
+// sums up to 4096 of them (32/64/16M), FP64 atomics up to 64 KiB of sums (128/100/1M and
+// 64/256/4M, where the shared CAS loop lost), sorted labels beyond that from N = 64.
+TEST(GemmWindowSpace, UpdateDefaultFollowsTheMeasuredSumsSize) {
+  for (const auto& [m, n, k, expected] :
+       {std::tuple{int64_t(16) << 20, 32, 64, "shared"}, std::tuple{int64_t(1) << 20, 128, 100, "global"},
+        std::tuple{int64_t(4) << 20, 64, 256, "global"}, std::tuple{int64_t(2) << 20, 128, 1024, "sorted"},
+        std::tuple{int64_t(2) << 20, 32, 2048, "global"}}) {
+    const Problem problem = make_problem(m, n, k, k);
+    const Params defaults = window_variant().default_params(problem, h100_like());
+    EXPECT_EQ(defaults.at("update"), expected) << problem.str();
+    EXPECT_FALSE(window_variant().param_space(problem, h100_like()).check(defaults).has_value()) << problem.str();
   }
 }
 

@@ -18,6 +18,9 @@
 namespace mk {
 namespace {
 
+// update=shared is the default up to this many FP32 sums (ΣK·N); see default_params.
+constexpr int64_t kSharedSumsUpTo = 4096;
+
 using namespace gemm_window;
 
 int64_t smem_limit(const DeviceInfo& device) {
@@ -143,10 +146,14 @@ class GemmWindow : public Variant {
   //   where 128 points of FP16 rows would not leave room for the ring (N > 512) or where K is
   //   512 or more (128/1024/2M 6.08 ms with 64x128/2x2 against 8.58 with 128x128/4x2;
   //   64/256/4M 4.91 with 128x128/4x2 against 5.37; 128/100/1M 1.98 against 2.29).
-  // - update: the FP64 atomics serialise on few addresses (tf32-window measured 5.0 ms at N=8
-  //   K=32 M=8M against 0.34 ms for block-private sums), so block sums where ΣK·N floats fit
-  //   in 64 KiB; beyond that sorted labels from N = 64 (one atomic per run instead of per
-  //   point: M·N atomics would be 268M at N=128 M=2M), global below.
+  // - update: block sums in shared memory where ΣK·N ≤ 4096 floats, where the FP64 atomics
+  //   serialise on few addresses (32/64/16M 4.28 ms against 5.16 with global); the shared
+  //   FP32 atomics are a CAS loop on sm_90 that costs more once the REDs spread, so global
+  //   up to 64 KiB of sums (128/100/1M 1.64 against 1.96 shared and 2.21 sorted; 64/256/4M
+  //   3.75 against 4.45 shared; H200, b809491, reports/results/nvidia-h200/ab/
+  //   gemm-window-update.txt). Beyond that sorted labels from N = 64 (one atomic per run
+  //   instead of per point: M·N atomics would be 268M at N=128 M=2M; not measured against
+  //   global), global below.
   // - table: resident when the whole FP16 table is at most 32 KiB (no barrier per chunk).
   Params default_params(const Problem& problem, const DeviceInfo& device) const override {
     const int widest = problem.k.kmax;
@@ -162,9 +169,9 @@ class GemmWindow : public Variant {
       if (fits(problem, device, params)) break;
     }
     const int64_t sums_floats = int64_t(problem.k.sum()) * problem.n;
-    if (sums_floats * 4 <= 64 * 1024 && fits(problem, device, with(params, "update", "shared")))
+    if (sums_floats <= kSharedSumsUpTo && fits(problem, device, with(params, "update", "shared")))
       params["update"] = "shared";
-    else if (problem.n >= 64 && problem.m <= INT32_MAX)
+    else if (sums_floats * 4 > 64 * 1024 && problem.n >= 64 && problem.m <= INT32_MAX)
       params["update"] = "sorted";
     // stage: 64 dims a ring stage where two chunks divide a tile's and it still fits with the
     // update chosen above (a larger ring must not cost the shared sums; 128/1024/2M 5.52 ms

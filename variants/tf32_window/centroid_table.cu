@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "variants/common/fp16_key_error.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/tf32_window/layout.hpp"
 #include "variants/tf32_window/window_args.hpp"
@@ -23,10 +24,11 @@ __device__ __forceinline__ float f16_scale_for(float largest_norm2) {
 }
 
 // One block: the scale needs every centroid's ‖c − μ‖² before any value is rounded.
-// scalars = {scale, largest scaled ‖c‖²}.
+// scalars = {scale, largest scaled ‖c‖², ρ}: ρ is the largest FP16 residual ratio
+// ‖c_h/(−2) − c̃‖ / max(‖c̃‖, τ) over the real centroids (fp16_key_error.hpp).
 __global__ void build_f16_window_image(WindowArgs a, float largest_point_norm2, __half* image, float* norms,
                                        float* scalars) {
-  __shared__ unsigned largest_bits;  // non-negative floats order like their bits
+  __shared__ unsigned largest_bits, ratio_bits;  // non-negative floats order like their bits
   if (threadIdx.x == 0) largest_bits = __float_as_uint(largest_point_norm2);
   __syncthreads();
   for (int j = threadIdx.x; j < a.k; j += blockDim.x) {
@@ -40,28 +42,36 @@ __global__ void build_f16_window_image(WindowArgs a, float largest_point_norm2, 
   __syncthreads();
   const float scale = f16_scale_for(__uint_as_float(largest_bits));
   __syncthreads();
-  if (threadIdx.x == 0) largest_bits = 0u;
+  if (threadIdx.x == 0) largest_bits = ratio_bits = 0u;
   __syncthreads();
   const int npad = 16 * a.f16_steps;
   for (int j = threadIdx.x; j < a.kpad; j += blockDim.x) {
-    double norm = 0;
+    double norm = 0, residual2 = 0;
     for (int d = 0; d < npad; ++d) {
       float value = 0.f;
       if (j < a.k && d < a.n) {
         value = (a.centroids[int64_t(j) * a.n + d] - a.center[d]) * scale;
         norm += double(value) * value;
       }
-      image[f16_image_offset(j, d, a.f16_steps)] = __float2half_rn(-2.f * value);
+      const __half h = __float2half_rn(-2.f * value);
+      image[f16_image_offset(j, d, a.f16_steps)] = h;
+      const float residual = __half2float(h) * -0.5f - value;  // exact: both sides within 2x
+      residual2 += double(residual) * residual;
     }
     // Padding sorts above every real key (|keys| < 3·2^28 in scaled units) and is never
     // inside a window.
     norms[j] = j < a.k ? float(norm) : 1e30f;
-    if (j < a.k) atomicMax(&largest_bits, __float_as_uint(float(norm)));
+    if (j < a.k) {
+      atomicMax(&largest_bits, __float_as_uint(float(norm)));
+      const double ratio = sqrt(residual2) / fmax(sqrt(norm), double(fp16_keys::residual_floor(npad)));
+      atomicMax(&ratio_bits, __float_as_uint(__double2float_ru(ratio * (1.0 + 0x1p-40))));
+    }
   }
   __syncthreads();
   if (threadIdx.x == 0) {
     scalars[0] = scale;
     scalars[1] = __uint_as_float(largest_bits);
+    scalars[2] = __uint_as_float(ratio_bits);
   }
 }
 

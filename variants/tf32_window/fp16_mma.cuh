@@ -16,6 +16,14 @@ __device__ __forceinline__ uint32_t pack_half2(float low, float high) {
   return *reinterpret_cast<const uint32_t*>(&pair);
 }
 
+// (low − fp16(low))² + (high − fp16(high))² for a pair packed by pack_half2: exact
+// differences (a float and its FP16 rounding are within a factor of two), squared in FP32.
+__device__ __forceinline__ float half2_residual2(float low, float high, uint32_t packed) {
+  const float2 back = __half22float2(*reinterpret_cast<const __half2*>(&packed));
+  const float dl = low - back.x, dh = high - back.y;
+  return fmaf(dl, dl, dh * dh);
+}
+
 // D = A·B + C for one m16n8k16 FP16 tile with FP32 accumulation.
 __device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, float c0,
                                         float c1, float c2, float c3) {

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "variants/common/fp16_key_error.hpp"
 #include "variants/common/near_tie_bound.hpp"
 #include "variants/tf32_window/fp16_mma.cuh"
 
@@ -52,15 +53,32 @@ __device__ __forceinline__ void lowest_keys(const uint32_t (&frag)[2][H][4], con
 // r = sat(T·s − key·s), which with s = 4/ulp(T) is exactly [key < T]: a key within a factor
 // of two of T differs from it by at least ulp(T)/2, any other by more than |T|/2.
 // T is rounded up and kept ≥ 2^-100 (so s stays finite); raising T only widens the window.
-__device__ __forceinline__ void window_ramps(const float (&lowest)[4], const float (&xn2)[4], float largest_cnorm2,
-                                             const gemm::Fp16KeyModel& model, float (&ramp_slope)[4],
+//
+// The window: measured (fp16_key_error.hpp, from the row's FP16 residual res = ‖x_h − x̃‖²
+// and the table's ρ in key_model), or the worst-case model. Neither knows the winner, so
+// its ‖c_b‖² is bounded by the table's largest.
+__device__ __forceinline__ void window_ramps(const float (&lowest)[4], const float (&xn2)[4], const float (&res)[4],
+                                             float largest_cnorm2, bool measured,
+                                             const fp16_keys::KeyErrorModel& key_model,
+                                             const gemm::Fp16KeyModel& model, int n, float (&ramp_slope)[4],
                                              float (&ramp_top)[4]) {
+  // As gemm-window's rows: FP32 sums of n squares err by ≤ (n + 2)·2^-24 relative, and the
+  // centring's own rounding moves ‖x̃‖ by ≤ 2^-24 of it.
+  const float widen = 1.f + float(n + 8) * 0x1p-23f;
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
     float low = lowest[r];
     low = fminf(low, __shfl_xor_sync(0xffffffffu, low, 1));
     low = fminf(low, __shfl_xor_sync(0xffffffffu, low, 2));
-    float top = __fadd_ru(low, gemm::fp16_key_window(xn2[r], low, largest_cnorm2, model));
+    float width;
+    if (measured) {
+      const float a_bound = fp16_keys::sqrt_up(xn2[r] * widen) * (1.f + 4.f * fp16_keys::kUnit);
+      const float ex = fp16_keys::sqrt_up(res[r] * widen) * (1.f + 4.f * fp16_keys::kUnit) + fp16_keys::kUnit * a_bound;
+      width = fp16_keys::key_window(a_bound * a_bound, ex, 0.f, low, largest_cnorm2, key_model);
+    } else {
+      width = gemm::fp16_key_window(xn2[r], low, largest_cnorm2, model);
+    }
+    float top = __fadd_ru(low, width);
     if (!(fabsf(top) >= 0x1p-100f)) top = 0x1p-100f;
     const float slope = __uint_as_float((279u - ((__float_as_uint(top) >> 23) & 0xffu)) << 23);
     ramp_slope[r] = -slope;

@@ -27,13 +27,14 @@ class Tf32WindowRun : public gpu::GpuRun {
         kpad_(int(padded_centroids(problem.k.kmax))),
         block_(params.at("block").get<int>()),
         shared_update_(shares_update(params)),
+        measured_window_(params.at("window") == "measured"),
         kernel_(window_kernel_for(problem.n, skips_empty_tiles(params, kpad_), block_)) {
     const int n = problem.n;
     const std::vector<float>& center = translation.center;
     largest_ = translation.largest;
     center_.allocate(size_t(n), "tf32-window center");
     image_.allocate(size_t(kpad_) * 8 * f16_steps(n), "tf32-window centroid image");  // kpad·16·steps halves
-    f16_scalars_.allocate(2, "tf32-window f16 scale");
+    f16_scalars_.allocate(3, "tf32-window f16 scalars");
     norms_.allocate(size_t(kpad_), "tf32-window centroid norms");
     gpu::check(cudaMemcpyAsync(center_.get(), center.data(), center.size() * sizeof(float), cudaMemcpyHostToDevice,
                                state_.stream()),
@@ -55,6 +56,8 @@ class Tf32WindowRun : public gpu::GpuRun {
     const int64_t persistent = int64_t(resident) * std::max(1, device.sm_count);
     grid_ = std::max<int64_t>(1, std::min(requested == 0 ? persistent : requested, useful));
     f16_model_ = gemm::fp16_key_model(16 * f16_steps(n));
+    key_model_ = fp16_keys::key_error_model(16 * f16_steps(n), 0);
+    key_model_.pack_rel = 0.f;  // plain keys: no index bits in them
     if (std::getenv("MKBENCH_WINDOW_STATS")) {
       stats_.allocate(3, "tf32-window stats");
       gpu::check(cudaMemsetAsync(stats_.get(), 0, stats_.bytes(), state_.stream()), "zero stats");
@@ -101,6 +104,8 @@ class Tf32WindowRun : public gpu::GpuRun {
     args.f16_steps = f16_steps(problem.n);
     args.f16_scalars = f16_scalars_.get();
     args.f16_model = f16_model_;
+    args.key_model = key_model_;
+    args.measured_window = measured_window_;
     args.count_weight = float(1 << index_bits(kpad_));  // W ≥ 4·L: room for Σi of three keys
     args.shared_update = shared_update_;
     args.flush_steps = flush_steps(block_);
@@ -113,12 +118,13 @@ class Tf32WindowRun : public gpu::GpuRun {
 
  private:
   int kpad_, block_;
-  bool shared_update_;
+  bool shared_update_, measured_window_;
   KernelFn kernel_;
   int64_t grid_ = 1;
   size_t smem_ = 0;
   float largest_ = 0.f;
   gemm::Fp16KeyModel f16_model_{};
+  fp16_keys::KeyErrorModel key_model_{};
   gpu::DeviceBuffer<float> center_, image_, norms_, f16_scalars_;
   gpu::DeviceBuffer<unsigned long long> stats_;
   gpu::DeviceBuffer<unsigned long long> next_step_{1, "tf32-window step counter"};

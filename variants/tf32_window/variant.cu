@@ -87,6 +87,10 @@ class Tf32Window : public Variant {
                           {"global", "shared"},
                           "global: one FP64 atomic per point and 32 dims into the sums; shared: the block's FP32 sums "
                           "of x - mean in shared memory, flushed every 4096 of its points"});
+    space.axes.push_back({"window",
+                          {"measured", "model"},
+                          "the forward-error window of the FP16 keys: measured (each point's FP16 rounding and the "
+                          "table's, variants/common/fp16_key_error.hpp) or model (2^-11 per input, the worst case)"});
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int n = problem.n;
     const int64_t limit = smem_limit(device);
@@ -140,7 +144,8 @@ class Tf32Window : public Variant {
     return {{"grid", 0},
             {"block", block},
             {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"},
-            {"update", shared ? "shared" : "global"}};
+            {"update", shared ? "shared" : "global"},
+            {"window", "measured"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

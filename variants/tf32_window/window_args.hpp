@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "variants/common/fp16_key_error.hpp"
 #include "variants/common/near_tie_bound.hpp"
 
 namespace mk::tf32_window {
@@ -23,7 +24,14 @@ struct WindowArgs {
   unsigned long long* stats;  // null, or {rows, rows with several candidates, rows needing a column scan}
   unsigned long long* next_step;  // zero at launch; warps take 32-point steps from it
   int f16_steps;              // m16n8k16 steps of 16 dims
-  const float* f16_scalars;   // {scale, largest scaled ‖c‖²}, written by build_f16_window_image
+  // {scale, largest scaled ‖c‖², the table's FP16 residual ratio ρ}, written by
+  // build_f16_window_image.
+  const float* f16_scalars;
+  // window=measured: the bound of fp16_key_error.hpp, from each point's FP16 residual and
+  // the table's ρ (rho and tau are filled in by the kernel); window=model: the worst case of
+  // 2^-11 per input (near_tie_bound.hpp).
+  bool measured_window;
+  fp16_keys::KeyErrorModel key_model;
   gemm::Fp16KeyModel f16_model;
   float count_weight;         // W, a power of two ≥ 4·L (L = kpad/4 keys of one lane and row)
   // update=shared: the block adds x − μ into FP32 sums in shared memory (after the per-warp
@@ -41,7 +49,7 @@ using KernelFn = void (*)(WindowArgs);
 KernelFn window_kernel_for(int n, bool skip_empty_tiles, int block);
 
 // centroid_table.cu: the FP16 image of the translated, scaled centroids in fragment order,
-// their norms and {scale, largest scaled ‖c‖²}, on the stream (one block).
+// their norms and {scale, largest scaled ‖c‖², ρ}, on the stream (one block).
 void launch_build_f16_window_image(const WindowArgs& args, float largest_point_norm2, void* image, float* norms,
                                    float* scalars, cudaStream_t stream);
 

@@ -74,6 +74,11 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
   __syncthreads();
 
   const float scale = a.f16_scalars[0], largest_cnorm2 = a.f16_scalars[1];
+  fp16_keys::KeyErrorModel key_model = a.key_model;
+  // The table's residual ratio was measured against the FP32-centred centroids; their own
+  // rounding adds ≤ 2^-24 of ‖c̃‖ (as in gemm-window).
+  key_model.rho = a.f16_scalars[2] * (1.f + 4.f * fp16_keys::kUnit) + fp16_keys::kUnit;
+  key_model.tau = fp16_keys::residual_floor(16 * H);
   const float inverse_weight = 1.f / weight;  // a power of two: exact
   const bool vector_rows = (a.n % 4) == 0;
   const int64_t steps = (a.m + 31) / 32;
@@ -101,7 +106,7 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
       // dims a step is one batch; wider rows take two, so 64 more FP32 registers suffice.
       constexpr int kBatch = H > kNarrowSteps ? H / 2 : H;
       const bool full_step = base + 32 <= a.m && a.n == 16 * H;
-      float sq[4] = {0.f, 0.f, 0.f, 0.f};
+      float sq[4] = {0.f, 0.f, 0.f, 0.f}, res[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int s0 = 0; s0 < H; s0 += kBatch) {
         float4 centred[4][kBatch];  // (x − μ)·scale, 0 past the data
@@ -147,14 +152,15 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
             }
           }
         }
-        pack_point_batch<H, kBatch>(s0, centred, frag, sq);
+        pack_point_batch<H, kBatch>(s0, centred, frag, sq, a.measured_window, res);
       }
-      finish_point_rows(a, base, g, sq, xn2, valid);
+      finish_point_rows(a, base, g, sq, xn2, res, valid);
 
       float lowest[4];
       lowest_keys<H>(frag, lane_image, norm_quads_s, ntiles, t, lowest);
       float ramp_slope[4], ramp_top[4];
-      window_ramps(lowest, xn2, largest_cnorm2, a.f16_model, ramp_slope, ramp_top);
+      window_ramps(lowest, xn2, res, largest_cnorm2, a.measured_window, key_model, a.f16_model, a.n, ramp_slope,
+                   ramp_top);
 
       // Pass B: the same keys, counted and identified against T.
       float sums[4], squares[4];
