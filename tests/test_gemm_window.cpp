@@ -185,7 +185,7 @@ TEST(GemmWindowSpace, UpdateDefaultFollowsTheMeasuredSumsSize) {
   }
 }
 
-TEST(GemmWindowSpace, StagedPointsAreTheDefaultOnlyWhereBothBuffersKeepTheTilesBlocksPerSm) {
+TEST(GemmWindowSpace, StagedPointsAreTheDefaultOnlyUpTo64DimsWhereBothBuffersKeepTheTilesBlocksPerSm) {
   // 32/64/16M: 128x64/4x1 (three blocks an SM) still fits three with 2 × 16 KiB of rows.
   const Problem narrow = make_problem(16 << 20, 32, 64, 64);
   const Params narrow_defaults = window_variant().default_params(narrow, h100_like());
@@ -194,6 +194,11 @@ TEST(GemmWindowSpace, StagedPointsAreTheDefaultOnlyWhereBothBuffersKeepTheTilesB
   // 128/1024/2M: 64x128/2x2 with 2 × 32 KiB of rows would fit fewer than its three blocks.
   const Problem wide = make_problem(2 << 20, 128, 1024, 1024);
   EXPECT_EQ(window_variant().default_params(wide, h100_like()).at("points"), "global");
+  // 128/100/1M: the buffers fit beside a resident table, but staging lost at 128 dims.
+  const Problem wide_small_k = make_problem(1 << 20, 128, 100, 100);
+  const Params wide_small_k_defaults = window_variant().default_params(wide_small_k, h100_like());
+  EXPECT_EQ(wide_small_k_defaults.at("table"), "resident");
+  EXPECT_EQ(wide_small_k_defaults.at("points"), "global");
   // A streamed table: staging there is unmeasured, so the default leaves it out.
   const Problem streamed = make_problem(2 << 20, 32, 2048, 2048);
   const Params streamed_defaults = window_variant().default_params(streamed, h100_like());

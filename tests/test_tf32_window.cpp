@@ -195,7 +195,7 @@ float emulated_f16_key(const std::vector<float>& x, const std::vector<float>& c,
   return acc;
 }
 
-// The window=measured threshold as the kernel forms it: the point's FP16 residual, the
+// The threshold as the kernel forms it: the point's FP16 residual, the
 // table's residual ratio ρ (largest over the centroids), the widened norms of
 // key_sweeps.cuh's window_ramps, and the table's largest ‖c‖² for the winner's.
 float measured_threshold(const std::vector<float>& x, float xn2, float best_key, float largest_cnorm2, float rho,
@@ -218,7 +218,8 @@ float measured_threshold(const std::vector<float>& x, float xn2, float best_key,
 
 // Uniform data in an offset box; `faint` dimensions are scaled by 1e-9, so after the
 // scaling their FP16 values are subnormal and the window's absolute term has to cover them.
-// `measured` picks the window=measured threshold over the worst-case model's.
+// `measured` picks the kernel's threshold; otherwise the worst case of 2^-11 per input
+// (near_tie_bound.hpp's Fp16KeyModel), the yardstick it is compared with.
 WindowTrials run_f16_trials(int n, int k, int faint, int points, uint32_t seed, bool measured = false) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(2.f, 3.f);
@@ -294,31 +295,24 @@ WindowTrials run_f16_trials(int n, int k, int faint, int points, uint32_t seed, 
   return trials;
 }
 
+// The kernel's window (measured FP16 residuals, fp16_key_error.hpp) holds every centroid at
+// least as near as the key winner, on uniform data, offset data and data whose faint
+// dimensions are FP16 subnormals, with fewer keys inside than the worst case of 2^-11 per
+// input would leave (which held 37 % of uniform points' runners-up at 128/100/1M on the
+// H200 against 19 %: MKBENCH_WINDOW_STATS, 909355b).
 TEST(Fp16KeyWindow, HoldsEveryCentroidAtLeastAsNearAsTheSmallestKey) {
   for (const auto& [n, k, faint] : {std::tuple{32, 1024, 0}, std::tuple{8, 256, 0}, std::tuple{3, 64, 0},
-                                    std::tuple{32, 256, 24}, std::tuple{16, 128, 6}}) {
-    const WindowTrials trials = run_f16_trials(n, k, faint, 1500, 91u + n + faint);
-    SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k) + " faint dims " + std::to_string(faint));
-    EXPECT_EQ(trials.uncovered, 0);
-    EXPECT_GT(trials.ambiguous, 0);
-    EXPECT_LT(trials.ambiguous, trials.points / 2);
-    EXPECT_LT(trials.keys_inside, 2.0);
-  }
-}
-
-// window=measured: the same cover from the measured FP16 residuals, with fewer keys inside
-// than the worst-case model leaves (at 128 dims too, where the model's window held 40 % of
-// uniform points' runners-up on the H200: MKBENCH_WINDOW_STATS, b809491).
-TEST(Fp16KeyWindow, MeasuredResidualsCoverEveryNearerCentroidWithFewerKeysInside) {
-  for (const auto& [n, k, faint] : {std::tuple{32, 1024, 0}, std::tuple{8, 256, 0}, std::tuple{128, 100, 0},
-                                    std::tuple{32, 256, 24}, std::tuple{96, 128, 6}}) {
+                                    std::tuple{32, 256, 24}, std::tuple{16, 128, 6}, std::tuple{128, 100, 0},
+                                    std::tuple{96, 128, 6}}) {
     SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k) + " faint dims " + std::to_string(faint));
     const WindowTrials measured = run_f16_trials(n, k, faint, 1500, 91u + n + faint, true);
-    const WindowTrials model = run_f16_trials(n, k, faint, 1500, 91u + n + faint, false);
+    const WindowTrials worst_case = run_f16_trials(n, k, faint, 1500, 91u + n + faint, false);
     EXPECT_EQ(measured.uncovered, 0);
-    EXPECT_EQ(model.uncovered, 0);
-    EXPECT_LT(measured.keys_inside, model.keys_inside);
-    EXPECT_LE(measured.ambiguous, model.ambiguous);
+    EXPECT_GT(measured.ambiguous, 0);
+    EXPECT_LT(measured.ambiguous, measured.points / 2);
+    EXPECT_LT(measured.keys_inside, 2.0);
+    EXPECT_LT(measured.keys_inside, worst_case.keys_inside);
+    EXPECT_LE(measured.ambiguous, worst_case.ambiguous);
   }
 }
 
@@ -370,17 +364,15 @@ TEST_P(Tf32WindowOnDevice, TwoStepsMatchTheReference) {
     GTEST_SKIP() << "tf32-window cannot run " << problem.str() << " on " << device.name << ": " << *reason;
   }
   // The second sweep with and without skipping the n-tiles that hold no in-window key (the
-  // default depends on K), both windows, and both updates wherever the block's sums fit.
+  // default depends on K), and both updates wherever the block's sums fit.
   std::vector<Params> points;
   for (const char* update : {"global", "shared"})
-    for (const char* empty_tiles : {"skip", "count"})
-      for (const char* window : {"measured", "model"}) {
-        Params params = resolve_params(window_variant(), problem, device, Params::object());
-        params["empty_tiles"] = empty_tiles;
-        params["update"] = update;
-        params["window"] = window;
-        points.push_back(params);
-      }
+    for (const char* empty_tiles : {"skip", "count"}) {
+      Params params = resolve_params(window_variant(), problem, device, Params::object());
+      params["empty_tiles"] = empty_tiles;
+      params["update"] = update;
+      points.push_back(params);
+    }
   // update=shared on one block an SM: every warp runs several flush rounds where the case has
   // enough steps (uniform_n8_k64_rounds), so the mid-run flushes and the idle warps' barriers run.
   Params rounds = resolve_params(window_variant(), problem, device, Params::object());

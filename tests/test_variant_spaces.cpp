@@ -318,9 +318,10 @@ TEST(AutoSpace, SparseDataAtOrAboveTheThresholdGoesToCsr) {
 // accepts the shape (auto_select.cpp's header: N >= 64, K < 256, otherwise).
 std::string expected_dense_delegate(const Problem& p, const DeviceInfo& device) {
   std::vector<std::string> chain;
-  if (p.n >= 64 && p.k.kmax >= 48)
+  if (p.n >= 64 && p.k.kmax >= 48) {
     chain = {"gemm-window", "warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
-  else if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
+    if (p.k.kmin == p.k.kmax && p.n <= 128 && p.k.kmax >= 100) chain.insert(chain.begin(), "tf32-window");
+  } else if (p.n >= 64) chain = {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   else if (p.k.kmax < 256 && p.n <= 4 && p.k.kmin == p.k.kmax && (p.k.kmax <= 4 || p.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
   else if (p.k.kmax < 256) chain = {"tensor-multik", "registers-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
@@ -360,14 +361,18 @@ TEST(AutoSpace, DenseDelegateFollowsTheMeasuredShapeClasses) {
 }
 
 // gemm-window's entry (H100 mainstream.txt, H200 mid-n.json): issue 32's rows with N >= 64 go
-// to it; K < 48 at N >= 64 stays with warp-centric; N > 1024, which it refuses, falls through
-// to the measured chain; so does a device without mma.sync (CC < 8).
+// to it, except one K >= 100 up to N = 128 where tf32-window's table fits (H200, 909355b);
+// K < 48 at N >= 64 stays with warp-centric; N > 1024, which it refuses, falls through to the
+// measured chain; so does a device without mma.sync (CC < 8).
 TEST(AutoSpace, MainstreamRowsWithNSixtyFourAndKFortyEightOrMoreGoToGemmWindow) {
   const DeviceInfo device = h100_like();
   for (const Problem& p : {make_problem(1 << 21, 128, 1024, 1024), make_problem(1 << 20, 256, 4096, 4096),
-                           make_problem(1000000, 768, 1000, 1000), make_problem(1 << 22, 64, 256, 256),
-                           make_problem(1 << 20, 128, 100, 100), make_problem(1 << 20, 64, 64, 64)})
+                           make_problem(1000000, 768, 1000, 1000), make_problem(1 << 20, 64, 64, 64),
+                           make_problem(1 << 20, 128, 99, 99)})
     EXPECT_EQ(choose_auto_delegate(p, device, 0.7).first, "gemm-window") << p.str();
+  for (const Problem& p : {make_problem(1 << 22, 64, 256, 256), make_problem(1 << 20, 128, 100, 100),
+                           make_problem(1 << 21, 96, 256, 256), make_problem(1 << 20, 128, 512, 512)})
+    EXPECT_EQ(choose_auto_delegate(p, device, 0.7).first, "tf32-window") << p.str();
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 48, 48), device, 0.7).first, "gemm-window");
   EXPECT_EQ(choose_auto_delegate(make_problem(1 << 21, 128, 47, 47), device, 0.7).first, "warp-centric");
   // One K of 48..127 at N = 20..63 (measured at N=32 K=64 M=16M and K=48 at N=20, 32, 48);

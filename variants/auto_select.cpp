@@ -61,11 +61,21 @@ namespace mk {
 // the order was mixed (K=32: registers-multik 0.80 against 2.49 at N=20, a tie at N=32,
 // gemm-window 4.42 against 4.96 at N=48) and stays with the chain; the table decides there.
 
+//
+// tf32-window's kernels of 96 and 128 dims (b809491, 909355b) took one K of 100 and more at
+// N = 64..128 from gemm-window on the H200: 128/100/1M 0.942 ms against 1.730, 64/256/4M 1.765
+// against 3.755, 128/512/1M 1.967 against 2.540, 96/256/2M 1.808 against 3.414
+// (reports/results/nvidia-h200/ab/tf32-window-measured-window.txt, gemm-window-update.txt);
+// K = 64..99 there is not measured and stays with gemm-window.
 std::vector<std::string> dense_preference(const Problem& problem) {
-  if (problem.n >= 64 && problem.k.kmax >= 48)
-    return {"gemm-window", "warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
-  if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   const bool single_k = problem.k.kmin == problem.k.kmax;
+  if (problem.n >= 64 && problem.k.kmax >= 48) {
+    std::vector<std::string> wide{"gemm-window", "warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics",
+                                  "naive-atomics"};
+    if (single_k && problem.n <= 128 && problem.k.kmax >= 100) wide.insert(wide.begin(), "tf32-window");
+    return wide;
+  }
+  if (problem.n >= 64) return {"warp-centric", "gemm-cublas", "gemm-tf32x3", "shared-atomics", "naive-atomics"};
   std::vector<std::string> chain;
   if (problem.k.kmax < 256 && problem.n <= 4 && single_k && (problem.k.kmax <= 4 || problem.k.kmax > 16))
     chain = {"registers-multik", "tensor-multik", "shared-atomics", "gemm-tf32x3", "naive-atomics"};
@@ -160,7 +170,8 @@ class AutoSelect : public Variant {
   std::string description() const override {
     return "meta-variant: csr-sparse when the data's sparsity reaches sparse_threshold, else the dense variant "
            "measured fastest at the closest shape of the problem's N and K classes (its own M class first, any above 1M points) in the tuned configuration's auto table, else the built-in order "
-           "for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 48; for K < 256 tensor-multik, "
+           "for the shape class (warp-centric for N >= 64, gemm-window first there for K >= 48 and tf32-window before it for "
+           "one K >= 100 up to N = 128; for K < 256 tensor-multik, "
            "except one K <= 4 or > 16 at N <= 4: registers-multik; gemm-tf32x3 above; tf32-window first for one "
            "K >= 128, gemm-window first for one K of 48..127 at N >= 20), with the delegate's tuned-config entry where one applies, else its defaults";
   }

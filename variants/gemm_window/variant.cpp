@@ -181,13 +181,16 @@ class GemmWindow : public Variant {
     if (geometry.chunks % 2 == 0 && fits(problem, device, with(params, "stage", 64))) params["stage"] = 64;
     const int64_t table = int64_t(geometry.total_columns) * geometry.npad * 2;
     if (table <= 32 * 1024 && fits(problem, device, with(params, "table", "resident"))) params["table"] = "resident";
-    // points: staged with a resident table where both buffers fit without costing the tile its
-    // blocks per SM (the runtime keeps 1 KiB of an SM's shared memory per block): both rows it
-    // won were resident (32/64/16M 4.28 against 4.55 ms, 64/256/4M 4.43 against 4.79, H200,
-    // 2340e29); with a streamed table its copy group also bounds the ring's waits, unmeasured.
+    // points: staged with a resident table up to 64 dims where both buffers fit without
+    // costing the tile its blocks per SM (the runtime keeps 1 KiB of an SM's shared memory per
+    // block): both rows it won were resident at 32 and 64 dims (32/64/16M 4.28 against
+    // 4.55 ms, 64/256/4M 4.43 against 4.79, H200, 2340e29); at 128/100/1M, once its update
+    // no longer took the shared memory, staged ran 1.730 ms against global's 1.636 (two calls:
+    // 909355b and b809491, ab/gemm-window-update.txt). With a streamed table its copy group
+    // also bounds the ring's waits, unmeasured.
     const TileConfig& tile = kTileConfigs[run_config(params).tile_index];
     const Params staged = with(params, "points", "staged");
-    if (params.at("table") == "resident" && fits(problem, device, staged) &&
+    if (params.at("table") == "resident" && padded_dims(problem.n) <= 64 && fits(problem, device, staged) &&
         (device.smem_per_sm <= 0 || (block_smem_bytes(problem, run_config(staged)) + 1024) * tile.min_blocks <= device.smem_per_sm))
       params["points"] = "staged";
     return params;

@@ -12,8 +12,8 @@
 //   count). floor(S1/W) counts the lane's in-window keys, and one or two of them are decoded
 //   exactly from S1 − count·W = Σi and S2 = Σi² (arbitration.cuh). A lane with three or more
 //   is scanned.
-// FP16 holds TF32's 11-bit significand, so the window (gemm::fp16_key_window) is the TF32
-// one plus a subnormal term; inputs are translated by μ and scaled by a power of two so
+// FP16 holds TF32's 11-bit significand; the window bounds its rounding as measured
+// (fp16_key_error.hpp, subnormals included); inputs are translated by μ and scaled by a power of two so
 // every |value| < 2^14 (and −2c < 2^15) stays finite.
 #include <cuda_runtime.h>
 
@@ -54,14 +54,15 @@ __device__ __forceinline__ void lowest_keys(const uint32_t (&frag)[2][H][4], con
 // of two of T differs from it by at least ulp(T)/2, any other by more than |T|/2.
 // T is rounded up and kept ≥ 2^-100 (so s stays finite); raising T only widens the window.
 //
-// The window: measured (fp16_key_error.hpp, from the row's FP16 residual res = ‖x_h − x̃‖²
-// and the table's ρ in key_model), or the worst-case model. Neither knows the winner, so
-// its ‖c_b‖² is bounded by the table's largest.
+// The window (fp16_key_error.hpp) from the row's FP16 residual res = ‖x_h − x̃‖² and the
+// table's ρ in key_model; the sweep does not know the winner, so its ‖c_b‖² is bounded by
+// the table's largest. Against the worst case of 2^-11 per input it halved the rows with
+// several in-window keys (128/100/1M 37 % → 19 %, 64/256/4M 23 % → 11 %) and ran 128/100/1M in
+// 0.942 ms against 1.323, 64/256/4M 1.765 against 2.000 (H200, 909355b,
+// reports/results/nvidia-h200/ab/tf32-window-measured-window.txt).
 __device__ __forceinline__ void window_ramps(const float (&lowest)[4], const float (&xn2)[4], const float (&res)[4],
-                                             float largest_cnorm2, bool measured,
-                                             const fp16_keys::KeyErrorModel& key_model,
-                                             const gemm::Fp16KeyModel& model, int n, float (&ramp_slope)[4],
-                                             float (&ramp_top)[4]) {
+                                             float largest_cnorm2, const fp16_keys::KeyErrorModel& key_model, int n,
+                                             float (&ramp_slope)[4], float (&ramp_top)[4]) {
   // As gemm-window's rows: FP32 sums of n squares err by ≤ (n + 2)·2^-24 relative, and the
   // centring's own rounding moves ‖x̃‖ by ≤ 2^-24 of it.
   const float widen = 1.f + float(n + 8) * 0x1p-23f;
@@ -70,14 +71,9 @@ __device__ __forceinline__ void window_ramps(const float (&lowest)[4], const flo
     float low = lowest[r];
     low = fminf(low, __shfl_xor_sync(0xffffffffu, low, 1));
     low = fminf(low, __shfl_xor_sync(0xffffffffu, low, 2));
-    float width;
-    if (measured) {
-      const float a_bound = fp16_keys::sqrt_up(xn2[r] * widen) * (1.f + 4.f * fp16_keys::kUnit);
-      const float ex = fp16_keys::sqrt_up(res[r] * widen) * (1.f + 4.f * fp16_keys::kUnit) + fp16_keys::kUnit * a_bound;
-      width = fp16_keys::key_window(a_bound * a_bound, ex, 0.f, low, largest_cnorm2, key_model);
-    } else {
-      width = gemm::fp16_key_window(xn2[r], low, largest_cnorm2, model);
-    }
+    const float a_bound = fp16_keys::sqrt_up(xn2[r] * widen) * (1.f + 4.f * fp16_keys::kUnit);
+    const float ex = fp16_keys::sqrt_up(res[r] * widen) * (1.f + 4.f * fp16_keys::kUnit) + fp16_keys::kUnit * a_bound;
+    const float width = fp16_keys::key_window(a_bound * a_bound, ex, 0.f, low, largest_cnorm2, key_model);
     float top = __fadd_ru(low, width);
     if (!(fabsf(top) >= 0x1p-100f)) top = 0x1p-100f;
     const float slope = __uint_as_float((279u - ((__float_as_uint(top) >> 23) & 0xffu)) << 23);

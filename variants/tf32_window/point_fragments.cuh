@@ -18,11 +18,11 @@ namespace mk::tf32_window {
 // +8 for odd r), 0 past the data. Registers 0/1 of step s take k = 2t, 2t+1, registers 2/3
 // take 2t+8, 2t+9. A batch of B steps starting at s0 is packed at a time (wide rows load in
 // two batches, so their FP32 values never all sit in registers beside the fragments), and
-// each row's squared norm accumulates in sq; with the measured window (`residuals`), the
-// squared FP16 rounding ‖x_h − x̃‖² in res.
+// each row's squared norm accumulates in sq and its squared FP16 rounding ‖x_h − x̃‖² (for
+// the window) in res.
 template <int H, int B>  // m16n8k16 steps of 16 dims; steps in this batch
 __device__ __forceinline__ void pack_point_batch(int s0, const float4 (&centred)[4][B], uint32_t (&frag)[2][H][4],
-                                                 float (&sq)[4], bool residuals, float (&res)[4]) {
+                                                 float (&sq)[4], float (&res)[4]) {
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
 #pragma unroll
@@ -33,13 +33,13 @@ __device__ __forceinline__ void pack_point_batch(int s0, const float4 (&centred)
       const uint32_t low = pack_half2(v.x, v.y), high = pack_half2(v.z, v.w);
       frag[r >> 1][s0 + b][r & 1] = low;
       frag[r >> 1][s0 + b][(r & 1) + 2] = high;
-      if (residuals) res[r] += half2_residual2(v.x, v.y, low) + half2_residual2(v.z, v.w, high);
+      res[r] += half2_residual2(v.x, v.y, low) + half2_residual2(v.z, v.w, high);
     }
   }
 }
 
-// Each row's ‖(x − μ)·scale‖² (and with the measured window its ‖x_h − x̃‖²) over the
-// quad's lanes, and whether the row is in the data.
+// Each row's ‖(x − μ)·scale‖² and ‖x_h − x̃‖² over the quad's lanes, and whether the row is
+// in the data.
 __device__ __forceinline__ void finish_point_rows(const WindowArgs& a, int64_t base, int g, const float (&sq)[4],
                                                   float (&xn2)[4], float (&res)[4], bool (&valid)[4]) {
 #pragma unroll
@@ -49,10 +49,8 @@ __device__ __forceinline__ void finish_point_rows(const WindowArgs& a, int64_t b
     total += __shfl_xor_sync(0xffffffffu, total, 1);
     total += __shfl_xor_sync(0xffffffffu, total, 2);
     xn2[r] = total;
-    if (a.measured_window) {
-      res[r] += __shfl_xor_sync(0xffffffffu, res[r], 1);
-      res[r] += __shfl_xor_sync(0xffffffffu, res[r], 2);
-    }
+    res[r] += __shfl_xor_sync(0xffffffffu, res[r], 1);
+    res[r] += __shfl_xor_sync(0xffffffffu, res[r], 2);
   }
 }
 #endif

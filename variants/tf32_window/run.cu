@@ -27,7 +27,6 @@ class Tf32WindowRun : public gpu::GpuRun {
         kpad_(int(padded_centroids(problem.k.kmax))),
         block_(params.at("block").get<int>()),
         shared_update_(shares_update(params)),
-        measured_window_(params.at("window") == "measured"),
         kernel_(window_kernel_for(problem.n, skips_empty_tiles(params, kpad_), block_)) {
     const int n = problem.n;
     const std::vector<float>& center = translation.center;
@@ -55,7 +54,6 @@ class Tf32WindowRun : public gpu::GpuRun {
     const int64_t requested = params.at("grid").get<int64_t>();
     const int64_t persistent = int64_t(resident) * std::max(1, device.sm_count);
     grid_ = std::max<int64_t>(1, std::min(requested == 0 ? persistent : requested, useful));
-    f16_model_ = gemm::fp16_key_model(16 * f16_steps(n));
     key_model_ = fp16_keys::key_error_model(16 * f16_steps(n), 0);
     key_model_.pack_rel = 0.f;  // plain keys: no index bits in them
     if (std::getenv("MKBENCH_WINDOW_STATS")) {
@@ -103,9 +101,7 @@ class Tf32WindowRun : public gpu::GpuRun {
     args.next_step = next_step_.get();
     args.f16_steps = f16_steps(problem.n);
     args.f16_scalars = f16_scalars_.get();
-    args.f16_model = f16_model_;
     args.key_model = key_model_;
-    args.measured_window = measured_window_;
     args.count_weight = float(1 << index_bits(kpad_));  // W ≥ 4·L: room for Σi of three keys
     args.shared_update = shared_update_;
     args.flush_steps = flush_steps(block_);
@@ -118,12 +114,11 @@ class Tf32WindowRun : public gpu::GpuRun {
 
  private:
   int kpad_, block_;
-  bool shared_update_, measured_window_;
+  bool shared_update_;
   KernelFn kernel_;
   int64_t grid_ = 1;
   size_t smem_ = 0;
   float largest_ = 0.f;
-  gemm::Fp16KeyModel f16_model_{};
   fp16_keys::KeyErrorModel key_model_{};
   gpu::DeviceBuffer<float> center_, image_, norms_, f16_scalars_;
   gpu::DeviceBuffer<unsigned long long> stats_;

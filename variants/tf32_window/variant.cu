@@ -3,7 +3,7 @@
 // point staging cost ~8x the goal (issue 4's N=32, K=1024 case).
 //
 // One FP16 tensor-core product per key, not three. It errs by ~2^-10 of |x||c|, so every
-// centroid inside the forward-error window (near_tie_bound.hpp) is arbitrated in exact FP32,
+// centroid inside the forward-error window (fp16_key_error.hpp) is arbitrated in exact FP32,
 // and labels stay FP32-faithful. The kernel and its stages: window_kernel.cu. Design and
 // measurements: docs/tf32-window.md.
 //
@@ -87,10 +87,6 @@ class Tf32Window : public Variant {
                           {"global", "shared"},
                           "global: one FP64 atomic per point and 32 dims into the sums; shared: the block's FP32 sums "
                           "of x - mean in shared memory, flushed every 4096 of its points"});
-    space.axes.push_back({"window",
-                          {"measured", "model"},
-                          "the forward-error window of the FP16 keys: measured (each point's FP16 rounding and the "
-                          "table's, variants/common/fp16_key_error.hpp) or model (2^-11 per input, the worst case)"});
     const int64_t kpad = padded_centroids(problem.k.kmax);
     const int n = problem.n;
     const int64_t limit = smem_limit(device);
@@ -144,8 +140,7 @@ class Tf32Window : public Variant {
     return {{"grid", 0},
             {"block", block},
             {"empty_tiles", kpad >= kSkipEmptyTilesFromKpad ? "skip" : "count"},
-            {"update", shared ? "shared" : "global"},
-            {"window", "measured"}};
+            {"update", shared ? "shared" : "global"}};
   }
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,

@@ -27,12 +27,9 @@ struct WindowArgs {
   // {scale, largest scaled ‖c‖², the table's FP16 residual ratio ρ}, written by
   // build_f16_window_image.
   const float* f16_scalars;
-  // window=measured: the bound of fp16_key_error.hpp, from each point's FP16 residual and
-  // the table's ρ (rho and tau are filled in by the kernel); window=model: the worst case of
-  // 2^-11 per input (near_tie_bound.hpp).
-  bool measured_window;
+  // The window's bound (fp16_key_error.hpp), from each point's FP16 residual and the
+  // table's ρ (rho and tau are filled in by the kernel).
   fp16_keys::KeyErrorModel key_model;
-  gemm::Fp16KeyModel f16_model;
   float count_weight;         // W, a power of two ≥ 4·L (L = kpad/4 keys of one lane and row)
   // update=shared: the block adds x − μ into FP32 sums in shared memory (after the per-warp
   // scratch) and flushes them into the FP64 sums every flush_steps steps of each warp;

@@ -152,15 +152,14 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
             }
           }
         }
-        pack_point_batch<H, kBatch>(s0, centred, frag, sq, a.measured_window, res);
+        pack_point_batch<H, kBatch>(s0, centred, frag, sq, res);
       }
       finish_point_rows(a, base, g, sq, xn2, res, valid);
 
       float lowest[4];
       lowest_keys<H>(frag, lane_image, norm_quads_s, ntiles, t, lowest);
       float ramp_slope[4], ramp_top[4];
-      window_ramps(lowest, xn2, res, largest_cnorm2, a.measured_window, key_model, a.f16_model, a.n, ramp_slope,
-                   ramp_top);
+      window_ramps(lowest, xn2, res, largest_cnorm2, key_model, a.n, ramp_slope, ramp_top);
 
       // Pass B: the same keys, counted and identified against T.
       float sums[4], squares[4];
