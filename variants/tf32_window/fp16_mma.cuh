@@ -54,32 +54,29 @@ __device__ __forceinline__ void load_f16_fragments(const uint32_t* tile, uint32_
   }
 }
 
-// cn: the lane's two norms {‖c_2t‖², ‖c_2t+1‖²}, the C operand of both of its rows.
 template <int H>
 __device__ __forceinline__ void f16_tile_keys(float (&d)[4], const uint32_t (&frag)[H][4], const uint32_t (&b)[H][2],
-                                              const float2& cn) {
-  mma_f16(d, frag[0], b[0][0], b[0][1], cn.x, cn.y, cn.x, cn.y);
+                                              const float4& cn) {
+  mma_f16(d, frag[0], b[0][0], b[0][1], cn.x, cn.y, cn.z, cn.w);
 #pragma unroll
   for (int s = 1; s < H; ++s) mma_f16(d, frag[s], b[s][0], b[s][1], d[0], d[1], d[2], d[3]);
 }
 
-// A lane's MMA operands for one n-tile: its B fragments and its pair of norms (one LDS.64:
-// the C quad {a, b, a, b} as an LDS.128 was 4 of a 32-dim n-tile's 8 shared-memory
-// wavefronts a warp, the pair is 2 of 6; the L1 data pipe was the busiest unit at 64/256/4M).
-// Shared memory holds the table, then the norm pairs, then the count weights, so the
+// A lane's MMA operands for one n-tile: its B fragments and the C quad of norms.
+// Shared memory holds the table, then the norm quads, then the count weights, so the
 // look-ahead one past the last n-tile reads in-bounds values that go unused.
 template <int H>
 struct NTileOperands {
   uint32_t b[H][2];
-  float2 cn;
+  float4 cn;
 };
 
 template <int H>
-__device__ __forceinline__ NTileOperands<H> load_ntile(const uint32_t* lane_image, const float2* norm_pairs_s, int nt,
+__device__ __forceinline__ NTileOperands<H> load_ntile(const uint32_t* lane_image, const float4* norm_quads_s, int nt,
                                                        int t) {
   NTileOperands<H> tile;
   load_f16_fragments<H>(lane_image + nt * 32 * H * 2, tile.b);
-  tile.cn = norm_pairs_s[nt * 4 + t];
+  tile.cn = norm_quads_s[nt * 4 + t];
   return tile;
 }
 

@@ -32,12 +32,12 @@ namespace mk::tf32_window {
 // operands while nt's multiply (the HMMAs had waited on the LDS issued just before them).
 template <int H>
 __device__ __forceinline__ void lowest_keys(const uint32_t (&frag)[2][H][4], const uint32_t* lane_image,
-                                            const float2* norm_pairs_s, int ntiles, int t, float (&lowest)[4]) {
+                                            const float4* norm_quads_s, int ntiles, int t, float (&lowest)[4]) {
 #pragma unroll
   for (int r = 0; r < 4; ++r) lowest[r] = INFINITY;
-  NTileOperands<H> tile = load_ntile<H>(lane_image, norm_pairs_s, 0, t);
+  NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
   for (int nt = 0; nt < ntiles; ++nt) {
-    const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_pairs_s, nt + 1, t);
+    const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
 #pragma unroll
     for (int tile_m = 0; tile_m < 2; ++tile_m) {
       float d[4];
@@ -89,7 +89,7 @@ __device__ __forceinline__ void window_ramps(const float (&lowest)[4], const flo
 // exactly). Where many tiles hold one (K ≤ 512 at N=32), the vote costs more than it saves.
 template <int H, bool SkipEmptyTiles>
 __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4], const uint32_t* lane_image,
-                                                  const float2* norm_pairs_s, const float4* weights_s, int ntiles,
+                                                  const float4* norm_quads_s, const float4* weights_s, int ntiles,
                                                   int t, const float (&ramp_slope)[4], const float (&ramp_top)[4],
                                                   float (&sums)[4], float (&squares)[4]) {
   auto count = [&](float key, int r, float weight_sum, float weight_square) {
@@ -97,7 +97,7 @@ __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4
     sums[r] = fmaf(inside, weight_sum, sums[r]);
     squares[r] = fmaf(inside, weight_square, squares[r]);
   };
-  NTileOperands<H> tile = load_ntile<H>(lane_image, norm_pairs_s, 0, t);
+  NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
   if constexpr (SkipEmptyTiles) {
     // T = ramp_top / s, exactly: s is a power of two whose reciprocal is a normal float (|T| ≥ 2^-100).
     float threshold[4];
@@ -105,7 +105,7 @@ __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4
     for (int r = 0; r < 4; ++r)
       threshold[r] = ramp_top[r] * __uint_as_float((254u << 23) - __float_as_uint(-ramp_slope[r]));
     for (int nt = 0; nt < ntiles; ++nt) {
-      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_pairs_s, nt + 1, t);
+      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
       float d[2][4];
 #pragma unroll
       for (int tile_m = 0; tile_m < 2; ++tile_m) f16_tile_keys<H>(d[tile_m], frag[tile_m], tile.b, tile.cn);
@@ -124,7 +124,7 @@ __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4
     }
   } else {
     for (int nt = 0; nt < ntiles; ++nt) {
-      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_pairs_s, nt + 1, t);
+      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
       const float4 w = weights_s[nt];
 #pragma unroll
       for (int tile_m = 0; tile_m < 2; ++tile_m) {

@@ -44,12 +44,12 @@ inline int f16_steps(int n) {
 // The largest block the kernels for N dimensions are built for.
 inline int max_block_for(int n) { return f16_steps(n) > kNarrowSteps ? kWideMaxBlock : 512; }
 
-// Dynamic shared memory: the image; the norm pairs {‖c_2t‖², ‖c_2t+1‖²} (one LDS.64 a lane
-// and n-tile, the C operand of both of its rows); per n-tile the weights
+// Dynamic shared memory: the image; the C quads {‖c_2t‖², ‖c_2t+1‖², same}, so a quad is one
+// LDS.128 into the 4 consecutive registers HMMA reads; per n-tile the weights
 // {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}; μ; per-block counts; per-warp scratch
 // (shared_table.cuh carves it in this order).
 inline int64_t f16_smem_bytes(int64_t kpad, int steps, int block) {
-  return kpad * steps * 32 + kpad / 2 * 8 + kpad / 8 * 16 + kMaxDims * 4 + kpad * 4 +
+  return kpad * steps * 32 + kpad / 2 * 16 + kpad / 8 * 16 + kMaxDims * 4 + kpad * 4 +
          int64_t(block / 32) * kWarpScratchWords * 4;
 }
 // update=shared: the block's FP32 sums of x − μ, K × N floats, after the per-warp scratch.

@@ -58,8 +58,8 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
   extern __shared__ float4 smem4[];
   const int ntiles = a.kpad / 8;
   uint32_t* image_s = reinterpret_cast<uint32_t*>(smem4);
-  float2* norm_pairs_s = reinterpret_cast<float2*>(image_s + int64_t(a.kpad) * H * 8);
-  float4* weights_s = reinterpret_cast<float4*>(norm_pairs_s + a.kpad / 2);  // kpad/2 pairs: whole 16-byte pieces
+  float4* norm_quads_s = reinterpret_cast<float4*>(image_s + int64_t(a.kpad) * H * 8);
+  float4* weights_s = norm_quads_s + a.kpad / 2;
   float4* center_s = weights_s + ntiles;  // μ, zero past N
   unsigned* counts_s = reinterpret_cast<unsigned*>(center_s + kMaxDims / 4);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
   const float* center_f = reinterpret_cast<const float*>(center_s);
 
   const float weight = a.count_weight;
-  load_shared_table<H>(a, image_s, norm_pairs_s, weights_s, center_s, counts_s, weight);
+  load_shared_table<H>(a, image_s, norm_quads_s, weights_s, center_s, counts_s, weight);
   if (a.shared_update)
     for (int i = threadIdx.x; i < a.k * a.n; i += blockDim.x) sums_s[i] = 0.f;
   __syncthreads();
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
       finish_point_rows(a, base, g, sq, xn2, res, valid);
 
       float lowest[4];
-      lowest_keys<H>(frag, lane_image, norm_pairs_s, ntiles, t, lowest);
+      lowest_keys<H>(frag, lane_image, norm_quads_s, ntiles, t, lowest);
       float ramp_slope[4], ramp_top[4];
       window_ramps(lowest, xn2, res, largest_cnorm2, key_model, a.n, ramp_slope, ramp_top);
 
@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
       float sums[4], squares[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r) sums[r] = squares[r] = 0.f;
-      count_inside_keys<H, SkipEmptyTiles>(frag, lane_image, norm_pairs_s, weights_s, ntiles, t, ramp_slope, ramp_top,
+      count_inside_keys<H, SkipEmptyTiles>(frag, lane_image, norm_quads_s, weights_s, ntiles, t, ramp_slope, ramp_top,
                                            sums, squares);
 
       const int64_t next = granted_step(ticket);
