@@ -23,10 +23,21 @@
 #include "variants/common/fp16_key_error.hpp"
 #include "variants/common/near_tie_bound.hpp"
 #include "variants/tf32_window/fp16_mma.cuh"
+#include "variants/tf32_window/layout.hpp"
 
 namespace mk::tf32_window {
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+
+// The n-tile whose operands a sweep loads ahead of nt. Up to four steps, one past the last is
+// read and unused, inside the norms, weights and μ that follow the image; a wider image's
+// look-ahead would reach the per-warp scratch at small K (racecheck at N=128 K=100 M=3001
+// with the norms halved, 8ac2e42, reverted), so it loads the last n-tile again instead.
+template <int H>
+__device__ __forceinline__ int ahead_tile(int nt, int ntiles) {
+  if constexpr (H > kNarrowSteps) return nt + 1 < ntiles ? nt + 1 : nt;
+  return nt + 1;
+}
 
 // Pass A: each row's smallest key. Pass A and the FMA-pipe counts load n-tile nt+1's
 // operands while nt's multiply (the HMMAs had waited on the LDS issued just before them).
@@ -37,7 +48,7 @@ __device__ __forceinline__ void lowest_keys(const uint32_t (&frag)[2][H][4], con
   for (int r = 0; r < 4; ++r) lowest[r] = INFINITY;
   NTileOperands<H> tile = load_ntile<H>(lane_image, norm_quads_s, 0, t);
   for (int nt = 0; nt < ntiles; ++nt) {
-    const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
+    const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, ahead_tile<H>(nt, ntiles), t);
 #pragma unroll
     for (int tile_m = 0; tile_m < 2; ++tile_m) {
       float d[4];
@@ -105,7 +116,7 @@ __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4
     for (int r = 0; r < 4; ++r)
       threshold[r] = ramp_top[r] * __uint_as_float((254u << 23) - __float_as_uint(-ramp_slope[r]));
     for (int nt = 0; nt < ntiles; ++nt) {
-      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
+      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, ahead_tile<H>(nt, ntiles), t);
       float d[2][4];
 #pragma unroll
       for (int tile_m = 0; tile_m < 2; ++tile_m) f16_tile_keys<H>(d[tile_m], frag[tile_m], tile.b, tile.cn);
@@ -124,7 +135,7 @@ __device__ __forceinline__ void count_inside_keys(const uint32_t (&frag)[2][H][4
     }
   } else {
     for (int nt = 0; nt < ntiles; ++nt) {
-      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, nt + 1, t);
+      const NTileOperands<H> ahead = load_ntile<H>(lane_image, norm_quads_s, ahead_tile<H>(nt, ntiles), t);
       const float4 w = weights_s[nt];
 #pragma unroll
       for (int tile_m = 0; tile_m < 2; ++tile_m) {
