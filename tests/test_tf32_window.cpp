@@ -424,6 +424,9 @@ const GpuCase kDeviceCases[] = {
     GpuCase{"blobs_n70_k300_partial_step", spec_of("blobs", 30011, 70, 200, 0, 20), 300, true, 0.f},
     GpuCase{"grid_n96_k128_ties", spec_of("uniform", 20000, 96, 8, 0, 21), 128, true, 0.f, 1.f, 0.5f},
     GpuCase{"offset_blobs_n128_k700", spec_of("blobs", 30000, 128, 700, 0, 22), 700, true, 250.f},
+    // The smallest table at 128 dims: an unclamped look-ahead past the image would read the
+    // per-warp scratch (ab/tf32-window-norm-pairs.txt); racecheck is what sees that.
+    GpuCase{"uniform_n128_k64_partial_step", spec_of("uniform", 3001, 128, 8, 0, 23), 64, true, 0.f},
     // 2^20 points: 32768 steps; with 8 warps a block and one block an SM (the rounds point)
     // about 31 steps a warp, so two flush rounds of update=shared (16 steps each at most).
     GpuCase{"uniform_n8_k64_rounds", spec_of("uniform", 1 << 20, 8, 8, 0, 18), 64, false, 0.f}};

@@ -1,7 +1,8 @@
 # tests/device.sh stage mainstream (sourced by tests/device.sh; docs/gpu-machine.md lists what it writes).
 # --- gemm-window and auto on issue 32's mainstream shapes ------------------------------
 # Issue 32 in one stage (about 6 minutes on an H200, after `build`): (a) gemm-window's GPU
-# tests, (b) compute-sanitizer memcheck and racecheck at one small shape, (c) the goal table:
+# tests, (b) compute-sanitizer memcheck and racecheck on gemm-window and tf32-window at small
+# shapes, (c) the goal table:
 # gemm-window and auto (MAINSTREAM_VARIANTS) with --verify, median of 10, one results file a
 # row, and Flash-KMeans on the same rows (scripts/peer-flash-kmeans.py, from a checkout in
 # third_party/flash-kmeans; skipped cleanly without one). The table is printed last.
@@ -12,13 +13,18 @@ timeout $(cap ${MAINSTREAM_TEST_BUDGET:-150}) $BUILD/mkbench_tests \
 cp $OUT/raw/mainstream-gpu-tests.log $OUT/mainstream-gpu-tests.txt
 grep -E "^\[  FAILED  \]" $OUT/raw/mainstream-gpu-tests.log | head -10
 note "mainstream gpu tests rc=$rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ test' $OUT/raw/mainstream-gpu-tests.log | tr '\n' ' ')"
-for tool in memcheck racecheck; do
-  timeout $(cap 90) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant gemm-window --dims 96 \
-    --points 3000 --k 300 --iters 1 --warmup 1 --verify --no-tuned >$OUT/raw/mainstream-san-$tool.log 2>&1
-  rc=$?
-  errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/mainstream-san-$tool.log | tail -1)
-  echo "$tool gemm-window N=96 K=300 M=3000 rc=$rc: $errs" | tee -a $OUT/mainstream-sanitize.txt
-  note "mainstream sanitize $tool rc=$rc $errs"
+# tf32-window at 128 dims and the smallest K, where its sweeps' look-ahead past the image would
+# reach the per-warp scratch unclamped (ab/tf32-window-norm-pairs.txt), and at 32 dims.
+for san in "gemm-window 96 300 3000" "tf32-window 128 64 3001" "tf32-window 32 256 5000"; do
+  set -- $san
+  for tool in memcheck racecheck; do
+    timeout $(cap 90) compute-sanitizer --tool $tool --error-exitcode 9 $MK run --variant $1 --dims $2 \
+      --points $4 --k $3 --iters 1 --warmup 1 --verify --no-tuned >$OUT/raw/mainstream-san-$tool-$1-$2.log 2>&1
+    rc=$?
+    errs=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/raw/mainstream-san-$tool-$1-$2.log | tail -1)
+    echo "$tool $1 N=$2 K=$3 M=$4 rc=$rc: $errs" | tee -a $OUT/mainstream-sanitize.txt
+    note "mainstream sanitize $tool $1 N=$2 rc=$rc $errs"
+  done
 done
 variants=${MAINSTREAM_VARIANTS:-gemm-window,auto}
 # A fourth field is a batch: B problems of M points each (run --batch B; docs/batched.md).

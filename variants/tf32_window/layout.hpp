@@ -12,8 +12,8 @@ namespace mk::tf32_window {
 // (64 registers a lane at N=128).
 constexpr int kMaxDims = 128;
 // Up to four steps one kernel serves every block (built for 512 threads: 128 registers).
-// Wider fragments get a kernel per block bound: 256 threads (255 registers, no spills at
-// eight steps, 8 warps an SM) or 384 (168 registers, 40 bytes spilled, 12 warps).
+// Wider fragments get a kernel per block bound: 256 threads (255 registers, 8 warps an SM)
+// or 384 (168 registers, ~50 bytes spilled, 12 warps).
 constexpr int kNarrowSteps = 4;
 constexpr int kWideMaxBlock = 384;
 // Below this the FP64 atomic update serialises on K·N addresses: on the H200, N=8 M=8M took
