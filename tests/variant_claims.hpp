@@ -53,8 +53,10 @@ inline const std::map<std::string, std::vector<ShapeClaim>>& hopper_claims() {
     table["tensor-multik-passes"].push_back(ShapeClaim{16, KRange{3, 9}});
     // Lanes split the dimensions: N ≥ 16.
     table["warp-centric"] = grid_of({16, 32, 64}, ranges);
-    // One K ≥ 64 per run, N ≤ 64.
+    // One K ≥ 64 per run, N ≤ 128 (96 and 128 dims on the wide kernels, 70 zero-padded).
     table["tf32-window"] = grid_of({2, 8, 32, 64}, {KRange{64, 64}, KRange{256, 256}});
+    for (const ShapeClaim& claim : grid_of({70, 128}, {KRange{100, 100}, KRange{300, 300}}))
+      table["tf32-window"].push_back(claim);
     // A table that leaves no room for 16 warps of scratch: the default block steps down.
     table["tf32-window"].push_back(ShapeClaim{48, KRange{2000, 2000}});
     // N <= 1024, any K up to 8192 and ranges of up to 64 Ks (sm_80+): the general grid and wide rows.

@@ -48,7 +48,7 @@ namespace mk {
 // (commit 16597f1) took one K ≥ 128 from every other variant (N=32 M=2M: K=128 0.89 against
 // registers-multik's 5.89 ms, K=256 0.94 against gemm-tf32x3's 3.61, K=1024 1.82 against
 // 9.54; N=8 M=8M K=128: 2.10 against 2.90); at K=64 it won at N=32 but lost at N=8, so the
-// boundary is K=128. It refuses K ranges, N > 64 and centroid tables beyond
+// boundary is K=128. It refuses K ranges, N > 128 and centroid tables beyond
 // shared memory, which fall through to the class's chain.
 // gemm-window (issue 32's mainstream shapes) goes first for N ≥ 64 with a K of 48 or more: on
 // an H100 at 325a8bc it beat warp-centric, the chain's first, on every row measured (N=128
@@ -65,7 +65,8 @@ namespace mk {
 // tf32-window's kernels of 96 and 128 dims (b809491, 909355b) took one K of 100 and more at
 // N = 64..128 from gemm-window on the H200: 128/100/1M 0.942 ms against 1.730, 64/256/4M 1.765
 // against 3.755, 128/512/1M 1.967 against 2.540, 96/256/2M 1.808 against 3.414
-// (reports/results/nvidia-h200/ab/tf32-window-measured-window.txt, gemm-window-update.txt);
+// (reports/results/nvidia-h200/ab/tf32-window-measured-window.txt, gemm-window-update.txt,
+// tf32-window-wide-rows.txt);
 // K = 64..99 there is not measured and stays with gemm-window.
 std::vector<std::string> dense_preference(const Problem& problem) {
   const bool single_k = problem.k.kmin == problem.k.kmax;

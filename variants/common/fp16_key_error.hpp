@@ -100,4 +100,20 @@ MK_HOST_DEVICE inline float key_window(float xn2, float ex, float xb, float best
   return kWindowSafety * (2.f * delta + packing) + FLT_MIN;
 }
 
+// tf32-window's window for one row of plain keys (no bias, no packing), from the sums a
+// kernel forms: xn2 = Σ x̃² and res2 = Σ (x_h − x̃)² in FP32 over n dims. FP32 sums of n squares
+// err by ≤ (n + 2)·2^-24 relative and the centring's own rounding moves ‖x̃‖ by ≤ 2^-24 of it
+// (as gemm-window's rows). The sweep does not know the winner: best_cn bounds its ‖c̃‖².
+MK_HOST_DEVICE inline float plain_key_window(float xn2, float res2, int n, float best_key, float best_cn,
+                                             const KeyErrorModel& m) {
+  const float widen = 1.f + float(n + 8) * 0x1p-23f;
+  const float a_bound = sqrt_up(xn2 * widen) * (1.f + 4.f * kUnit);
+  const float ex = sqrt_up(res2 * widen) * (1.f + 4.f * kUnit) + kUnit * a_bound;
+  return key_window(a_bound * a_bound, ex, 0.f, best_key, best_cn, m);
+}
+
+// ρ as a kernel uses it: the table measured it against the FP32-centred centroids, whose own
+// rounding adds ≤ 2^-24 of ‖c̃‖.
+MK_HOST_DEVICE inline float measured_rho(float table_ratio) { return table_ratio * (1.f + 4.f * kUnit) + kUnit; }
+
 }  // namespace mk::fp16_keys

@@ -19,7 +19,7 @@ namespace mk {
 namespace {
 
 // update=shared is the default up to this many FP32 sums (ΣK·N); see default_params.
-constexpr int64_t kSharedSumsUpTo = 4096;
+constexpr int64_t kSharedSumsUpToFloats = 4096;
 
 using namespace gemm_window;
 
@@ -150,7 +150,7 @@ class GemmWindow : public Variant {
   //   serialise on few addresses (32/64/16M 4.28 ms against 5.16 with global); the shared
   //   FP32 atomics are a CAS loop on sm_90 that costs more once the REDs spread, so global
   //   up to 64 KiB of sums (128/100/1M 1.64 against 1.96 shared and 2.21 sorted; 64/256/4M
-  //   3.75 against 4.45 shared; H200, b809491, reports/results/nvidia-h200/ab/
+  //   3.75 against 4.45 shared; H200, b306999 and b809491, reports/results/nvidia-h200/ab/
   //   gemm-window-update.txt). Beyond that sorted labels from N = 64 (one atomic per run
   //   instead of per point: M·N atomics would be 268M at N=128 M=2M; not measured against
   //   global), global below.
@@ -169,7 +169,7 @@ class GemmWindow : public Variant {
       if (fits(problem, device, params)) break;
     }
     const int64_t sums_floats = int64_t(problem.k.sum()) * problem.n;
-    if (sums_floats <= kSharedSumsUpTo && fits(problem, device, with(params, "update", "shared")))
+    if (sums_floats <= kSharedSumsUpToFloats && fits(problem, device, with(params, "update", "shared")))
       params["update"] = "shared";
     else if (sums_floats * 4 > 64 * 1024 && problem.n >= 64 && problem.m <= INT32_MAX)
       params["update"] = "sorted";

@@ -30,9 +30,10 @@ namespace mk::tf32_window {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 
 // The n-tile whose operands a sweep loads ahead of nt. Up to four steps, one past the last is
-// read and unused, inside the norms, weights and μ that follow the image; a wider image's
-// look-ahead would reach the per-warp scratch at small K (racecheck at N=128 K=100 M=3001
-// with the norms halved, 8ac2e42, reverted), so it loads the last n-tile again instead.
+// read and unused, inside the norms, weights and μ that follow the image (layout.hpp asserts
+// the room); a 96- or 128-dim image's look-ahead reaches the per-warp scratch at K = 64..96
+// (racecheck at N=128 K=100 M=3001 with the norms halved, 8ac2e42, reverted), so those
+// kernels load the last n-tile again instead.
 template <int H>
 __device__ __forceinline__ int ahead_tile(int nt, int ntiles) {
   if constexpr (H > kNarrowSteps) return nt + 1 < ntiles ? nt + 1 : nt;
@@ -74,17 +75,12 @@ __device__ __forceinline__ void lowest_keys(const uint32_t (&frag)[2][H][4], con
 __device__ __forceinline__ void window_ramps(const float (&lowest)[4], const float (&xn2)[4], const float (&res)[4],
                                              float largest_cnorm2, const fp16_keys::KeyErrorModel& key_model, int n,
                                              float (&ramp_slope)[4], float (&ramp_top)[4]) {
-  // As gemm-window's rows: FP32 sums of n squares err by ≤ (n + 2)·2^-24 relative, and the
-  // centring's own rounding moves ‖x̃‖ by ≤ 2^-24 of it.
-  const float widen = 1.f + float(n + 8) * 0x1p-23f;
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
     float low = lowest[r];
     low = fminf(low, __shfl_xor_sync(0xffffffffu, low, 1));
     low = fminf(low, __shfl_xor_sync(0xffffffffu, low, 2));
-    const float a_bound = fp16_keys::sqrt_up(xn2[r] * widen) * (1.f + 4.f * fp16_keys::kUnit);
-    const float ex = fp16_keys::sqrt_up(res[r] * widen) * (1.f + 4.f * fp16_keys::kUnit) + fp16_keys::kUnit * a_bound;
-    const float width = fp16_keys::key_window(a_bound * a_bound, ex, 0.f, low, largest_cnorm2, key_model);
+    const float width = fp16_keys::plain_key_window(xn2[r], res[r], n, low, largest_cnorm2, key_model);
     float top = __fadd_ru(low, width);
     if (!(fabsf(top) >= 0x1p-100f)) top = 0x1p-100f;
     const float slope = __uint_as_float((279u - ((__float_as_uint(top) >> 23) & 0xffu)) << 23);

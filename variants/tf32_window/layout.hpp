@@ -44,6 +44,14 @@ inline int f16_steps(int n) {
 // The largest block the kernels for N dimensions are built for.
 inline int max_block_for(int n) { return f16_steps(n) > kNarrowSteps ? kWideMaxBlock : 512; }
 
+// The sweeps read one n-tile past the image (256·H bytes) and leave it unused; up to
+// kNarrowSteps that stays inside the norm quads, weights, μ and counts that follow it at the
+// smallest table (kpad = 64: 8·kpad + 16·kpad/8 + 4·kMaxDims bytes before the counts), so it
+// never meets the per-warp scratch or the counts' atomics. Wider kernels clamp it
+// (key_sweeps.cuh's ahead_tile).
+static_assert(256 * kNarrowSteps <= 8 * 64 + 16 * 64 / 8 + 4 * kMaxDims,
+              "the narrow sweeps' look-ahead would reach the block's counts at K = 64");
+
 // Dynamic shared memory: the image; the C quads {‖c_2t‖², ‖c_2t+1‖², same}, so a quad is one
 // LDS.128 into the 4 consecutive registers HMMA reads; per n-tile the weights
 // {W + 2nt, W + 2nt + 1, (2nt)², (2nt + 1)²}; μ; per-block counts; per-warp scratch

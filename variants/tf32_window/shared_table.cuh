@@ -1,9 +1,10 @@
 #pragma once
 // The centroid table in shared memory, loaded once per block: the FP16 image in fragment
-// order (a lane reads its B fragments of an n-tile with one or two conflict-free LDS.128,
-// reused by both 16-row tiles of a warp), the norms as the MMA's C quads, the count weights
-// of the second sweep, μ, and the block's counts. The kernel carves these in
-// f16_smem_bytes's order (layout.hpp); the per-warp scratch follows.
+// order (a lane reads its B fragments of an n-tile with LDS.128s, reused by both 16-row
+// tiles of a warp; conflict-free at 32 and 96 dims, while at 64 and 128 the lanes' 32- and
+// 64-byte strides conflict 2- and 4-way: docs/tf32-window.md), the norms as the MMA's C
+// quads, the count weights of the second sweep, μ, and the block's counts. The kernel carves
+// these in f16_smem_bytes's order (layout.hpp); the per-warp scratch follows.
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -75,9 +75,7 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
 
   const float scale = a.f16_scalars[0], largest_cnorm2 = a.f16_scalars[1];
   fp16_keys::KeyErrorModel key_model = a.key_model;
-  // The table's residual ratio was measured against the FP32-centred centroids; their own
-  // rounding adds ≤ 2^-24 of ‖c̃‖ (as in gemm-window).
-  key_model.rho = a.f16_scalars[2] * (1.f + 4.f * fp16_keys::kUnit) + fp16_keys::kUnit;
+  key_model.rho = fp16_keys::measured_rho(a.f16_scalars[2]);
   key_model.tau = fp16_keys::residual_floor(16 * H);
   const float inverse_weight = 1.f / weight;  // a power of two: exact
   const bool vector_rows = (a.n % 4) == 0;
