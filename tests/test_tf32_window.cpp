@@ -197,7 +197,7 @@ float emulated_f16_key(const std::vector<float>& x, const std::vector<float>& c,
 
 // The threshold as the kernel forms it (fp16_keys::plain_key_window, which key_sweeps.cuh's
 // window_ramps calls): the point's FP16 residual, the table's residual ratio ρ (largest over
-// the centroids), and the table's largest ‖c‖² for the winner's.
+// the centroids), and the table's largest ‖c‖² for the winner's and for the cap R on r.
 float measured_threshold(const std::vector<float>& x, float xn2, float best_key, float largest_cnorm2, float rho,
                          int npad) {
   float res2 = 0.f;  // in order, as a lane's FP32 sums would be (the widening covers any order)
@@ -209,6 +209,7 @@ float measured_threshold(const std::vector<float>& x, float xn2, float best_key,
   model.pack_rel = 0.f;
   model.rho = fp16_keys::measured_rho(rho);
   model.tau = fp16_keys::residual_floor(npad);
+  model.largest_cnorm = fp16_keys::largest_centroid_norm(largest_cnorm2);
   return best_key + fp16_keys::plain_key_window(xn2, res2, int(x.size()), best_key, largest_cnorm2, model);
 }
 

@@ -19,9 +19,12 @@
 //   Norms: cn_j errs by ≤ 3u r² (FP32 centring, squares in FP64, one rounding).
 //   Packing (gemm-window only): replacing index_bits low mantissa bits moves a key by
 //     < 2^(bits−23) of itself.
-// Every j with D_j ≤ D_b has ‖c̃_j‖ ≤ a + D_j ≤ a + D_b = r, so its key is at most
-// key_b + 2δ(r) (+ packing on both keys): that is the window. D_b is bounded above from the
-// winner's own key and error. The FP32 evaluation of these few terms is covered by
+// Every j with D_j ≤ D_b has ‖c̃_j‖ ≤ a + D_j ≤ a + D_b, and every real centroid has
+// ‖c̃_j‖ ≤ R, the table's largest: with r = min(a + D_b, R) its key is at most key_b + 2δ(r)
+// (+ packing on both keys): that is the window. D_b is bounded above from the winner's own
+// key and error. The cap R matters once Lloyd has pulled the centroids in towards μ: there
+// the triangle bound a + D_b is about twice ‖x̃‖ while R is a fraction of it (uniform data in
+// many dimensions, whose centroids crowd around the mean), and δ grows with r. The FP32 evaluation of these few terms is covered by
 // kWindowSafety, as in near_tie_bound.hpp.
 #include <cfloat>
 #include <cmath>
@@ -40,6 +43,7 @@ struct KeyErrorModel {
   float acc_running = 0;   // (npad/8 + 2)·2^-22
   float norm_rel = 0;      // 3u + u (evaluation)
   float pack_rel = 0;      // 2^(index_bits − 23)
+  float largest_cnorm = INFINITY;  // R ≥ every real centroid's ‖c̃_j‖, from the table; ∞ if unknown
 };
 
 // The parts of the model fixed by the geometry; rho and tau come from the table each iteration.
@@ -94,7 +98,7 @@ MK_HOST_DEVICE inline float key_window(float xn2, float ex, float xb, float best
   const float cb = sqrt_up(fmaxf(best_cn, 0.f));
   const float delta_b = key_error(a, ex, xb, cb, m) + m.pack_rel * fabsf(best_key);
   const float db = sqrt_up(fmaxf(best_key - xb + xn2 + delta_b, 0.f));
-  const float r = a + db;
+  const float r = fminf(a + db, m.largest_cnorm);
   const float delta = key_error(a, ex, xb, r, m);
   const float packing = m.pack_rel * 2.f * (fabsf(best_key) + 2.f * delta);
   return kWindowSafety * (2.f * delta + packing) + FLT_MIN;
@@ -111,6 +115,10 @@ MK_HOST_DEVICE inline float plain_key_window(float xn2, float res2, int n, float
   const float ex = sqrt_up(res2 * widen) * (1.f + 4.f * kUnit) + kUnit * a_bound;
   return key_window(a_bound * a_bound, ex, 0.f, best_key, best_cn, m);
 }
+
+// R as a kernel uses it, from the table's largest ‖c̃_j‖² (scaled units, an FP32 value within
+// half an ulp of an FP64 sum or above it): sqrt_up's 2^-16 widening covers the rounding.
+MK_HOST_DEVICE inline float largest_centroid_norm(float largest_cnorm2) { return sqrt_up(fmaxf(largest_cnorm2, 0.f)); }
 
 // ρ as a kernel uses it: the table measured it against the FP32-centred centroids, whose own
 // rounding adds ≤ 2^-24 of ‖c̃‖.

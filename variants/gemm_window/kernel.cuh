@@ -39,6 +39,8 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   // rounding adds ≤ 2^-24 of ‖c̃‖.
   model.rho = __uint_as_float(a.table_scalars[1]) * (1.f + 4.f * kUnit) + kUnit;
   model.tau = residual_floor(a.npad);
+  // table_scalars[0] is the largest unscaled ‖c − μ‖² rounded up; scale is a power of two.
+  model.largest_cnorm = fp16_keys::largest_centroid_norm(__uint_as_float(a.table_scalars[0])) * scale;
 
   for (int i = threadIdx.x; i < a.slots; i += S::kThreads) s.counts[i] = 0;
   if (a.update == UpdateMode::Shared)

@@ -77,6 +77,7 @@ __global__ void __launch_bounds__(MaxThreads, 1) f16_window_kernel(WindowArgs a)
   fp16_keys::KeyErrorModel key_model = a.key_model;
   key_model.rho = fp16_keys::measured_rho(a.f16_scalars[2]);
   key_model.tau = fp16_keys::residual_floor(16 * H);
+  key_model.largest_cnorm = fp16_keys::largest_centroid_norm(largest_cnorm2);
   const float inverse_weight = 1.f / weight;  // a power of two: exact
   const bool vector_rows = (a.n % 4) == 0;
   const int64_t steps = (a.m + 31) / 32;
