@@ -206,6 +206,27 @@ TEST(GemmWindowSpace, StagedPointsAreTheDefaultOnlyUpTo64DimsWhereBothBuffersKee
   EXPECT_EQ(streamed_defaults.at("points"), "global");
 }
 
+TEST(GemmWindowSpace, ArbitrationIsDeferredExactlyWhereTheUpdateIsSorted) {
+  for (const auto& [m, n, k] : {std::tuple{int64_t(16) << 20, 32, 64}, std::tuple{int64_t(1) << 20, 128, 100},
+                                std::tuple{int64_t(2) << 20, 128, 1024}, std::tuple{int64_t(1) << 20, 768, 1000}}) {
+    const Problem problem = make_problem(m, n, k, k);
+    const Params defaults = window_variant().default_params(problem, h100_like());
+    EXPECT_EQ(defaults.at("arbitrate"), defaults.at("update") == "sorted" ? "deferred" : "block") << problem.str();
+    // The space refuses deferred beside an update that reads the labels inside the kernel.
+    Params global = defaults;
+    global["update"] = "global";
+    global["arbitrate"] = "deferred";
+    EXPECT_TRUE(window_variant().param_space(problem, h100_like()).check(global).has_value()) << problem.str();
+  }
+  // The queue counts in the footprint the memory plan checks.
+  const Problem wide = make_problem(1 << 20, 768, 1000, 1000);
+  Params deferred = window_variant().default_params(wide, h100_like());
+  Params block = deferred;
+  block["arbitrate"] = "block";
+  EXPECT_GT(window_variant().device_footprint(wide, deferred, h100_like(), false).total(),
+            window_variant().device_footprint(wide, block, h100_like(), false).total());
+}
+
 TEST(GemmWindowSpace, AnUnknownPointsValueIsAnInputError) {
   Params params = window_variant().default_params(make_problem(1 << 20, 32, 64, 64), h100_like());
   params["points"] = "pinned";
@@ -494,6 +515,13 @@ TEST_P(GemmWindowOnDevice, EveryPathMatchesTheReference) {
   for (const char* update : {"global", "shared", "sorted"}) {
     Params p = defaults;
     p["update"] = update;
+    p["arbitrate"] = "block";
+    points.push_back(p);
+  }
+  {
+    Params p = defaults;
+    p["update"] = "sorted";
+    p["arbitrate"] = "deferred";
     points.push_back(p);
   }
   for (const char* staged : {"global", "staged"}) {
@@ -534,6 +562,35 @@ TEST_P(GemmWindowOnDevice, EveryPathMatchesTheReference) {
     ++ran;
   }
   EXPECT_GE(ran, 4) << "too few parameter points fit " << problem.str();
+}
+
+// arbitrate=deferred with a queue too small for every warp's jobs: the warps whose reservation
+// does not fit arbitrate in the block, the others are settled by the second kernel, and the
+// labels are the reference's either way (a capacity of 0 defers nothing, 300 columns some).
+TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
+  const GpuCase c = GetParam();
+  if (c.spec.m * c.kmax > 20'000'000) GTEST_SKIP() << "covered by the smaller cases";
+  Dataset data = generate(c.spec);
+  for (float& v : data.values) {
+    v = (v + c.offset) * c.scale;
+    if (c.grid > 0.f) v = std::round(v / c.grid) * c.grid;
+  }
+  const Problem problem = make_problem(data.m, data.n, c.kmin, c.kmax, data.sparsity);
+  if (data.m > INT32_MAX) GTEST_SKIP() << "update=sorted needs M < 2^31";
+  const DeviceInfo device = query_device(0);
+  Params params = resolve_params(window_variant(), problem, device, Params::object());
+  params["update"] = "sorted";
+  params["arbitrate"] = "deferred";
+  for (const int64_t capacity : {int64_t(0), int64_t(300)}) {
+    gemm_window::RunConfig config = gemm_window::run_config(params);
+    config.deferred_columns = capacity;
+    if (gemm_window::block_smem_bytes(problem, config) > device.smem_per_block_optin) GTEST_SKIP() << "does not fit";
+    SCOPED_TRACE("deferred columns " + std::to_string(capacity));
+    auto run = gemm_window::make_run(problem, data, config, device, gemm_window::translation_for(data));
+    testing_support::expect_steps_match_reference(
+        *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, true);
+    if (HasFatalFailure()) return;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

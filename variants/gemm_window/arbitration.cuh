@@ -12,41 +12,13 @@
 // distance at a time with the whole warp left 7 of 8 warps waiting at the next barrier on
 // issue 32's 128/1024/2M row (ncu, H200: barrier the top stall, issue slots 17 % busy,
 // 12.4 ms; reports/results/nvidia-h200/gemm-window-profile.txt).
+//
+// arbitrate=deferred (update=sorted) lists the same jobs in a global queue instead, and
+// deferred_arbitration.cu settles them after the kernel, a warp a row (deferred_queue.hpp).
 #include "variants/gemm_window/block.cuh"
+#include "variants/gemm_window/exact_distance.cuh"
 
 namespace mk::gemm_window {
-
-__device__ __forceinline__ unsigned long long pack_exact(double distance2, unsigned column) {
-  return (static_cast<unsigned long long>(__float_as_uint(__double2float_rn(distance2))) << 32) | column;
-}
-
-// Lane `part` of L lanes: its share of Σ(x − c)² (float4 pieces part, part + L, ... when n % 4
-// == 0, else single dimensions). Two independent FP64 sums keep the FMA chain half as long.
-__device__ __forceinline__ double partial_distance(const float* __restrict__ x, const float* __restrict__ c, int n,
-                                                   int part, int lanes) {
-  double s0 = 0.0, s1 = 0.0;
-  if ((n & 3) == 0) {
-    const float4* x4 = reinterpret_cast<const float4*>(x);
-    const float4* c4 = reinterpret_cast<const float4*>(c);
-    const int pieces = n >> 2;
-#pragma unroll 2
-    for (int i = part; i < pieces; i += lanes) {
-      const float4 xv = __ldg(x4 + i), cv = __ldg(c4 + i);
-      const double e0 = double(xv.x) - cv.x, e1 = double(xv.y) - cv.y, e2 = double(xv.z) - cv.z,
-                   e3 = double(xv.w) - cv.w;
-      s0 = fma(e0, e0, s0);
-      s1 = fma(e1, e1, s1);
-      s0 = fma(e2, e2, s0);
-      s1 = fma(e3, e3, s1);
-    }
-  } else {
-    for (int d = part; d < n; d += lanes) {
-      const double e = double(__ldg(x + d)) - __ldg(c + d);
-      s0 = fma(e, e, s0);
-    }
-  }
-  return s0 + s1;
-}
 
 // The index of the nth (0-based) set bit of mask; mask has more than n bits set.
 __device__ __forceinline__ int nth_set_bit(unsigned mask, int n) {
@@ -54,11 +26,75 @@ __device__ __forceinline__ int nth_set_bit(unsigned mask, int n) {
   return __ffs(mask) - 1;
 }
 
-// Step 3 of a group's finalize (after the barrier that ends list_candidates): the warp's rows
-// with more than one candidate, or a slice to scan, get exact labels; the row lists are
-// cleared for the next group.
+// Job `job` of the warp's list (rows r0 ..): its row and its group-local column, or
+// 0xffffffff where a scanned slice runs into the group's padding.
 template <class S>
-__device__ __forceinline__ void arbitrate_rows(const KernelArgs& a, const Smem& s, const GroupInfo& group,
+__device__ __forceinline__ unsigned job_column(const Smem& s, const GroupInfo& group, int r0, int slice_columns,
+                                               int job, int& row) {
+  // The job's row: how many rows' job ends are at or below it (job_end rises with the row),
+  // by binary search (a linear scan was 4 % of the kernel's instructions at 32/64/16M, ncu,
+  // H200, 7a298a8).
+  int i = 0;
+#pragma unroll
+  for (int step = 16; step > 0; step >>= 1)
+    if (i + step <= S::kRowsPerWarp && s.job_end[r0 + i + step - 1] <= job) i += step;
+  row = r0 + i;
+  const int start = i == 0 ? 0 : s.job_end[r0 + i - 1];
+  int local = job - start;
+  const int listed = int(s.rowcount[row]);
+  if (local < listed) return s.items[row * S::kItemsPerRow + local];
+  local -= listed;
+  const int which = local / slice_columns, k = local - which * slice_columns;
+  const int slice = nth_set_bit(s.scan[row], which);
+  const int wn = slice >> 3, t = (slice >> 1) & 3, parity = slice & 1;
+  // Column k of the slice: n-tile k % kNTiles of tile k / kNTiles; padding skipped.
+  const int tile = k / S::kNTiles, nt = k - tile * S::kNTiles;
+  const int c = tile * S::BN + wn * S::kWarpColumns + nt * 8 + 2 * t + parity;
+  return c < group.k ? unsigned(c) : 0xffffffffu;
+}
+
+// arbitrate=deferred: the warp's ambiguous rows and their jobs go to the queue, one reservation
+// of each for the warp; false when the columns would not fit (the caller arbitrates here).
+// A deferred row keeps the key winner as its label until the deferred kernel overwrites it.
+template <class S>
+__device__ __forceinline__ bool defer_rows(const KernelArgs& a, const Smem& s, const GroupInfo& group, int gi,
+                                           int64_t base, int r0, int slice_columns, int total, bool ambiguous,
+                                           int end, int jobs) {
+  const int lane = threadIdx.x & 31;
+  const unsigned rows_mask = __ballot_sync(kFullWarp, ambiguous);
+  unsigned long long first = 0, first_row = 0;
+  if (lane == 0) {
+    first = atomicAdd(&a.deferred.counters[1], static_cast<unsigned long long>(total));
+    if (first + total <= a.deferred.column_capacity)
+      first_row = atomicAdd(&a.deferred.counters[0], static_cast<unsigned long long>(__popc(rows_mask)));
+    else
+      first = ~0ull;
+  }
+  first = __shfl_sync(kFullWarp, first, 0);
+  if (first == ~0ull) return false;
+  first_row = __shfl_sync(kFullWarp, first_row, 0);
+  if (ambiguous) {
+    const int rank = __popc(rows_mask & ((1u << lane) - 1u));
+    DeferredRow row;
+    row.point = uint32_t(base + r0 + lane);
+    row.group = uint32_t(gi);
+    row.first = uint32_t(first + unsigned(end - jobs));
+    row.count = uint32_t(jobs);
+    a.deferred.rows[first_row + rank] = row;
+  }
+  for (int job = lane; job < total; job += 32) {
+    int row;
+    const unsigned column = job_column<S>(s, group, r0, slice_columns, job, row);
+    a.deferred.columns[first + job] = column == 0xffffffffu ? kNoColumn : static_cast<unsigned short>(column);
+  }
+  return true;
+}
+
+// Step 3 of a group's finalize (after the barrier that ends list_candidates): the warp's rows
+// with more than one candidate, or a slice to scan, get exact labels (here, or deferred); the
+// row lists are cleared for the next group.
+template <class S>
+__device__ __forceinline__ void arbitrate_rows(const KernelArgs& a, const Smem& s, const GroupInfo& group, int gi,
                                                int64_t base) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int r0 = warp * S::kRowsPerWarp;
@@ -87,7 +123,9 @@ __device__ __forceinline__ void arbitrate_rows(const KernelArgs& a, const Smem& 
   }
   __syncwarp();
 
-  if (total > 0) {
+  const bool deferred =
+      total > 0 && a.deferred.rows && defer_rows<S>(a, s, group, gi, base, r0, slice_columns, total, ambiguous, end, jobs);
+  if (total > 0 && !deferred) {
     // Lanes per job: the largest power of two that still serves every job in one round
     // (total · L ≤ 32), at most one float4 each. Forcing at least 8 or 32 lanes a distance
     // (whole 128-byte lines a load) measured slower than this rule on every row (H200,
@@ -104,29 +142,7 @@ __device__ __forceinline__ void arbitrate_rows(const KernelArgs& a, const Smem& 
       int row = -1;
       unsigned column = 0xffffffffu;
       if (job < total) {
-        // The job's row: how many rows' job ends are at or below it (job_end rises with the
-        // row), by binary search (a linear scan was 4 % of the kernel's instructions at
-        // 32/64/16M, ncu, H200, 7a298a8).
-        int i = 0;
-#pragma unroll
-        for (int step = 16; step > 0; step >>= 1)
-          if (i + step <= S::kRowsPerWarp && s.job_end[r0 + i + step - 1] <= job) i += step;
-        row = r0 + i;
-        const int start = i == 0 ? 0 : s.job_end[r0 + i - 1];
-        int local = job - start;
-        const int listed = int(s.rowcount[row]);
-        if (local < listed) {
-          column = s.items[row * S::kItemsPerRow + local];
-        } else {
-          local -= listed;
-          const int which = local / slice_columns, k = local - which * slice_columns;
-          const int slice = nth_set_bit(s.scan[row], which);
-          const int wn = slice >> 3, t = (slice >> 1) & 3, parity = slice & 1;
-          // Column k of the slice: n-tile k % kNTiles of tile k / kNTiles; padding skipped.
-          const int tile = k / S::kNTiles, nt = k - tile * S::kNTiles;
-          const int c = tile * S::BN + wn * S::kWarpColumns + nt * 8 + 2 * t + parity;
-          column = c < group.k ? unsigned(c) : 0xffffffffu;
-        }
+        column = job_column<S>(s, group, r0, slice_columns, job, row);
         if (column != 0xffffffffu)
           partial = partial_distance(a.points + (base + row) * a.n,
                                      a.centroids + int64_t(group.slot_offset + int(column)) * a.n, a.n, part, lanes);

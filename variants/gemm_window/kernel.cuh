@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       __syncthreads();
       list_candidates<S>(a, s, top, rows, model, a.norms + group.first_tile * BN, base, wm, wn, g, t);
       __syncthreads();
-      arbitrate_rows<S>(a, s, group, base);
+      arbitrate_rows<S>(a, s, group, gi, base);
       double inertia = 0.0;
       update_rows<S>(a, s, group, gi, base, staged, inertia);
       if (a.update != UpdateMode::Sorted) add_inertia<S>(s, gi, inertia);

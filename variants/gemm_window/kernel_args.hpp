@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "variants/gemm_window/config.hpp"
+#include "variants/gemm_window/deferred_queue.hpp"
 #include "variants/gemm_window/window_bound.hpp"
 
 struct __half;
@@ -47,6 +48,7 @@ struct KernelArgs {
   unsigned* tile_counter;  // zero at launch; blocks take point tiles from it
   int64_t point_tiles;
   unsigned long long* stats;  // null, or {rows, ambiguous rows, scanned slices, exact distances}
+  DeferredQueue deferred;     // arbitrate=deferred (update=sorted), else rows = null
 };
 
 // Kernel attributes and launch for the tile config named by index into kTileConfigs.

@@ -12,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/gemm_window/deferred_arbitration.hpp"
 #include "variants/gemm_window/kernel_args.hpp"
 #include "variants/gemm_window/sorted_update.hpp"
 #include "variants/gemm_window/table.hpp"
@@ -38,6 +39,11 @@ RunConfig run_config(const Params& params) {
   if (points != "global" && points != "staged")
     throw InputError("gemm-window: unknown points '" + points + "' (expected global or staged)");
   config.staged_points = points == "staged";
+  // Likewise without arbitrate the block arbitrates.
+  const std::string arbitrate = params.contains("arbitrate") ? params.at("arbitrate").get<std::string>() : "block";
+  if (arbitrate != "block" && arbitrate != "deferred")
+    throw InputError("gemm-window: unknown arbitrate '" + arbitrate + "' (expected block or deferred)");
+  config.deferred = arbitrate == "deferred";  // with update=sorted only: the param space and make_run check
   if (config.stage_dims < kChunkDims || config.stage_dims % kChunkDims != 0)
     throw InputError("gemm-window: stage must be a positive multiple of " + std::to_string(kChunkDims) + ", got " +
                      std::to_string(config.stage_dims));
@@ -89,6 +95,8 @@ class GemmWindowRun : public gpu::GpuRun {
                                cudaMemcpyHostToDevice, stream),
                "gemm-window groups upload");
     if (config_.update == UpdateMode::Sorted) sorted_ = std::make_unique<SortedUpdate>(problem, stream);
+    if (config_.deferred) deferred_ = std::make_unique<DeferredArbitration>(problem, config_.deferred_columns);
+    sm_count_ = device.sm_count;
 
     // Staged copies move 16-byte pieces from each tile's first row: a points view that does
     // not start on 16 bytes (a problem of a batch, a chunk) reads global memory, and its blocks
@@ -191,7 +199,14 @@ class GemmWindowRun : public gpu::GpuRun {
     args.tile_counter = counter_.get();
     args.point_tiles = point_tiles_;
     args.stats = stats_.get();
+    if (deferred_) {
+      deferred_->reset(stream);
+      args.deferred = deferred_->queue();
+    }
     launch(config_.tile_index, int(grid_), smem_, stream, args);
+    if (deferred_)
+      deferred_->resolve(args.points, args.centroids, groups_.get(), problem.n, problem.m, args.sort_labels,
+                         args.labels, sm_count_, stream);
     if (sorted_) sorted_->accumulate(state_.points(), state_.centroids(), problem.k, acc, stream);
     state_.finalize();
   }
@@ -210,12 +225,17 @@ class GemmWindowRun : public gpu::GpuRun {
   gpu::DeviceBuffer<unsigned> counter_{1, "gemm-window tile counter"};
   gpu::DeviceBuffer<unsigned long long> stats_;
   std::unique_ptr<SortedUpdate> sorted_;
+  std::unique_ptr<DeferredArbitration> deferred_;
+  int sm_count_ = 1;
 };
 
 }  // namespace
 
 std::unique_ptr<PreparedRun> make_run(const Problem& problem, const Dataset& data, const RunConfig& config,
                                       const DeviceInfo& device, const Translation& translation) {
+  if (config.deferred && config.update != UpdateMode::Sorted)
+    throw InputError("gemm-window: arbitrate=deferred needs update=sorted (the deferred labels must be settled "
+                     "before the update reads them)");
   return std::make_unique<GemmWindowRun>(problem, data, config, device, translation);
 }
 

@@ -18,6 +18,8 @@ struct RunConfig {
   int stage_dims = 32;  // table=stream: dims of a centroid tile per ring stage (a multiple of 32)
   int64_t grid = 0;  // 0: every resident block of every SM
   bool staged_points = false;  // points=staged: the next point tile is copied to shared memory ahead
+  bool deferred = false;  // arbitrate=deferred: ambiguous rows settled by a second kernel (update=sorted)
+  int64_t deferred_columns = -1;  // the queue's column capacity; < 0: deferred_arbitration.hpp's default
 };
 RunConfig run_config(const Params& params);  // InputError for unknown values
 

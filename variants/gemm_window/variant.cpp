@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "variants/common/gpu_lloyd_state.cuh"
 #include "variants/gemm_window/config.hpp"
+#include "variants/gemm_window/deferred_arbitration.hpp"
 #include "variants/gemm_window/run.hpp"
 #include "variants/gemm_window/sorted_update.hpp"
 #include "variants/variant.hpp"
@@ -87,6 +88,8 @@ class GemmWindow : public Variant {
     footprint.add("FP16 centroid table", table_bytes(problem, params));
     if (run_config(params).update == UpdateMode::Sorted)
       footprint.add("sorted update buffers", SortedUpdate::footprint_bytes(problem));
+    if (run_config(params).deferred)
+      footprint.add("deferred arbitration queue", DeferredArbitration::footprint_bytes(problem));
     return footprint;
   }
 
@@ -114,6 +117,10 @@ class GemmWindow : public Variant {
                           "global: the fill and the update read each point tile from global memory; staged: the next "
                           "tile's FP32 rows are copied (cp.async) into one of two shared-memory buffers while a tile "
                           "is worked on"});
+    space.axes.push_back({"arbitrate",
+                          {"block", "deferred"},
+                          "block: a warp re-decides its ambiguous rows between the tile's barriers; deferred "
+                          "(update=sorted): they go to a queue that a second kernel settles, a warp a row"});
     const int sms = std::max(1, device.sm_count);
     space.axes.push_back({"grid", {0, int64_t(sms), int64_t(2) * sms, int64_t(4) * sms},
                           "blocks; 0 = every resident block of every SM (persistent grid)"});
@@ -131,6 +138,10 @@ class GemmWindow : public Variant {
     const bool narrow_m = problem.m <= INT32_MAX;
     space.restrictions.push_back(
         {"update=sorted needs M < 2^31", [narrow_m](const Params& p) { return narrow_m || p.at("update") != "sorted"; }});
+    space.restrictions.push_back({"arbitrate=deferred needs update=sorted (the labels are settled before the sort)",
+                                  [](const Params& p) {
+                                    return p.at("arbitrate") != "deferred" || p.at("update") == "sorted";
+                                  }});
     space.restrictions.push_back({"no idle blocks: grid <= point tiles", [problem](const Params& p) {
                                     const int64_t grid = p.at("grid").get<int64_t>();
                                     const int bm = kTileConfigs[run_config(p).tile_index].bm;
@@ -163,7 +174,7 @@ class GemmWindow : public Variant {
     else if (padded_dims(problem.n) > 512 || widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
     else order = {"128x128/4x2", "64x128/2x2"};
     Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0},
-                  {"points", "global"}};
+                  {"points", "global"}, {"arbitrate", "block"}};
     for (const std::string& tile : order) {
       params["tile"] = tile;
       if (fits(problem, device, params)) break;
@@ -173,6 +184,8 @@ class GemmWindow : public Variant {
       params["update"] = "shared";
     else if (sums_floats * 4 > 64 * 1024 && problem.n >= 64 && problem.m <= INT32_MAX)
       params["update"] = "sorted";
+    // arbitrate: deferred wherever the update is sorted (NOT YET MEASURED against block).
+    if (params.at("update") == "sorted") params["arbitrate"] = "deferred";
     // stage: 64 dims a ring stage where two chunks divide a tile's and it still fits with the
     // update chosen above (a larger ring must not cost the shared sums; 128/1024/2M 5.52 ms
     // against 5.56 with 32; 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way).

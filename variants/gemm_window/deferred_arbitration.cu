@@ -1,0 +1,92 @@
+// arbitrate=deferred's second kernel: one warp a queued row. Its lanes share each candidate's
+// distance (coalesced loads of the point and the centroid, FP64 sums as in the block), and
+// the smallest packed exact distance is the row's label, written over the key winner the main
+// kernel left in the sort's labels (and the caller's).
+#include "variants/gemm_window/deferred_arbitration.hpp"
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+#include "variants/gemm_window/exact_distance.cuh"
+
+namespace mk::gemm_window {
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+constexpr unsigned kAllLanes = 0xffffffffu;
+
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    settle_deferred_rows(const DeferredRow* __restrict__ rows, const unsigned short* __restrict__ columns,
+                         const unsigned long long* __restrict__ counters, const float* __restrict__ points,
+                         const float* __restrict__ centroids, const GroupInfo* __restrict__ groups, int n, int64_t m,
+                         int32_t* labels_sorted, int32_t* labels) {
+  const int lane = threadIdx.x & 31;
+  const unsigned long long queued = counters[0];
+  const unsigned long long warps = static_cast<unsigned long long>(gridDim.x) * kWarpsPerBlock;
+  for (unsigned long long r = static_cast<unsigned long long>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5); r < queued;
+       r += warps) {
+    const DeferredRow row = rows[r];
+    const GroupInfo group = groups[row.group];
+    const float* x = points + int64_t(row.point) * n;
+    unsigned long long best = ~0ull;
+    for (uint32_t j = 0; j < row.count; ++j) {
+      const unsigned column = columns[row.first + j];  // one address: a broadcast
+      if (column == kNoColumn) continue;               // warp-uniform
+      double distance = partial_distance(x, centroids + int64_t(group.slot_offset + int(column)) * n, n, lane, 32);
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) distance += __shfl_xor_sync(kAllLanes, distance, offset);
+      best = min(best, pack_exact(distance, column));
+    }
+    if (lane == 0 && best != ~0ull) {
+      const int64_t at = int64_t(row.group) * m + row.point;
+      labels_sorted[at] = int32_t(best & 0xffffffffu);
+      if (labels) labels[at] = int32_t(best & 0xffffffffu);
+    }
+  }
+}
+
+}  // namespace
+
+int64_t DeferredArbitration::capacity_for(const Problem& problem, int64_t column_capacity) {
+  const int64_t rows = problem.m * problem.k.count();
+  const int64_t capacity = column_capacity >= 0 ? column_capacity : rows * kDeferredColumnsPerRow;
+  return std::min<int64_t>(capacity, 0xffffffffll);  // DeferredRow::first is 32 bits
+}
+
+DeferredArbitration::DeferredArbitration(const Problem& problem, int64_t column_capacity)
+    : rows_capacity_(problem.m * problem.k.count()), column_capacity_(capacity_for(problem, column_capacity)) {
+  if (problem.m > INT32_MAX) throw UnsupportedError("gemm-window: arbitrate=deferred needs M < 2^31");
+  rows_.allocate(size_t(std::max<int64_t>(rows_capacity_, 1)), "gemm-window deferred rows");
+  columns_.allocate(size_t(std::max<int64_t>(column_capacity_, 1)), "gemm-window deferred columns");
+}
+
+DeferredQueue DeferredArbitration::queue() const {
+  DeferredQueue q;
+  q.rows = rows_.get();
+  q.columns = columns_.get();
+  q.counters = counters_.get();
+  q.column_capacity = static_cast<unsigned long long>(column_capacity_);
+  return q;
+}
+
+void DeferredArbitration::reset(cudaStream_t stream) {
+  gpu::check(cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream), "gemm-window deferred counters");
+}
+
+void DeferredArbitration::resolve(const float* points, const float* centroids, const GroupInfo* groups, int n,
+                                  int64_t m, int32_t* labels_sorted, int32_t* labels, int sm_count,
+                                  cudaStream_t stream) {
+  // A persistent grid: the queue's length is only known on the device. 8 blocks of 8 warps an
+  // SM keep enough loads in flight for one row at a time a warp.
+  const int grid = std::max(1, sm_count) * 8;
+  settle_deferred_rows<<<grid, kWarpsPerBlock * 32, 0, stream>>>(rows_.get(), columns_.get(), counters_.get(), points,
+                                                                 centroids, groups, n, m, labels_sorted, labels);
+  gpu::check_launch("gemm-window settle_deferred_rows");
+}
+
+double DeferredArbitration::footprint_bytes(const Problem& problem, int64_t column_capacity) {
+  return double(problem.m * problem.k.count()) * sizeof(DeferredRow) +
+         double(capacity_for(problem, column_capacity)) * sizeof(unsigned short) + 16.0;
+}
+
+}  // namespace mk::gemm_window

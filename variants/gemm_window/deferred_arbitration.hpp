@@ -1,0 +1,41 @@
+#pragma once
+// arbitrate=deferred: the queue the main kernel fills (deferred_queue.hpp) and the kernel that
+// settles it, between the main kernel and the sorted update, which reads the labels it fixes.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/problem.hpp"
+#include "variants/common/gpu_lloyd_state.cuh"
+#include "variants/gemm_window/config.hpp"
+#include "variants/gemm_window/deferred_queue.hpp"
+
+namespace mk::gemm_window {
+
+// Columns reserved a point and group. Measured need on uniform data (MKBENCH_GEMM_WINDOW_STATS,
+// H200, 8aa6045): 7.2 exact distances a point at 768/1000/1M, 6.9 at 256/4096/1M, 0.44 at
+// 128/1024/2M; a warp whose jobs no longer fit arbitrates in the block.
+constexpr int kDeferredColumnsPerRow = 16;
+
+class DeferredArbitration {
+ public:
+  // column_capacity < 0: kDeferredColumnsPerRow a point and group.
+  DeferredArbitration(const Problem& problem, int64_t column_capacity);
+  // The queue for one launch; reset() zeroes its counters on the stream first.
+  DeferredQueue queue() const;
+  void reset(cudaStream_t stream);
+  // Exact labels for every queued row: labels_sorted ([group][m], the sort's input) and,
+  // when not null, labels ([group][m], the caller's).
+  void resolve(const float* points, const float* centroids, const GroupInfo* groups, int n, int64_t m,
+               int32_t* labels_sorted, int32_t* labels, int sm_count, cudaStream_t stream);
+  static double footprint_bytes(const Problem& problem, int64_t column_capacity = -1);
+
+ private:
+  static int64_t capacity_for(const Problem& problem, int64_t column_capacity);
+  int64_t rows_capacity_ = 0, column_capacity_ = 0;
+  gpu::DeviceBuffer<DeferredRow> rows_;
+  gpu::DeviceBuffer<unsigned short> columns_;
+  gpu::DeviceBuffer<unsigned long long> counters_{2, "gemm-window deferred counters"};
+};
+
+}  // namespace mk::gemm_window
