@@ -14,12 +14,13 @@ KernelHandle kernel_128x128_4x1();
 KernelHandle kernel_128x64_4x1();
 KernelHandle kernel_64x128_2x2();
 KernelHandle kernel_128x16_4x1();
+KernelHandle kernel_64x256_2x4();
 
 KernelHandle kernel_for(int tile_index) {
   using Factory = KernelHandle (*)();
   // In kTileConfigs' order.
   static constexpr Factory kFactories[] = {kernel_128x128_4x2, kernel_128x128_4x1, kernel_128x64_4x1,
-                                           kernel_64x128_2x2, kernel_128x16_4x1};
+                                           kernel_64x128_2x2, kernel_128x16_4x1, kernel_64x256_2x4};
   static_assert(sizeof(kFactories) / sizeof(kFactories[0]) == kTileConfigCount, "one kernel per tile config");
   if (tile_index < 0 || tile_index >= kTileConfigCount)
     throw UnsupportedError("gemm-window: no kernel for tile index " + std::to_string(tile_index));

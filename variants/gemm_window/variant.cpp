@@ -156,7 +156,9 @@ class GemmWindow : public Variant {
   //   otherwise 128 columns over 2 warp columns (64 accumulators a lane), and 64-point blocks
   //   where 128 points of FP16 rows would not leave room for the ring (N > 512) or where K is
   //   512 or more (128/1024/2M 6.08 ms with 64x128/2x2 against 8.58 with 128x128/4x2;
-  //   64/256/4M 4.91 with 128x128/4x2 against 5.37; 128/100/1M 1.98 against 2.29).
+  //   64/256/4M 4.91 with 128x128/4x2 against 5.37; 128/100/1M 1.98 against 2.29). Above
+  //   512 dims 64x256/2x4, eight warps in the one block an SM holds (NOT YET MEASURED against
+  //   64x128/2x2's four).
   // - update: block sums in shared memory where ΣK·N ≤ 4096 floats, where the FP64 atomics
   //   serialise on few addresses (32/64/16M 4.28 ms against 5.16 with global); the shared
   //   FP32 atomics are a CAS loop on sm_90 that costs more once the REDs spread, so global
@@ -171,7 +173,8 @@ class GemmWindow : public Variant {
     std::vector<std::string> order;
     if (widest <= 16) order = {"128x16/4x1", "128x64/4x1", "128x128/4x2", "64x128/2x2"};
     else if (widest <= 64) order = {"128x64/4x1", "128x128/4x2", "64x128/2x2"};
-    else if (padded_dims(problem.n) > 512 || widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
+    else if (padded_dims(problem.n) > 512) order = {"64x256/2x4", "64x128/2x2", "128x128/4x2"};
+    else if (widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
     else order = {"128x128/4x2", "64x128/2x2"};
     Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0},
                   {"points", "global"}, {"arbitrate", "block"}};
@@ -184,7 +187,9 @@ class GemmWindow : public Variant {
       params["update"] = "shared";
     else if (sums_floats * 4 > 64 * 1024 && problem.n >= 64 && problem.m <= INT32_MAX)
       params["update"] = "sorted";
-    // arbitrate: deferred wherever the update is sorted (NOT YET MEASURED against block).
+    // arbitrate: deferred wherever the update is sorted: the block's warps no longer wait at the
+    // barrier for the one that arbitrates (768/1000/1M 21.4 ms against 37.7, 256/4096/1M 12.8
+    // against 15.0, 128/1024/2M 4.29 against 4.40; H200, 7d2187f, ab/gemm-window-deferred.txt).
     if (params.at("update") == "sorted") params["arbitrate"] = "deferred";
     // stage: 64 dims a ring stage where two chunks divide a tile's and it still fits with the
     // update chosen above (a larger ring must not cost the shared sums; 128/1024/2M 5.52 ms
