@@ -9,9 +9,10 @@
 namespace mk::gemm_window {
 namespace {
 
-// A warp owns kPiece consecutive entries of the label-sorted order; lanes are dimensions, so
-// rows wider than 32 walk the piece once per 32 dimensions. About (M/kPiece + K)·N atomics a
-// group.
+// A warp owns one 32-dim slice (lanes are dimensions) of kPiece consecutive entries of the
+// label-sorted order: pieces × ⌈N/32⌉ warps. About (M/kPiece + K)·N atomics a group. One warp
+// a piece walking it once per 32 dims took 6.0 ms of a 24 ms iteration at 768/1000/1M (1024
+// warps for 1M points, latency-bound; ncu, H200, afe839a, ab/gemm-window-sorted-slices.txt).
 constexpr int kPiece = 1024;
 constexpr int kWarps = 8;
 
@@ -22,15 +23,18 @@ __global__ void fill_iota(int32_t* __restrict__ out, int64_t m) {
 
 __global__ void __launch_bounds__(kWarps * 32)
     sum_label_runs(const int32_t* __restrict__ labels, const int32_t* __restrict__ order, const float* __restrict__ points,
-                   const float* __restrict__ centroids, int64_t m, int n, int slot_offset, double* sums,
+                   const float* __restrict__ centroids, int64_t m, int n, int slices, int slot_offset, double* sums,
                    unsigned long long* counts, double* inertia) {
   const unsigned full = 0xffffffffu;
-  const int lane = threadIdx.x & 31;
-  const int64_t begin = (int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * kPiece;
-  if (begin >= m) return;  // whole warp
-  const int64_t end = begin + kPiece < m ? begin + kPiece : m;
+  __shared__ double block_squares[kWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t task = int64_t(blockIdx.x) * kWarps + warp;
+  const int64_t piece = task / slices;
+  const int d0 = int(task - piece * slices) * 32;
+  const int64_t begin = piece * kPiece;
   double squares = 0.0;
-  for (int d0 = 0; d0 < n; d0 += 32) {
+  if (begin < m) {  // whole warp; no return before the block's barrier
+    const int64_t end = begin + kPiece < m ? begin + kPiece : m;
     const int d = d0 + lane;
     int label = -1, run = 0;
     double sum = 0.0;
@@ -73,7 +77,13 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) squares += __shfl_xor_sync(full, squares, offset);
-  if (lane == 0 && squares != 0.0) atomicAdd(inertia, squares);
+  if (lane == 0) block_squares[warp] = squares;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double block = 0.0;
+    for (int w = 0; w < kWarps; ++w) block += block_squares[w];
+    if (block != 0.0) atomicAdd(inertia, block);
+  }
 }
 
 }  // namespace
@@ -109,7 +119,8 @@ double SortedUpdate::footprint_bytes(const Problem& problem) {
 void SortedUpdate::accumulate(const gpu::PointsView& points, const float* centroids, const KRange& k,
                               const gpu::AccumulatorView& acc, cudaStream_t stream) {
   const int64_t pieces = (m_ + kPiece - 1) / kPiece;
-  const int grid = int((pieces + kWarps - 1) / kWarps);
+  const int slices = (points.n + 31) / 32;
+  const int grid = int((pieces * slices + kWarps - 1) / kWarps);
   for (int kk = k.kmin; kk <= k.kmax; ++kk) {
     const int g = kk - k.kmin;
     size_t bytes = scratch_bytes_;
@@ -118,7 +129,7 @@ void SortedUpdate::accumulate(const gpu::PointsView& points, const float* centro
                                                bits_for(kk), stream),
                "gemm-window sorted update: radix sort");
     sum_label_runs<<<grid, kWarps * 32, 0, stream>>>(sorted_labels_.get(), order_.get(), points.data, centroids, m_,
-                                                     points.n, k.slot_offset(kk), acc.sums, acc.counts,
+                                                     points.n, slices, k.slot_offset(kk), acc.sums, acc.counts,
                                                      acc.inertia + g);
     gpu::check_launch("gemm-window sum_label_runs");
   }
