@@ -53,7 +53,8 @@ inline constexpr TileConfig kTileConfigs[] = {
     {"128x16/4x1", 128, 16, 4, 1, 4},
     // Eight warps where a 64-point FP16 A tile takes most of an SM's shared memory (N > 512:
     // 96 KiB at 768 dims, so one block an SM; 64x128/2x2 ran 4 warps an SM there, 6.25 %
-    // achieved occupancy, the tensor pipe 20 % busy; ncu, H200, 7d2187f, 768/1000/1M).
+    // achieved occupancy, the tensor pipe 20 % busy; ncu, H200, 7d2187f, 768/1000/1M;
+    // ab/gemm-window-wide-tile.txt).
     {"64x256/2x4", 64, 256, 2, 4, 1},
 };
 inline constexpr int kTileConfigCount = int(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));

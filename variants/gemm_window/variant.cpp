@@ -157,8 +157,9 @@ class GemmWindow : public Variant {
   //   where 128 points of FP16 rows would not leave room for the ring (N > 512) or where K is
   //   512 or more (128/1024/2M 6.08 ms with 64x128/2x2 against 8.58 with 128x128/4x2;
   //   64/256/4M 4.91 with 128x128/4x2 against 5.37; 128/100/1M 1.98 against 2.29). Above
-  //   512 dims 64x256/2x4, eight warps in the one block an SM holds (NOT YET MEASURED against
-  //   64x128/2x2's four).
+  //   512 dims 64x256/2x4, eight warps in the one block an SM holds (768/1000/1M 15.98 ms
+  //   against 64x128/2x2's 21.53 with four; at 256/4096/1M equal, at 128/1024/2M 5.62 against
+  //   4.32, where 64x128/2x2 fits several blocks; H200, afe839a, ab/gemm-window-wide-tile.txt).
   // - update: block sums in shared memory where ΣK·N ≤ 4096 floats, where the FP64 atomics
   //   serialise on few addresses (32/64/16M 4.28 ms against 5.16 with global); the shared
   //   FP32 atomics are a CAS loop on sm_90 that costs more once the REDs spread, so global
