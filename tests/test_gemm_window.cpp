@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <random>
@@ -211,16 +213,28 @@ TEST(GemmWindowSpace, ArbitrationIsDeferredExactlyWhereTheUpdateIsSorted) {
                                 std::tuple{int64_t(2) << 20, 128, 1024}, std::tuple{int64_t(1) << 20, 768, 1000}}) {
     const Problem problem = make_problem(m, n, k, k);
     const Params defaults = window_variant().default_params(problem, h100_like());
-    EXPECT_EQ(defaults.at("arbitrate"), defaults.at("update") == "sorted" ? "deferred" : "block") << problem.str();
-    // The space refuses deferred beside an update that reads the labels inside the kernel.
+    EXPECT_EQ(defaults.at("arbitrate"), "auto") << problem.str();
+    EXPECT_EQ(gemm_window::run_config(defaults).deferred, defaults.at("update") == "sorted") << problem.str();
+    // Overriding the update alone stays valid (auto follows it) ...
+    const ParamSpace space = window_variant().param_space(problem, h100_like());
+    for (const char* update : {"global", "shared", "sorted"}) {
+      Params p = defaults;
+      p["update"] = update;
+      EXPECT_EQ(gemm_window::run_config(p).deferred, std::string(update) == "sorted");
+      if (std::string(update) != "shared") EXPECT_FALSE(space.check(p).has_value()) << problem.str() << " " << update;
+    }
+    // ... and the space refuses deferred beside an update that reads the labels inside the kernel.
     Params global = defaults;
     global["update"] = "global";
     global["arbitrate"] = "deferred";
-    EXPECT_TRUE(window_variant().param_space(problem, h100_like()).check(global).has_value()) << problem.str();
+    const auto refusal = space.check(global);
+    ASSERT_TRUE(refusal.has_value()) << problem.str();
+    EXPECT_NE(refusal->find("arbitrate=deferred needs update=sorted"), std::string::npos) << *refusal;
   }
   // The queue counts in the footprint the memory plan checks.
   const Problem wide = make_problem(1 << 20, 768, 1000, 1000);
   Params deferred = window_variant().default_params(wide, h100_like());
+  ASSERT_EQ(deferred.at("update"), "sorted");
   Params block = deferred;
   block["arbitrate"] = "block";
   EXPECT_GT(window_variant().device_footprint(wide, deferred, h100_like(), false).total(),
@@ -402,6 +416,8 @@ struct WindowCase {
 };
 
 TEST(GemmWindowKeys, WindowHoldsEveryCentroidAtLeastAsNearAsTheKeyWinner) {
+  // 4000 points at N=32 K=512: with the table's largest norm capping r (8aa6045) 600 points left
+  // no ambiguous one, and the check below would hold vacuously.
   for (const WindowCase& c : {WindowCase{128, 1024, 0, 300}, WindowCase{768, 256, 0, 120}, WindowCase{1000, 64, 0, 200},
                               WindowCase{32, 512, 0, 4000}, WindowCase{8, 100, 0, 1500}, WindowCase{64, 256, 40, 500},
                               WindowCase{3, 64, 1, 1500}}) {
@@ -564,33 +580,69 @@ TEST_P(GemmWindowOnDevice, EveryPathMatchesTheReference) {
   EXPECT_GE(ran, 4) << "too few parameter points fit " << problem.str();
 }
 
-// arbitrate=deferred with a queue too small for every warp's jobs: the warps whose reservation
-// does not fit arbitrate in the block, the others are settled by the second kernel, and the
-// labels are the reference's either way (a capacity of 0 defers nothing, 300 columns some).
+// What MKBENCH_GEMM_WINDOW_STATS printed for a run: ambiguous rows (from the share) and the
+// rows the deferred kernel settled.
+struct DeferredStats {
+  double ambiguous = -1;
+  long long deferred = -1;
+};
+DeferredStats parse_window_stats(const std::string& text) {
+  DeferredStats out;
+  unsigned long long steps = 0, deferred = 0;
+  double share = 0, scans = 0, distances = 0;
+  const size_t at = text.find("gemm-window stats:");
+  if (at != std::string::npos &&
+      std::sscanf(text.c_str() + at,
+                  "gemm-window stats: %llu point-group steps, %lf%% arbitrated exactly, %lf slice scans and %lf exact "
+                  "distances per point, %llu rows deferred",
+                  &steps, &share, &scans, &distances, &deferred) == 5) {
+    out.ambiguous = double(steps) * share / 100.0;
+    out.deferred = static_cast<long long>(deferred);
+  }
+  return out;
+}
+
+// arbitrate=deferred with the default queue, none (capacity 0) and one too small for every
+// warp's jobs (300 columns, 150 rows an iteration): the warps whose reservation does not fit
+// arbitrate in the block, the others are settled by the second kernel, and the labels are the
+// reference's every time. The window stats say how many rows were deferred.
 TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
   const GpuCase c = GetParam();
-  if (c.spec.m * c.kmax > 20'000'000) GTEST_SKIP() << "covered by the smaller cases";
   Dataset data = generate(c.spec);
   for (float& v : data.values) {
     v = (v + c.offset) * c.scale;
     if (c.grid > 0.f) v = std::round(v / c.grid) * c.grid;
   }
   const Problem problem = make_problem(data.m, data.n, c.kmin, c.kmax, data.sparsity);
-  if (data.m > INT32_MAX) GTEST_SKIP() << "update=sorted needs M < 2^31";
   const DeviceInfo device = query_device(0);
   Params params = resolve_params(window_variant(), problem, device, Params::object());
   params["update"] = "sorted";
   params["arbitrate"] = "deferred";
-  for (const int64_t capacity : {int64_t(0), int64_t(300)}) {
+  ::setenv("MKBENCH_GEMM_WINDOW_STATS", "1", 1);
+  std::map<int64_t, DeferredStats> stats;
+  for (const int64_t capacity : {int64_t(-1), int64_t(0), int64_t(300)}) {
     gemm_window::RunConfig config = gemm_window::run_config(params);
     config.deferred_columns = capacity;
     if (gemm_window::block_smem_bytes(problem, config) > device.smem_per_block_optin) GTEST_SKIP() << "does not fit";
     SCOPED_TRACE("deferred columns " + std::to_string(capacity));
-    auto run = gemm_window::make_run(problem, data, config, device, gemm_window::translation_for(data));
-    testing_support::expect_steps_match_reference(
-        *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, true);
-    if (HasFatalFailure()) return;
+    testing::internal::CaptureStderr();
+    {
+      auto run = gemm_window::make_run(problem, data, config, device, gemm_window::translation_for(data));
+      testing_support::expect_steps_match_reference(
+          *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, true);
+    }  // the run prints its stats as it goes
+    const std::string printed = testing::internal::GetCapturedStderr();
+    if (HasFatalFailure()) break;
+    stats[capacity] = parse_window_stats(printed);
+    ASSERT_GE(stats[capacity].deferred, 0) << "no window stats in: " << printed;
   }
+  ::unsetenv("MKBENCH_GEMM_WINDOW_STATS");
+  if (HasFatalFailure()) return;
+  const DeferredStats& full = stats[-1];
+  if (full.ambiguous >= 1) EXPECT_GT(full.deferred, 0) << "the default queue settled no row";
+  EXPECT_LE(double(full.deferred), full.ambiguous + 0.5);
+  EXPECT_EQ(stats[0].deferred, 0);
+  EXPECT_LE(stats[300].deferred, 2 * 150);  // two iterations of 150 rows at most
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -62,19 +62,25 @@ __device__ __forceinline__ bool defer_rows(const KernelArgs& a, const Smem& s, c
                                            int end, int jobs) {
   const int lane = threadIdx.x & 31;
   const unsigned rows_mask = __ballot_sync(kFullWarp, ambiguous);
+  const unsigned long long rows = __popc(rows_mask);
   unsigned long long first = 0, first_row = 0;
   if (lane == 0) {
     first = atomicAdd(&a.deferred.counters[1], static_cast<unsigned long long>(total));
     if (first + total <= a.deferred.column_capacity)
-      first_row = atomicAdd(&a.deferred.counters[0], static_cast<unsigned long long>(__popc(rows_mask)));
+      first_row = atomicAdd(&a.deferred.counters[0], rows);
     else
-      first = ~0ull;
+      first = first_row = ~0ull;
   }
   first = __shfl_sync(kFullWarp, first, 0);
-  if (first == ~0ull) return false;
   first_row = __shfl_sync(kFullWarp, first_row, 0);
+  if (first == ~0ull) return false;
+  const int rank = __popc(rows_mask & ((1u << lane) - 1u));
+  if (first_row + rows > a.deferred.row_capacity) {
+    // Records below the capacity would be read: mark them empty, and arbitrate here.
+    if (ambiguous && first_row + rank < a.deferred.row_capacity) a.deferred.rows[first_row + rank] = DeferredRow{};
+    return false;
+  }
   if (ambiguous) {
-    const int rank = __popc(rows_mask & ((1u << lane) - 1u));
     DeferredRow row;
     row.point = uint32_t(base + r0 + lane);
     row.group = uint32_t(gi);
@@ -87,6 +93,7 @@ __device__ __forceinline__ bool defer_rows(const KernelArgs& a, const Smem& s, c
     const unsigned column = job_column<S>(s, group, r0, slice_columns, job, row);
     a.deferred.columns[first + job] = column == 0xffffffffu ? kNoColumn : static_cast<unsigned short>(column);
   }
+  if (a.stats && lane == 0) atomicAdd(&a.stats[4], rows);
   return true;
 }
 

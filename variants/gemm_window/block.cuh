@@ -24,6 +24,7 @@ struct Shape {
   static_assert(BM == 32 * WM, "a warp row holds 32 points (two m16 tiles)");
   static_assert(kNTiles % 2 == 0, "B fragments are loaded two n-tiles at a time");
   static_assert(kRowsPerWarp <= 32, "a warp's rows fit one lane each");
+  static_assert(WN * 8 <= 32, "a row's slices (warp column, lane, parity) are bits of one 32-bit scan mask");
 };
 
 struct Smem {

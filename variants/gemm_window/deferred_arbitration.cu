@@ -17,11 +17,14 @@ constexpr unsigned kAllLanes = 0xffffffffu;
 
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     settle_deferred_rows(const DeferredRow* __restrict__ rows, const unsigned short* __restrict__ columns,
-                         const unsigned long long* __restrict__ counters, const float* __restrict__ points,
+                         const unsigned long long* __restrict__ counters, unsigned long long row_capacity,
+                         const float* __restrict__ points,
                          const float* __restrict__ centroids, const GroupInfo* __restrict__ groups, int n, int64_t m,
                          int32_t* labels_sorted, int32_t* labels) {
   const int lane = threadIdx.x & 31;
-  const unsigned long long queued = counters[0];
+  // Reservations past the capacity were refused (their warps arbitrated in the block), and the
+  // records of one that straddled it were marked empty.
+  const unsigned long long queued = counters[0] < row_capacity ? counters[0] : row_capacity;
   const unsigned long long warps = static_cast<unsigned long long>(gridDim.x) * kWarpsPerBlock;
   for (unsigned long long r = static_cast<unsigned long long>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5); r < queued;
        r += warps) {
@@ -47,14 +50,20 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 
 }  // namespace
 
-int64_t DeferredArbitration::capacity_for(const Problem& problem, int64_t column_capacity) {
-  const int64_t rows = problem.m * problem.k.count();
-  const int64_t capacity = column_capacity >= 0 ? column_capacity : rows * kDeferredColumnsPerRow;
+int64_t DeferredArbitration::columns_for(const Problem& problem, int64_t column_capacity) {
+  const int64_t capacity =
+      column_capacity >= 0 ? column_capacity : std::min(problem.m * kDeferredColumnsPerPoint, kDeferredMaxColumns);
   return std::min<int64_t>(capacity, 0xffffffffll);  // DeferredRow::first is 32 bits
 }
 
+// A queued row has at least two columns (a listed pair, or one listed and a slice to scan).
+int64_t DeferredArbitration::rows_for(const Problem& problem) {
+  return std::min({problem.m * problem.k.count(), problem.m, kDeferredMaxRows});
+}
+
 DeferredArbitration::DeferredArbitration(const Problem& problem, int64_t column_capacity)
-    : rows_capacity_(problem.m * problem.k.count()), column_capacity_(capacity_for(problem, column_capacity)) {
+    : rows_capacity_(std::min(rows_for(problem), columns_for(problem, column_capacity) / 2)),
+      column_capacity_(columns_for(problem, column_capacity)) {
   if (problem.m > INT32_MAX) throw UnsupportedError("gemm-window: arbitrate=deferred needs M < 2^31");
   rows_.allocate(size_t(std::max<int64_t>(rows_capacity_, 1)), "gemm-window deferred rows");
   columns_.allocate(size_t(std::max<int64_t>(column_capacity_, 1)), "gemm-window deferred columns");
@@ -65,6 +74,7 @@ DeferredQueue DeferredArbitration::queue() const {
   q.rows = rows_.get();
   q.columns = columns_.get();
   q.counters = counters_.get();
+  q.row_capacity = static_cast<unsigned long long>(rows_capacity_);
   q.column_capacity = static_cast<unsigned long long>(column_capacity_);
   return q;
 }
@@ -79,14 +89,16 @@ void DeferredArbitration::resolve(const float* points, const float* centroids, c
   // A persistent grid: the queue's length is only known on the device. 8 blocks of 8 warps an
   // SM keep enough loads in flight for one row at a time a warp.
   const int grid = std::max(1, sm_count) * 8;
-  settle_deferred_rows<<<grid, kWarpsPerBlock * 32, 0, stream>>>(rows_.get(), columns_.get(), counters_.get(), points,
-                                                                 centroids, groups, n, m, labels_sorted, labels);
+  settle_deferred_rows<<<grid, kWarpsPerBlock * 32, 0, stream>>>(rows_.get(), columns_.get(), counters_.get(),
+                                                                 static_cast<unsigned long long>(rows_capacity_),
+                                                                 points, centroids, groups, n, m, labels_sorted, labels);
   gpu::check_launch("gemm-window settle_deferred_rows");
 }
 
 double DeferredArbitration::footprint_bytes(const Problem& problem, int64_t column_capacity) {
-  return double(problem.m * problem.k.count()) * sizeof(DeferredRow) +
-         double(capacity_for(problem, column_capacity)) * sizeof(unsigned short) + 16.0;
+  const int64_t columns = columns_for(problem, column_capacity);
+  return double(std::min(rows_for(problem), columns / 2)) * sizeof(DeferredRow) +
+         double(columns) * sizeof(unsigned short) + 16.0;
 }
 
 }  // namespace mk::gemm_window

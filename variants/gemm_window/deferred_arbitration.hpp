@@ -12,14 +12,18 @@
 
 namespace mk::gemm_window {
 
-// Columns reserved a point and group. Measured need on uniform data (MKBENCH_GEMM_WINDOW_STATS,
-// H200, 8aa6045): 7.2 exact distances a point at 768/1000/1M, 6.9 at 256/4096/1M, 0.44 at
-// 128/1024/2M; a warp whose jobs no longer fit arbitrates in the block.
-constexpr int kDeferredColumnsPerRow = 16;
+// The queue's default size: 16 columns and one row a point (whatever the number of Ks), at most
+// 2^28 columns and 2^26 rows (512 MiB and 1 GiB); a warp whose jobs no longer fit arbitrates in
+// the block. Measured need on uniform data (MKBENCH_GEMM_WINDOW_STATS, H200, 8aa6045 and
+// 7d2187f): 7.2 exact distances a point at 768/1000/1M (29 % of rows ambiguous), 6.9 at
+// 256/4096/1M, 0.44 at 128/1024/2M.
+constexpr int kDeferredColumnsPerPoint = 16;
+constexpr int64_t kDeferredMaxColumns = int64_t(1) << 28;
+constexpr int64_t kDeferredMaxRows = int64_t(1) << 26;
 
 class DeferredArbitration {
  public:
-  // column_capacity < 0: kDeferredColumnsPerRow a point and group.
+  // column_capacity < 0: the default (kDeferredColumnsPerPoint a point, at most kDeferredMaxColumns).
   DeferredArbitration(const Problem& problem, int64_t column_capacity);
   // The queue for one launch; reset() zeroes its counters on the stream first.
   DeferredQueue queue() const;
@@ -31,7 +35,8 @@ class DeferredArbitration {
   static double footprint_bytes(const Problem& problem, int64_t column_capacity = -1);
 
  private:
-  static int64_t capacity_for(const Problem& problem, int64_t column_capacity);
+  static int64_t columns_for(const Problem& problem, int64_t column_capacity);
+  static int64_t rows_for(const Problem& problem);
   int64_t rows_capacity_ = 0, column_capacity_ = 0;
   gpu::DeviceBuffer<DeferredRow> rows_;
   gpu::DeviceBuffer<unsigned short> columns_;

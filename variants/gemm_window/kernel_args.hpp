@@ -47,7 +47,7 @@ struct KernelArgs {
   int32_t* sort_labels;    // update=sorted: [group][m] labels the sort reads
   unsigned* tile_counter;  // zero at launch; blocks take point tiles from it
   int64_t point_tiles;
-  unsigned long long* stats;  // null, or {rows, ambiguous rows, scanned slices, exact distances}
+  unsigned long long* stats;  // null, or {rows, ambiguous rows, scanned slices, exact distances, deferred rows}
   DeferredQueue deferred;     // arbitrate=deferred (update=sorted), else rows = null
 };
 

@@ -39,11 +39,12 @@ RunConfig run_config(const Params& params) {
   if (points != "global" && points != "staged")
     throw InputError("gemm-window: unknown points '" + points + "' (expected global or staged)");
   config.staged_points = points == "staged";
-  // Likewise without arbitrate the block arbitrates.
-  const std::string arbitrate = params.contains("arbitrate") ? params.at("arbitrate").get<std::string>() : "block";
-  if (arbitrate != "block" && arbitrate != "deferred")
-    throw InputError("gemm-window: unknown arbitrate '" + arbitrate + "' (expected block or deferred)");
-  config.deferred = arbitrate == "deferred";  // with update=sorted only: the param space and make_run check
+  // Likewise without arbitrate: auto, deferred exactly where the update is sorted (the labels
+  // are read only after the kernel there), so overriding the update alone stays valid.
+  const std::string arbitrate = params.contains("arbitrate") ? params.at("arbitrate").get<std::string>() : "auto";
+  if (arbitrate != "auto" && arbitrate != "block" && arbitrate != "deferred")
+    throw InputError("gemm-window: unknown arbitrate '" + arbitrate + "' (expected auto, block or deferred)");
+  config.deferred = arbitrate == "deferred" || (arbitrate == "auto" && config.update == UpdateMode::Sorted);
   if (config.stage_dims < kChunkDims || config.stage_dims % kChunkDims != 0)
     throw InputError("gemm-window: stage must be a positive multiple of " + std::to_string(kChunkDims) + ", got " +
                      std::to_string(config.stage_dims));
@@ -117,7 +118,7 @@ class GemmWindowRun : public gpu::GpuRun {
     const int64_t persistent = int64_t(resident) * std::max(1, device.sm_count);
     grid_ = std::max<int64_t>(1, std::min(config_.grid == 0 ? persistent : config_.grid, point_tiles_));
     if (std::getenv("MKBENCH_GEMM_WINDOW_STATS")) {
-      stats_.allocate(4, "gemm-window stats");
+      stats_.allocate(5, "gemm-window stats");
       gpu::check(cudaMemsetAsync(stats_.get(), 0, stats_.bytes(), stream), "gemm-window stats");
     }
     gpu::check(cudaStreamSynchronize(stream), "gemm-window setup");
@@ -126,15 +127,15 @@ class GemmWindowRun : public gpu::GpuRun {
   // MKBENCH_GEMM_WINDOW_STATS=1: how often the exact paths ran, which sets what the window costs.
   ~GemmWindowRun() override {
     if (!stats_.get()) return;
-    unsigned long long stats[4] = {0, 0, 0, 0};
+    unsigned long long stats[5] = {0, 0, 0, 0, 0};
     if (cudaStreamSynchronize(state_.stream()) != cudaSuccess ||
         cudaMemcpy(stats, stats_.get(), sizeof stats, cudaMemcpyDeviceToHost) != cudaSuccess)
       return;
     const double rows = stats[0] ? double(stats[0]) : 1.0;
     std::fprintf(stderr,
                  "gemm-window stats: %llu point-group steps, %.3f%% arbitrated exactly, %.4f slice scans and %.3f "
-                 "exact distances per point\n",
-                 stats[0], 100.0 * double(stats[1]) / rows, double(stats[2]) / rows, double(stats[3]) / rows);
+                 "exact distances per point, %llu rows deferred\n",
+                 stats[0], 100.0 * double(stats[1]) / rows, double(stats[2]) / rows, double(stats[3]) / rows, stats[4]);
   }
 
   void set_centroids(const std::vector<float>& packed) override {

@@ -118,9 +118,10 @@ class GemmWindow : public Variant {
                           "tile's FP32 rows are copied (cp.async) into one of two shared-memory buffers while a tile "
                           "is worked on"});
     space.axes.push_back({"arbitrate",
-                          {"block", "deferred"},
+                          {"auto", "block", "deferred"},
                           "block: a warp re-decides its ambiguous rows between the tile's barriers; deferred "
-                          "(update=sorted): they go to a queue that a second kernel settles, a warp a row"});
+                          "(update=sorted): they go to a queue that a second kernel settles, a warp a row; auto: "
+                          "deferred exactly where update=sorted"});
     const int sms = std::max(1, device.sm_count);
     space.axes.push_back({"grid", {0, int64_t(sms), int64_t(2) * sms, int64_t(4) * sms},
                           "blocks; 0 = every resident block of every SM (persistent grid)"});
@@ -160,6 +161,7 @@ class GemmWindow : public Variant {
   //   512 dims 64x256/2x4, eight warps in the one block an SM holds (768/1000/1M 15.98 ms
   //   against 64x128/2x2's 21.53 with four; at 256/4096/1M equal, at 128/1024/2M 5.62 against
   //   4.32, where 64x128/2x2 fits several blocks; H200, afe839a, ab/gemm-window-wide-tile.txt).
+  //   Measured at K=1000 only: at small K its 256-column padding is unmeasured.
   // - update: block sums in shared memory where ΣK·N ≤ 4096 floats, where the FP64 atomics
   //   serialise on few addresses (32/64/16M 4.28 ms against 5.16 with global); the shared
   //   FP32 atomics are a CAS loop on sm_90 that costs more once the REDs spread, so global
@@ -178,7 +180,7 @@ class GemmWindow : public Variant {
     else if (widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
     else order = {"128x128/4x2", "64x128/2x2"};
     Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0},
-                  {"points", "global"}, {"arbitrate", "block"}};
+                  {"points", "global"}, {"arbitrate", "auto"}};
     for (const std::string& tile : order) {
       params["tile"] = tile;
       if (fits(problem, device, params)) break;
@@ -188,10 +190,9 @@ class GemmWindow : public Variant {
       params["update"] = "shared";
     else if (sums_floats * 4 > 64 * 1024 && problem.n >= 64 && problem.m <= INT32_MAX)
       params["update"] = "sorted";
-    // arbitrate: deferred wherever the update is sorted: the block's warps no longer wait at the
-    // barrier for the one that arbitrates (768/1000/1M 21.4 ms against 37.7, 256/4096/1M 12.8
+    // arbitrate=auto: deferred wherever the update is sorted: the block's warps no longer wait at
+    // the barrier for the one that arbitrates (768/1000/1M 21.4 ms against 37.7, 256/4096/1M 12.8
     // against 15.0, 128/1024/2M 4.29 against 4.40; H200, 7d2187f, ab/gemm-window-deferred.txt).
-    if (params.at("update") == "sorted") params["arbitrate"] = "deferred";
     // stage: 64 dims a ring stage where two chunks divide a tile's and it still fits with the
     // update chosen above (a larger ring must not cost the shared sums; 128/1024/2M 5.52 ms
     // against 5.56 with 32; 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way).
