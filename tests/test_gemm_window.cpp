@@ -504,6 +504,16 @@ GeneratorSpec spec_of(const std::string& kind, int64_t m, int n, int centers, do
   return spec;
 }
 
+// The case's data: generated, then offset, scaled and rounded to its grid as the case says.
+Dataset case_data(const GpuCase& c) {
+  Dataset data = generate(c.spec);
+  for (float& v : data.values) {
+    v = (v + c.offset) * c.scale;
+    if (c.grid > 0.f) v = std::round(v / c.grid) * c.grid;
+  }
+  return data;
+}
+
 class GemmWindowOnDevice : public ::testing::TestWithParam<GpuCase> {
  protected:
   void SetUp() override {
@@ -515,11 +525,7 @@ class GemmWindowOnDevice : public ::testing::TestWithParam<GpuCase> {
 // The defaults, then each update path and each tile the shape fits, two steps each.
 TEST_P(GemmWindowOnDevice, EveryPathMatchesTheReference) {
   const GpuCase c = GetParam();
-  Dataset data = generate(c.spec);
-  for (float& v : data.values) {
-    v = (v + c.offset) * c.scale;
-    if (c.grid > 0.f) v = std::round(v / c.grid) * c.grid;
-  }
+  const Dataset data = case_data(c);
   const Problem problem = make_problem(data.m, data.n, c.kmin, c.kmax, data.sparsity);
   const DeviceInfo device = query_device(0);
   // Every case is a shape the variant must take: a refusal fails, it does not skip.
@@ -608,11 +614,7 @@ DeferredStats parse_window_stats(const std::string& text) {
 // reference's every time. The window stats say how many rows were deferred.
 TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
   const GpuCase c = GetParam();
-  Dataset data = generate(c.spec);
-  for (float& v : data.values) {
-    v = (v + c.offset) * c.scale;
-    if (c.grid > 0.f) v = std::round(v / c.grid) * c.grid;
-  }
+  const Dataset data = case_data(c);
   const Problem problem = make_problem(data.m, data.n, c.kmin, c.kmax, data.sparsity);
   const DeviceInfo device = query_device(0);
   Params params = resolve_params(window_variant(), problem, device, Params::object());
