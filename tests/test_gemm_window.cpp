@@ -28,6 +28,7 @@
 #include "tests/synthetic_devices.hpp"
 #include "variants/common/near_tie_bound.hpp"
 #include "variants/gemm_window/config.hpp"
+#include "variants/gemm_window/deferred_arbitration.hpp"
 #include "variants/gemm_window/run.hpp"
 #include "variants/gemm_window/window_bound.hpp"
 #include "variants/variant.hpp"
@@ -239,6 +240,22 @@ TEST(GemmWindowSpace, ArbitrationIsDeferredExactlyWhereTheUpdateIsSorted) {
   block["arbitrate"] = "block";
   EXPECT_GT(window_variant().device_footprint(wide, deferred, h100_like(), false).total(),
             window_variant().device_footprint(wide, block, h100_like(), false).total());
+}
+
+// The deferred queue is sized by points, not points × Ks: one 16-byte row and 16 two-byte
+// columns a point (48 bytes), so a K range costs no more than one K (sized by points × Ks it
+// was 16 GiB at N=128 K=64..127 M=8M), and it is capped at 2^26 rows and 2^28 columns.
+TEST(GemmWindowSpace, TheDeferredQueueIsSizedByPointsNotByKs) {
+  const Problem one_k = make_problem(8 << 20, 128, 64, 64);
+  const Problem range = make_problem(8 << 20, 128, 64, 127);
+  EXPECT_EQ(gemm_window::DeferredArbitration::footprint_bytes(one_k),
+            gemm_window::DeferredArbitration::footprint_bytes(range));
+  EXPECT_LE(gemm_window::DeferredArbitration::footprint_bytes(range), 48.0 * (8 << 20) + 16.0);
+  const Problem huge = make_problem(int64_t(1) << 30, 8, 1000, 1000);
+  EXPECT_LE(gemm_window::DeferredArbitration::footprint_bytes(huge),
+            double(int64_t(1) << 26) * 16.0 + double(int64_t(1) << 28) * 2.0 + 16.0);
+  // A given column capacity bounds the rows too: a queued row has at least two columns.
+  EXPECT_LE(gemm_window::DeferredArbitration::footprint_bytes(one_k, 300), 150.0 * 16.0 + 300.0 * 2.0 + 16.0);
 }
 
 TEST(GemmWindowSpace, AnUnknownPointsValueIsAnInputError) {
