@@ -1,22 +1,33 @@
 #!/usr/bin/env python3
 """Where a Lloyd iteration's time goes, kernel by kernel: reads the CSV that
-`ncu --metrics gpu__time_duration.sum --csv mkbench run ...` prints (stdout, with mkbench's own
+`ncu --metrics gpu__time_duration.sum --csv --print-units base mkbench run ...` prints (stdout, with mkbench's own
 lines among it) and prints one row a kernel and one column an iteration, in milliseconds, with
 each iteration's sum. An iteration starts at each launch of the --first kernel (default: the
 first kernel name that launches more than once, once the set-up kernels before it are left out).
 
   scripts/kernel-times.py NCU.csv [--first NAME] [--last N]
 
-Exit 2 when the file holds no kernel rows (ncu failed, or profiled nothing)."""
+Values are scaled by their Metric Unit (ns, us, ms, s, or nsecond ... second). Exit 2 when the
+file holds no kernel rows (ncu failed, or profiled nothing) or a unit it does not know."""
 import argparse
 import csv
 import re
 import sys
 
 
+NANOSECONDS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6,
+               "s": 1e9, "second": 1e9}
+
+
+class UnknownUnit(ValueError):
+    pass
+
+
 def short_name(name):
-    """'ns::<unnamed>::kernel<T>(args)' -> 'kernel' (and '(anonymous namespace)' alike)."""
+    """'void ns::<unnamed>::kernel<T>(args)' -> 'kernel' (and '(anonymous namespace)' alike)."""
     name = name.replace("<unnamed>::", "").replace("(anonymous namespace)::", "")
+    if name.startswith("void "):
+        name = name[len("void "):]
     name = re.sub(r"\(.*$", "", name)
     name = re.sub(r"<.*$", "", name)
     return name.split("::")[-1].strip() or "?"
@@ -31,13 +42,21 @@ def read_launches(path):
         return []
     ki, vi, ii = header.index("Kernel Name"), header.index("Metric Value"), header.index("ID")
     ni = header.index("Metric Name") if "Metric Name" in header else None
+    ui = header.index("Metric Unit") if "Metric Unit" in header else None
     launches = []
     for r in rows:
         if r is header or len(r) <= max(ki, vi, ii) or not r[ii].isdigit():
             continue
         if ni is not None and r[ni] != "gpu__time_duration.sum":
             continue
-        launches.append((int(r[ii]), short_name(r[ki]), float(r[vi].replace(",", ""))))
+        unit = r[ui] if ui is not None else "ns"
+        if unit not in NANOSECONDS:
+            raise UnknownUnit(unit)
+        try:
+            value = float(r[vi].replace(",", ""))
+        except ValueError:  # "n/a": the launch was not measured
+            continue
+        launches.append((int(r[ii]), short_name(r[ki]), value * NANOSECONDS[unit]))
     launches.sort()
     return launches
 
@@ -60,7 +79,11 @@ def main():
     parser.add_argument("--first", help="the kernel that starts an iteration")
     parser.add_argument("--last", type=int, default=0, help="only the last N iterations (0: all)")
     args = parser.parse_args()
-    launches = read_launches(args.csv)
+    try:
+        launches = read_launches(args.csv)
+    except UnknownUnit as unit:
+        print(f"kernel-times: unknown time unit {unit} in {args.csv}", file=sys.stderr)
+        return 2
     if not launches:
         print(f"kernel-times: no kernel rows in {args.csv}", file=sys.stderr)
         return 2

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """scripts/kernel-times.py without a GPU: it reads ncu's CSV with mkbench's own lines among it,
 names kernels without their namespaces, templates and arguments, splits the launches into
-iterations at the first kernel that repeats (the set-up kernels before it left out), sums each
-iteration, and exits 2 on a file without kernel rows."""
+iterations at the first kernel that repeats (the set-up kernels before it left out), scales
+values by their unit, sums each iteration, and exits 2 on a file without kernel rows or with a
+unit it does not know."""
 import os
 import subprocess
 import sys
@@ -13,9 +14,11 @@ HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context",
           '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
 
 
-def row(i, kernel, ns):
+def row(i, kernel, ns, unit="nsecond"):
+    value = {"nsecond": ns, "usecond": ns / 1e3, "msecond": ns / 1e6}[unit]
+    text = f"{value:,}" if unit == "nsecond" else f"{value:.6f}"
     return (f'"{i}","1","mkbench","127.0.0.1","{kernel}","1","13","(256, 1, 1)","(8, 1, 1)","0","9.0",'
-            f'"Command line profiler metrics","gpu__time_duration.sum","ns","{ns:,}"')
+            f'"Command line profiler metrics","gpu__time_duration.sum","{unit}","{text}"')
 
 
 def run(path, *extra):
@@ -30,12 +33,13 @@ def main():
                "void gemm_window::gemm_window_kernel<64, 256, 2, 4, 1>(gemm_window::KernelArgs)",
                "void cub::DeviceRadixSortOnesweepKernel<Policy, false, int>(int *)",
                "void cub::DeviceRadixSortOnesweepKernel<Policy, false, int>(int *)",
-               "mk::(anonymous namespace)::divide_sums(const double *, int)"]
+               "void divide_sums(const double *, int)"]
+    units = ["nsecond", "msecond", "usecond", "nsecond", "usecond"]
     lines = ["==PROF== Connected to process 1", "Variant  Params  N  K  M  median ms", HEADER, row(0, kernels[0], 3000)]
     i = 1
     for it in range(3):
-        for k, ns in zip(kernels[1:], [4000, 8_000_000 + it, 16000, 17000, 318000]):
-            lines.append(row(i, k, ns))
+        for k, ns, unit in zip(kernels[1:], [4000, 8_000_000 + it, 16000, 17000, 318000], units):
+            lines.append(row(i, k, ns, unit))
             i += 1
     with tempfile.TemporaryDirectory() as out:
         path = os.path.join(out, "ncu.csv")
@@ -59,6 +63,11 @@ def main():
         last = run(path, "--last", "1").stdout.splitlines()
         if not last or last[0].split()[-2:] != ["iter", "1"] or "8.000" not in last[2]:
             failures.append(f"--last 1 gave {last[:3]}")
+        odd = os.path.join(out, "odd-unit.csv")
+        with open(odd, "w") as f:
+            f.write("\n".join([HEADER, row(0, kernels[1], 4000).replace('"nsecond"', '"cycle"')]) + "\n")
+        if run(odd).returncode != 2:
+            failures.append("an unknown unit did not exit 2")
         empty = os.path.join(out, "empty.csv")
         with open(empty, "w") as f:
             f.write("==ERROR== the profiler failed\n")

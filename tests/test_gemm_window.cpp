@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <ostream>
 #include <random>
@@ -603,32 +602,45 @@ TEST_P(GemmWindowOnDevice, EveryPathMatchesTheReference) {
   EXPECT_GE(ran, 4) << "too few parameter points fit " << problem.str();
 }
 
-// What MKBENCH_GEMM_WINDOW_STATS printed for a run: ambiguous rows (from the share) and the
-// rows the deferred kernel settled.
+// What MKBENCH_GEMM_WINDOW_STATS printed for a run: the rows arbitrated exactly and those of
+// them the deferred kernel settled; -1 where the line is missing.
 struct DeferredStats {
-  double ambiguous = -1;
-  long long deferred = -1;
+  long long arbitrated = -1, deferred = -1;
 };
 DeferredStats parse_window_stats(const std::string& text) {
   DeferredStats out;
-  unsigned long long steps = 0, deferred = 0;
+  unsigned long long steps = 0, arbitrated = 0, deferred = 0;
   double share = 0, scans = 0, distances = 0;
   const size_t at = text.find("gemm-window stats:");
   if (at != std::string::npos &&
       std::sscanf(text.c_str() + at,
                   "gemm-window stats: %llu point-group steps, %lf%% arbitrated exactly, %lf slice scans and %lf exact "
-                  "distances per point, %llu rows deferred",
-                  &steps, &share, &scans, &distances, &deferred) == 5) {
-    out.ambiguous = double(steps) * share / 100.0;
+                  "distances per point, %llu rows arbitrated, %llu of them deferred",
+                  &steps, &share, &scans, &distances, &arbitrated, &deferred) == 6) {
+    out.arbitrated = static_cast<long long>(arbitrated);
     out.deferred = static_cast<long long>(deferred);
   }
   return out;
 }
 
-// arbitrate=deferred with the default queue, none (capacity 0) and one too small for every
-// warp's jobs (300 columns, 150 rows an iteration): the warps whose reservation does not fit
-// arbitrate in the block, the others are settled by the second kernel, and the labels are the
-// reference's every time. The window stats say how many rows were deferred.
+// Sets an environment variable for a scope (a skip or a failed assertion included).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// arbitrate=deferred with the default queue, none (0 columns), one too small for every warp's
+// columns (300, so at most 150 rows), and one whose rows run out first (37 rows, default
+// columns: the warp that straddles the capacity marks its records below it empty). The warps
+// whose reservation does not fit arbitrate in the block, the others are settled by the second
+// kernel, and the labels are the reference's every time; the window stats say how many rows
+// were deferred (two iterations a run).
 TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
   const GpuCase c = GetParam();
   const Dataset data = case_data(c);
@@ -637,13 +649,19 @@ TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
   Params params = resolve_params(window_variant(), problem, device, Params::object());
   params["update"] = "sorted";
   params["arbitrate"] = "deferred";
-  ::setenv("MKBENCH_GEMM_WINDOW_STATS", "1", 1);
-  std::map<int64_t, DeferredStats> stats;
-  for (const int64_t capacity : {int64_t(-1), int64_t(0), int64_t(300)}) {
+  if (gemm_window::block_smem_bytes(problem, gemm_window::run_config(params)) > device.smem_per_block_optin)
+    GTEST_SKIP() << "update=sorted does not fit a block here";
+  const ScopedEnv stats_on("MKBENCH_GEMM_WINDOW_STATS", "1");
+  struct Queue {
+    int64_t columns, rows;
+  };
+  std::vector<DeferredStats> stats;
+  const std::vector<Queue> queues{{-1, -1}, {0, -1}, {300, -1}, {-1, 37}};
+  for (const Queue& queue : queues) {
     gemm_window::RunConfig config = gemm_window::run_config(params);
-    config.deferred_columns = capacity;
-    if (gemm_window::block_smem_bytes(problem, config) > device.smem_per_block_optin) GTEST_SKIP() << "does not fit";
-    SCOPED_TRACE("deferred columns " + std::to_string(capacity));
+    config.deferred_columns = queue.columns;
+    config.deferred_rows = queue.rows;
+    SCOPED_TRACE("deferred columns " + std::to_string(queue.columns) + ", rows " + std::to_string(queue.rows));
     testing::internal::CaptureStderr();
     {
       auto run = gemm_window::make_run(problem, data, config, device, gemm_window::translation_for(data));
@@ -651,17 +669,17 @@ TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
           *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, true);
     }  // the run prints its stats as it goes
     const std::string printed = testing::internal::GetCapturedStderr();
-    if (HasFatalFailure()) break;
-    stats[capacity] = parse_window_stats(printed);
-    ASSERT_GE(stats[capacity].deferred, 0) << "no window stats in: " << printed;
+    if (HasFatalFailure()) return;
+    stats.push_back(parse_window_stats(printed));
+    ASSERT_GE(stats.back().deferred, 0) << "no window stats in: " << printed;
   }
-  ::unsetenv("MKBENCH_GEMM_WINDOW_STATS");
-  if (HasFatalFailure()) return;
-  const DeferredStats& full = stats[-1];
-  if (full.ambiguous >= 1) EXPECT_GT(full.deferred, 0) << "the default queue settled no row";
-  EXPECT_LE(double(full.deferred), full.ambiguous + 0.5);
-  EXPECT_EQ(stats[0].deferred, 0);
-  EXPECT_LE(stats[300].deferred, 2 * 150);  // two iterations of 150 rows at most
+  // The same data, centroids and keys every run: the same rows arbitrated.
+  for (const DeferredStats& s : stats) EXPECT_EQ(s.arbitrated, stats[0].arbitrated);
+  if (stats[0].arbitrated > 0) EXPECT_GT(stats[0].deferred, 0) << "the default queue settled no row";
+  EXPECT_LE(stats[0].deferred, stats[0].arbitrated);
+  EXPECT_EQ(stats[1].deferred, 0);
+  EXPECT_LE(stats[2].deferred, 2 * 150);
+  EXPECT_LE(stats[3].deferred, 2 * 37);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -7,8 +7,9 @@ IFS=';' read -ra cases <<<"${BREAKDOWN_CASES:-768 1000 1M}"
 variant=${BREAKDOWN_VARIANT:-auto}
 for case in "${cases[@]}"; do
   set -- $case
+  if (($# < 3)); then note "iteration-breakdown: case '$case' needs N K M"; continue; fi
   tag=$variant-N$1-K$2-M$3
-  timeout $(cap 120) ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+  timeout $(cap 120) ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
     $MK run --variant $variant --dims $1 --k $2 --points $3 --iters 2 --warmup 1 --no-peak-measure \
     ${BREAKDOWN_ARGS:-} >$OUT/raw/ncu-times-$tag.csv 2>$OUT/raw/ncu-times-$tag.log
   rc=$?

@@ -56,13 +56,15 @@ int64_t DeferredArbitration::columns_for(const Problem& problem, int64_t column_
   return std::min<int64_t>(capacity, 0xffffffffll);  // DeferredRow::first is 32 bits
 }
 
-// A queued row has at least two columns (a listed pair, or one listed and a slice to scan).
-int64_t DeferredArbitration::rows_for(const Problem& problem) {
-  return std::min({problem.m * problem.k.count(), problem.m, kDeferredMaxRows});
+// A queued row has at least two columns (a listed pair, or one listed and a slice to scan), so
+// more rows than half the columns could never be reserved.
+int64_t DeferredArbitration::rows_for(const Problem& problem, int64_t column_capacity, int64_t row_capacity) {
+  const int64_t rows = row_capacity >= 0 ? row_capacity : std::min(problem.m, kDeferredMaxRows);
+  return std::min(rows, columns_for(problem, column_capacity) / 2);
 }
 
-DeferredArbitration::DeferredArbitration(const Problem& problem, int64_t column_capacity)
-    : rows_capacity_(std::min(rows_for(problem), columns_for(problem, column_capacity) / 2)),
+DeferredArbitration::DeferredArbitration(const Problem& problem, int64_t column_capacity, int64_t row_capacity)
+    : rows_capacity_(rows_for(problem, column_capacity, row_capacity)),
       column_capacity_(columns_for(problem, column_capacity)) {
   if (problem.m > INT32_MAX) throw UnsupportedError("gemm-window: arbitrate=deferred needs M < 2^31");
   rows_.allocate(size_t(std::max<int64_t>(rows_capacity_, 1)), "gemm-window deferred rows");
@@ -95,10 +97,9 @@ void DeferredArbitration::resolve(const float* points, const float* centroids, c
   gpu::check_launch("gemm-window settle_deferred_rows");
 }
 
-double DeferredArbitration::footprint_bytes(const Problem& problem, int64_t column_capacity) {
-  const int64_t columns = columns_for(problem, column_capacity);
-  return double(std::min(rows_for(problem), columns / 2)) * sizeof(DeferredRow) +
-         double(columns) * sizeof(unsigned short) + 16.0;
+double DeferredArbitration::footprint_bytes(const Problem& problem, int64_t column_capacity, int64_t row_capacity) {
+  return double(std::max<int64_t>(rows_for(problem, column_capacity, row_capacity), 1)) * sizeof(DeferredRow) +
+         double(std::max<int64_t>(columns_for(problem, column_capacity), 1)) * sizeof(unsigned short) + 16.0;
 }
 
 }  // namespace mk::gemm_window

@@ -23,8 +23,11 @@ constexpr int64_t kDeferredMaxRows = int64_t(1) << 26;
 
 class DeferredArbitration {
  public:
-  // column_capacity < 0: the default (kDeferredColumnsPerPoint a point, at most kDeferredMaxColumns).
-  DeferredArbitration(const Problem& problem, int64_t column_capacity);
+  // column_capacity < 0: the default (kDeferredColumnsPerPoint a point, at most kDeferredMaxColumns);
+  // row_capacity < 0: the default (a row a point, at most kDeferredMaxRows). The rows never exceed
+  // half the columns: a queued row has at least two columns (a listed pair, or one listed and a
+  // slice to scan). The overrides are for tests of the overflow paths.
+  DeferredArbitration(const Problem& problem, int64_t column_capacity, int64_t row_capacity = -1);
   // The queue for one launch; reset() zeroes its counters on the stream first.
   DeferredQueue queue() const;
   void reset(cudaStream_t stream);
@@ -32,11 +35,11 @@ class DeferredArbitration {
   // when not null, labels ([group][m], the caller's).
   void resolve(const float* points, const float* centroids, const GroupInfo* groups, int n, int64_t m,
                int32_t* labels_sorted, int32_t* labels, int sm_count, cudaStream_t stream);
-  static double footprint_bytes(const Problem& problem, int64_t column_capacity = -1);
+  static double footprint_bytes(const Problem& problem, int64_t column_capacity = -1, int64_t row_capacity = -1);
 
  private:
   static int64_t columns_for(const Problem& problem, int64_t column_capacity);
-  static int64_t rows_for(const Problem& problem);
+  static int64_t rows_for(const Problem& problem, int64_t column_capacity, int64_t row_capacity);
   int64_t rows_capacity_ = 0, column_capacity_ = 0;
   gpu::DeviceBuffer<DeferredRow> rows_;
   gpu::DeviceBuffer<unsigned short> columns_;

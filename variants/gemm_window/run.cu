@@ -96,7 +96,7 @@ class GemmWindowRun : public gpu::GpuRun {
                                cudaMemcpyHostToDevice, stream),
                "gemm-window groups upload");
     if (config_.update == UpdateMode::Sorted) sorted_ = std::make_unique<SortedUpdate>(problem, stream);
-    if (config_.deferred) deferred_ = std::make_unique<DeferredArbitration>(problem, config_.deferred_columns);
+    if (config_.deferred) deferred_ = std::make_unique<DeferredArbitration>(problem, config_.deferred_columns, config_.deferred_rows);
     sm_count_ = device.sm_count;
 
     // Staged copies move 16-byte pieces from each tile's first row: a points view that does
@@ -134,8 +134,9 @@ class GemmWindowRun : public gpu::GpuRun {
     const double rows = stats[0] ? double(stats[0]) : 1.0;
     std::fprintf(stderr,
                  "gemm-window stats: %llu point-group steps, %.3f%% arbitrated exactly, %.4f slice scans and %.3f "
-                 "exact distances per point, %llu rows deferred\n",
-                 stats[0], 100.0 * double(stats[1]) / rows, double(stats[2]) / rows, double(stats[3]) / rows, stats[4]);
+                 "exact distances per point, %llu rows arbitrated, %llu of them deferred\n",
+                 stats[0], 100.0 * double(stats[1]) / rows, double(stats[2]) / rows, double(stats[3]) / rows, stats[1],
+                 stats[4]);
   }
 
   void set_centroids(const std::vector<float>& packed) override {

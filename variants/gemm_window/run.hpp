@@ -20,6 +20,7 @@ struct RunConfig {
   bool staged_points = false;  // points=staged: the next point tile is copied to shared memory ahead
   bool deferred = false;  // arbitrate=deferred: ambiguous rows settled by a second kernel (update=sorted)
   int64_t deferred_columns = -1;  // the queue's column capacity; < 0: deferred_arbitration.hpp's default
+  int64_t deferred_rows = -1;     // its row capacity (at most half the columns'); < 0: the default
 };
 RunConfig run_config(const Params& params);  // InputError for unknown values
 
