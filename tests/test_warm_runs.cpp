@@ -6,9 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <string>
+#include <system_error>
 #include <thread>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +35,25 @@ class CountedRun final : public PreparedRun {
  private:
   std::atomic<int>& destroyed_;
 };
+
+// Each thread of a process as /proc shows it (name, kernel wait channel, system call): where a
+// hung child waits.
+std::string thread_states(pid_t pid) {
+  std::string out;
+  std::error_code error;
+  for (std::filesystem::directory_iterator task("/proc/" + std::to_string(pid) + "/task", error), end;
+       !error && task != end; task.increment(error)) {
+    out += "  " + task->path().filename().string();
+    for (const char* field : {"comm", "wchan", "syscall"}) {
+      std::ifstream in(task->path() / field);
+      std::string value;
+      std::getline(in, value);
+      out += std::string(" ") + field + "=" + value;
+    }
+    out += "\n";
+  }
+  return error ? out + "  (/proc unreadable: " + error.message() + ")\n" : out;
+}
 
 WarmRunKey key(const std::string& problem) { return WarmRunKey{-1, "registers-multik", "block=512", problem}; }
 
@@ -106,8 +130,19 @@ TEST(WarmRuns, AForkedChildNeitherTakesNorFreesItsParentsRunAndExitsCleanly) {
     const bool own_released = release_warm_runs() && own.load() == 1;
     std::exit(not_taken && not_destroyed && own_released ? 0 : 3);
   }
+  // A hung child fails the test in minutes rather than holding the shard to its ctest timeout.
   int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+  const auto child_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  pid_t reaped = 0;
+  while ((reaped = waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < child_deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (reaped == 0) {
+    const std::string where = thread_states(child);
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    FAIL() << "the forked child had not exited after 300 s; its threads:\n" << where;
+  }
+  ASSERT_EQ(reaped, child);
   ASSERT_TRUE(WIFEXITED(status)) << "the child did not exit normally";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the child took or destroyed its parent's run, or mishandled its own";
   // The parent keeps its run until it goes cold. Under AddressSanitizer the child's exit (its

@@ -29,6 +29,7 @@ struct WarmRuns {
   Clock::time_point cold_at;
   int freeing = 0;  // runs taken out to be destroyed, not yet destroyed
   bool reaper = false;  // this process has a reaper thread
+  bool reaper_running = false;  // its thread has entered reap()
   bool stopping = false;
   bool reaper_done = false;
   bool hooks = false;  // release_at_exit and the fork handlers registered
@@ -70,6 +71,8 @@ void reap() {
   WarmRuns& state = warm();
   bool relaxed = false;
   std::unique_lock<std::mutex> lock(state.mutex);
+  state.reaper_running = true;
+  state.changed.notify_all();
   while (!state.stopping) {
     if (!state.run) {
       state.changed.wait(lock);
@@ -118,14 +121,18 @@ void renew_in_child() {
   if (state.run) state.inherited.push_back(state.run.release());
   state.freeing = 0;
   state.reaper = false;
+  state.reaper_running = false;
   state.stopping = false;
   state.reaper_done = false;
   state.mutex.unlock();
 }
 
-// With the lock held: a reaper of this process, started if there is none. False when no thread
-// can be started (a process or thread limit).
-bool ensure_reaper(WarmRuns& state) {
+// With `lock` held: a reaper of this process, started if there is none, and running before this
+// returns. False when no thread can be started (a process or thread limit). The wait is for fork():
+// a thread still starting may hold the sanitizer runtime's locks (its thread registry, its
+// allocator), which GCC 12's AddressSanitizer does not take around fork(), so a child forked then
+// could hang for good (WarmRuns.AForkedChild... under the asan preset: CI at 04dfbaa, 3000 s).
+bool ensure_reaper(WarmRuns& state, std::unique_lock<std::mutex>& lock) {
   if (state.reaper) return true;
   if (!state.hooks) {
     state.hooks = true;
@@ -140,6 +147,7 @@ bool ensure_reaper(WarmRuns& state) {
   state.reaper = true;
   state.stopping = false;
   state.reaper_done = false;
+  state.changed.wait(lock, [&] { return state.reaper_running; });
   return true;
 }
 
@@ -148,7 +156,7 @@ bool ensure_reaper(WarmRuns& state) {
 void keep_run_warm(const WarmRunKey& key, std::unique_ptr<PreparedRun> run) {
   WarmRuns& state = warm();
   std::unique_lock<std::mutex> lock(state.mutex);
-  if (state.stopping || !ensure_reaper(state)) {
+  if (state.stopping || !ensure_reaper(state, lock)) {
     // exiting, or nothing could release it later: keep nothing
     destroy_unlocked(state, lock, std::move(run), key.device);
     return;
