@@ -119,6 +119,7 @@ int list_command(const ListOptions& options) {
         std::cout << "\n";
       }
       for (const auto& r : space.restrictions) std::cout << "      restriction: " << r.description << "\n";
+      for (const auto& r : space.repeats) std::cout << "      not searched: " << r.description << "\n";
     } else if (v.contains("param_space_error")) {
       std::cout << "      params: unavailable here (" << v["param_space_error"].get<std::string>() << ")\n";
     }

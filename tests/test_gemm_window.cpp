@@ -15,6 +15,7 @@
 #include <memory>
 #include <ostream>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -239,6 +240,30 @@ TEST(GemmWindowSpace, ArbitrationIsDeferredExactlyWhereTheUpdateIsSorted) {
   block["arbitrate"] = "block";
   EXPECT_GT(window_variant().device_footprint(wide, deferred, h100_like(), false).total(),
             window_variant().device_footprint(wide, block, h100_like(), false).total());
+}
+
+// arbitrate=auto stands for deferred or block, so a search visits auto and the other value
+// only: each arbitration measured once, the defaults among the points, explicit values still legal.
+TEST(GemmWindowSpace, TheSearchVisitsEachArbitrationOnce) {
+  for (const Problem& problem : mainstream_rows()) {
+    const ParamSpace space = window_variant().param_space(problem, h100_like());
+    const std::vector<Params> points = space.enumerate();
+    std::set<std::string> runs;
+    for (const Params& point : points) {
+      Params resolved = point;
+      resolved["arbitrate"] = gemm_window::run_config(point).deferred ? "deferred" : "block";
+      EXPECT_TRUE(runs.insert(resolved.dump()).second) << problem.str() << ": " << point.dump() << " repeats a point";
+    }
+    const Params defaults = window_variant().default_params(problem, h100_like());
+    EXPECT_NE(std::find(points.begin(), points.end(), defaults), points.end()) << problem.str();
+    Params sorted = defaults;
+    sorted["update"] = "sorted";
+    if (space.check(sorted)) continue;  // sorted refused here (M >= 2^31)
+    for (const char* explicit_value : {"block", "deferred"}) {
+      sorted["arbitrate"] = explicit_value;
+      EXPECT_FALSE(space.check(sorted).has_value()) << sorted.dump();
+    }
+  }
 }
 
 // The deferred queue is sized by points, not points × Ks: one 16-byte row and 16 two-byte

@@ -159,6 +159,17 @@ TEST(ParamSpace, EnumerateListsExactlyTheLegalPointsInAxisOrder) {
   EXPECT_EQ(distinct.size(), points.size());
 }
 
+TEST(ParamSpace, RepeatsAreLegalButNotEnumerated) {
+  ParamSpace space = toy_space();
+  space.repeats.push_back({"layout=soa repeats aos", [](const Params& p) { return p.at("layout") != "soa"; }});
+  const Params soa{{"block", 64}, {"ppt", 1}, {"layout", "soa"}};
+  EXPECT_EQ(space.check(soa), std::nullopt) << "a repeat is still a legal point";
+  const auto points = space.enumerate();
+  EXPECT_EQ(points.size(), 7u);  // the 14 legal points less their 7 soa twins
+  for (const auto& p : points) EXPECT_EQ(p.at("layout"), "aos") << p.dump();
+  EXPECT_EQ(space.to_json().at("repeats")[0], "layout=soa repeats aos");
+}
+
 TEST(ParamSpace, EmptySpaceHasOneEmptyPoint) {
   const ParamSpace space;
   EXPECT_EQ(space.enumerate().size(), 1u);
@@ -257,6 +268,28 @@ TEST(EveryVariant, GpuVariantsGiveAReasonOnACpuOnlyMachine) {
     }
   }
   EXPECT_GT(gpu_variants, 0);
+}
+
+// A variant that accepts points streamed in chunks must work from the chunk it is given, so the
+// list in kRefuseStreamed is the whole truth: every variant it leaves out refuses with it.
+// gemm-window accepted them and read the full data's rows while preparing (a null pointer in an
+// out-of-core fit), found by review at 04dfbaa.
+TEST(EveryVariant, StreamedPointsAreRefusedByExactlyTheVariantsTheRefusalLeavesOut) {
+  const std::string refusal = kRefuseStreamed;
+  const std::string can = refusal.substr(refusal.rfind(';') + 1);
+  for (const Variant* v : Registry::instance().all())
+    for (const DeviceInfo& device : devices_for(*v))
+      for (Problem p : probe_problems()) {
+        if (v->name() == "auto") continue;  // it runs one of the others, checked here on their own
+        p.streamed = true;
+        const std::optional<std::string> reason = v->can_implement(p, device);
+        if (reason == refusal) continue;
+        const bool named = can.find(" " + v->name() + ",") != std::string::npos ||
+                           can.find(" " + v->name() + " ") != std::string::npos;
+        EXPECT_TRUE(named || reason.has_value())
+            << v->name() << " takes streamed points for " << p.str() << " on " << device.name
+            << " but kRefuseStreamed does not name it among those that can";
+      }
 }
 
 TEST(EveryVariant, CanImplementNeverThrowsForProbeShapes) {

@@ -88,8 +88,11 @@ std::vector<Params> ParamSpace::enumerate() const {
     points.swap(next);
   }
   std::vector<Params> legal;
-  for (auto& point : points)
-    if (!check(point)) legal.push_back(std::move(point));
+  for (auto& point : points) {
+    if (check(point)) continue;
+    const bool repeat = std::any_of(repeats.begin(), repeats.end(), [&](const Restriction& r) { return !r.allows(point); });
+    if (!repeat) legal.push_back(std::move(point));
+  }
   return legal;
 }
 
@@ -103,6 +106,10 @@ nlohmann::json ParamSpace::to_json() const {
   nlohmann::json out = {{"axes", nlohmann::json::array()}, {"restrictions", nlohmann::json::array()}};
   for (const auto& axis : axes) out["axes"].push_back({{"name", axis.name}, {"values", axis.values}, {"help", axis.help}});
   for (const auto& r : restrictions) out["restrictions"].push_back(r.description);
+  if (!repeats.empty()) {
+    out["repeats"] = nlohmann::json::array();
+    for (const auto& r : repeats) out["repeats"].push_back(r.description);
+  }
   return out;
 }
 

@@ -34,11 +34,15 @@ struct Restriction {
 struct ParamSpace {
   std::vector<Axis> axes;
   std::vector<Restriction> restrictions;
+  // Legal points that run the code of another legal point (a value such as auto that stands for
+  // one of its axis's others): check() accepts them, enumerate() leaves them out, so a search does
+  // not measure one configuration twice. `allows` is false for the point that repeats another.
+  std::vector<Restriction> repeats;
 
   const Axis* find(const std::string& name) const;
   // nullopt when params are a legal point of the space; otherwise the reason.
   std::optional<std::string> check(const Params& params) const;
-  // Every legal combination (the exhaustive tuner's list, in axis order).
+  // Every legal combination that repeats no other (the exhaustive tuner's list, in axis order).
   std::vector<Params> enumerate() const;
   size_t size_unrestricted() const;
   nlohmann::json to_json() const;

@@ -59,6 +59,8 @@ class GemmWindow : public Variant {
   std::optional<std::string> can_implement(const Problem& problem, const DeviceInfo& device) const override {
     if (!device.is_gpu) return "needs a CUDA GPU";
     if (device.cc_major < 8) return "needs FP16 tensor cores with mma.sync m16n8k16 and cp.async (CC >= 8.0)";
+    // The translation (the data mean) and the sorted update's buffers are set from all M points.
+    if (problem.streamed) return kRefuseStreamed;
     if (problem.n > kMaxDims)
       return "N=" + std::to_string(problem.n) + " above " + std::to_string(kMaxDims) +
              " (the block's points stay resident in shared memory as FP16); use gemm-cublas";
@@ -143,6 +145,11 @@ class GemmWindow : public Variant {
                                   [](const Params& p) {
                                     return p.at("arbitrate") != "deferred" || p.at("update") == "sorted";
                                   }});
+    space.repeats.push_back({"arbitrate=deferred with update=sorted, or block with another update: what auto runs",
+                             [](const Params& p) {
+                               const bool sorted = p.at("update") == "sorted";
+                               return p.at("arbitrate") != (sorted ? "deferred" : "block");
+                             }});
     space.restrictions.push_back({"no idle blocks: grid <= point tiles", [problem](const Params& p) {
                                     const int64_t grid = p.at("grid").get<int64_t>();
                                     const int bm = kTileConfigs[run_config(p).tile_index].bm;
