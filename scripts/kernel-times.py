@@ -7,8 +7,14 @@ first kernel name that launches more than once, once the set-up kernels before i
 
   scripts/kernel-times.py NCU.csv [--first NAME] [--last N]
 
-Values are scaled by their Metric Unit (ns, us, ms, s, or nsecond ... second). Exit 2 when the
-file holds no kernel rows (ncu failed, or profiled nothing) or a unit it does not know."""
+Where the CSV also holds the limiter metrics (LIMITERS below, and the warp stall ratios
+smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio), a second table follows for
+the last iteration: each kernel's time, its share of the iteration, each unit's % of its peak
+(averaged over the kernel's launches, weighted by time), the busiest of them, and the top stall
+(warps stalled for that reason per issued instruction): issue 32's "limiter" of a row.
+
+Times are scaled by their Metric Unit (ns, us, ms, s, or nsecond ... second). Exit 2 when the
+file holds no kernel rows (ncu failed, or profiled nothing) or a time unit it does not know."""
 import argparse
 import csv
 import re
@@ -17,6 +23,16 @@ import sys
 
 NANOSECONDS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6,
                "s": 1e9, "second": 1e9}
+
+
+# Column title -> ncu metric, each a % of its unit's peak.
+LIMITERS = [("DRAM", "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+            ("L2", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+            ("L1", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+            ("tensor", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"),
+            ("issue", "sm__issue_active.avg.pct_of_peak_sustained_active")]
+STALL = re.compile(r"^smsp__average_warps_issue_stalled_(.+)_per_issue_active\.ratio$")
+TIME = "gpu__time_duration.sum"
 
 
 class UnknownUnit(ValueError):
@@ -34,7 +50,9 @@ def short_name(name):
 
 
 def read_launches(path):
-    """[(id, kernel, ns)] in launch order, from the CSV rows that have a Kernel Name column."""
+    """[(id, kernel, ns, metrics)] in launch order, from the CSV rows that have a Kernel Name
+    column; metrics maps every other metric's name to its value as printed (a launch without a
+    measured time is left out)."""
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(f) if len(r) > 5]
     header = next((r for r in rows if "Kernel Name" in r and "Metric Value" in r), None)
@@ -43,26 +61,29 @@ def read_launches(path):
     ki, vi, ii = header.index("Kernel Name"), header.index("Metric Value"), header.index("ID")
     ni = header.index("Metric Name") if "Metric Name" in header else None
     ui = header.index("Metric Unit") if "Metric Unit" in header else None
-    launches = []
+    names, times, metrics = {}, {}, {}
     for r in rows:
         if r is header or len(r) <= max(ki, vi, ii) or not r[ii].isdigit():
             continue
-        if ni is not None and r[ni] != "gpu__time_duration.sum":
-            continue
-        unit = r[ui] if ui is not None else "ns"
-        if unit not in NANOSECONDS:
-            raise UnknownUnit(unit)
+        launch = int(r[ii])
+        names[launch] = short_name(r[ki])
+        metric = r[ni] if ni is not None else TIME
         try:
             value = float(r[vi].replace(",", ""))
         except ValueError:  # "n/a": the launch was not measured
             continue
-        launches.append((int(r[ii]), short_name(r[ki]), value * NANOSECONDS[unit]))
-    launches.sort()
-    return launches
+        if metric != TIME:
+            metrics.setdefault(launch, {})[metric] = value
+            continue
+        unit = r[ui] if ui is not None else "ns"
+        if unit not in NANOSECONDS:
+            raise UnknownUnit(unit)
+        times[launch] = value * NANOSECONDS[unit]
+    return [(i, names[i], times[i], metrics.get(i, {})) for i in sorted(times)]
 
 
 def split_iterations(launches, first):
-    names = [k for _, k, _ in launches]
+    names = [k for _, k, _, _ in launches]
     if first is None:
         counts = {k: names.count(k) for k in names}
         first = next((k for k in names if counts[k] > 1), None)
@@ -95,17 +116,53 @@ def main():
         iterations = iterations[-args.last:]
     order = []
     for it in iterations:
-        for _, k, _ in it:
+        for _, k, _, _ in it:
             if k not in order:
                 order.append(k)
     width = max(len(k) for k in order + ["sum"])
     print(f"{'kernel (ms)':<{width}} " + " ".join(f"{'iter ' + str(j + 1):>9}" for j in range(len(iterations))))
     for k in order:
-        cells = [sum(ns for _, name, ns in it if name == k) / 1e6 for it in iterations]
+        cells = [sum(ns for _, name, ns, _ in it if name == k) / 1e6 for it in iterations]
         print(f"{k:<{width}} " + " ".join(f"{c:9.3f}" for c in cells))
-    totals = [sum(ns for _, _, ns in it) / 1e6 for it in iterations]
+    totals = [sum(ns for _, _, ns, _ in it) / 1e6 for it in iterations]
     print(f"{'sum':<{width}} " + " ".join(f"{t:9.3f}" for t in totals))
+    if any(m for it in iterations for _, _, _, m in it):
+        print()
+        print_limiters(iterations[-1], order, width, len(iterations))
     return 0
+
+
+def time_weighted(launches, metric):
+    """The time-weighted mean of a metric over launches that carry it; None where none does."""
+    pairs = [(ns, m[metric]) for _, _, ns, m in launches if metric in m]
+    total = sum(ns for ns, _ in pairs)
+    return sum(ns * v for ns, v in pairs) / total if total > 0 else None
+
+
+def print_limiters(iteration, order, width, number):
+    total = sum(ns for _, _, ns, _ in iteration)
+    print(f"limiters, iter {number} (% of each unit's peak; stall: warps stalled per issue)")
+    print(f"{'kernel':<{width}} {'ms':>8} {'share':>6} " + " ".join(f"{t:>6}" for t, _ in LIMITERS) +
+          f" {'busiest':>12}  top stall")
+    for k in order:
+        launches = [l for l in iteration if l[1] == k]
+        if not launches:
+            continue
+        ns = sum(l[2] for l in launches)
+        values = {t: time_weighted(launches, metric) for t, metric in LIMITERS}
+        cells = " ".join(f"{v:6.1f}" if v is not None else f"{'-':>6}" for v in values.values())
+        measured = {t: v for t, v in values.items() if v is not None}
+        busiest = max(measured, key=measured.get) if measured else None
+        busiest_text = f"{busiest} {measured[busiest]:.0f} %" if busiest else "-"
+        stalls = {}
+        for metric in {m for l in launches for m in l[3]}:
+            match = STALL.match(metric)
+            if match:
+                stalls[match.group(1)] = time_weighted(launches, metric)
+        top = max(stalls, key=stalls.get) if stalls else None
+        top_text = f"{top} {stalls[top]:.2f}" if top else "-"
+        share = 100.0 * ns / total if total > 0 else 0.0
+        print(f"{k:<{width}} {ns / 1e6:8.3f} {share:5.1f}% {cells} {busiest_text:>12}  {top_text}")
 
 
 if __name__ == "__main__":

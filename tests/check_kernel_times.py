@@ -3,7 +3,8 @@
 names kernels without their namespaces, templates and arguments, splits the launches into
 iterations at the first kernel that repeats (the set-up kernels before it left out), scales
 values by their unit, sums each iteration, and exits 2 on a file without kernel rows or with a
-unit it does not know."""
+unit it does not know; where the file holds the limiter metrics too, it tables the last
+iteration's: time-weighted over a kernel's launches, the busiest unit and the top stall."""
 import os
 import subprocess
 import sys
@@ -14,11 +15,66 @@ HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context",
           '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
 
 
-def row(i, kernel, ns, unit="nsecond"):
-    value = {"nsecond": ns, "usecond": ns / 1e3, "msecond": ns / 1e6}[unit]
-    text = f"{value:,}" if unit == "nsecond" else f"{value:.6f}"
+def row(i, kernel, ns, unit="nsecond", metric="gpu__time_duration.sum"):
+    if metric == "gpu__time_duration.sum":
+        value = {"nsecond": ns, "usecond": ns / 1e3, "msecond": ns / 1e6}[unit]
+        text = f"{value:,}" if unit == "nsecond" else f"{value:.6f}"
+    else:
+        text = f"{ns}"
     return (f'"{i}","1","mkbench","127.0.0.1","{kernel}","1","13","(256, 1, 1)","(8, 1, 1)","0","9.0",'
-            f'"Command line profiler metrics","gpu__time_duration.sum","{unit}","{text}"')
+            f'"Command line profiler metrics","{metric}","{unit}","{text}"')
+
+
+STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+
+
+def limiter_rows(i, kernel, dram, tensor, issue, stalls):
+    rows = [row(i, kernel, dram, "%", "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+            row(i, kernel, tensor, "%", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"),
+            row(i, kernel, issue, "%", "sm__issue_active.avg.pct_of_peak_sustained_active")]
+    rows += [row(i, kernel, value, "", STALL.format(reason)) for reason, value in stalls.items()]
+    return rows
+
+
+def check_limiters(out, kernels, failures):
+    """Two iterations of two kernels, the sort launched twice in each with other percentages."""
+    lines = [HEADER]
+    i = 0
+    for _ in range(2):
+        lines += [row(i, kernels[2], 6_000_000)]
+        lines += limiter_rows(i, kernels[2], 12.0, 61.5, 40.0, {"long_scoreboard": 0.4, "barrier": 1.25})
+        lines += [row(i + 1, kernels[3], 1_000_000)]
+        lines += limiter_rows(i + 1, kernels[3], 90.0, "n/a", 20.0, {"long_scoreboard": 2.0, "wait": 0.5})
+        lines += [row(i + 2, kernels[4], 3_000_000)]
+        lines += limiter_rows(i + 2, kernels[4], 30.0, "n/a", 50.0, {"long_scoreboard": 4.0, "wait": 0.5})
+        i += 3
+    path = os.path.join(out, "limiters.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    result = run(path)
+    text = result.stdout.splitlines()
+    if result.returncode != 0:
+        failures.append(f"limiters: exit {result.returncode}: {result.stderr}")
+        return
+    start = next((j for j, l in enumerate(text) if l.startswith("limiters, iter 2")), None)
+    if start is None:
+        failures.append(f"limiters: no table for the last iteration in {text}")
+        return
+    main = next((l for l in text[start:] if l.startswith("gemm_window_kernel")), "")
+    cells = main.split()
+    # 6 of 10 ms; DRAM 12, no L2/L1 metric, tensor 61.5, issue 40; busiest tensor; top stall barrier
+    if cells[1:3] != ["6.000", "60.0%"] or cells[3:8] != ["12.0", "-", "-", "61.5", "40.0"] or \
+            "tensor 62 %" not in main or not main.rstrip().endswith("barrier 1.25"):
+        failures.append(f"limiters: main kernel row {main!r}")
+    sort_row = next((l for l in text[start:] if l.startswith("DeviceRadixSortOnesweepKernel")), "")
+    cells = sort_row.split()
+    # launches of 1 and 3 ms: DRAM (90·1 + 30·3)/4 = 45, issue (20·1 + 50·3)/4 = 42.5, stall 3.5
+    if cells[1:3] != ["4.000", "40.0%"] or cells[3] != "45.0" or cells[7] != "42.5" or \
+            not sort_row.rstrip().endswith("long_scoreboard 3.50"):
+        failures.append(f"limiters: sort row {sort_row!r}")
+    plain = run(os.path.join(out, "ncu.csv")).stdout
+    if "limiters" in plain:
+        failures.append("a file of times alone printed a limiter table")
 
 
 def run(path, *extra):
@@ -68,6 +124,7 @@ def main():
             f.write("\n".join([HEADER, row(0, kernels[1], 4000).replace('"nsecond"', '"cycle"')]) + "\n")
         if run(odd).returncode != 2:
             failures.append("an unknown unit did not exit 2")
+        check_limiters(out, kernels, failures)
         empty = os.path.join(out, "empty.csv")
         with open(empty, "w") as f:
             f.write("==ERROR== the profiler failed\n")
