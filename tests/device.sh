@@ -7,7 +7,7 @@
 # at hand. A new stage is a new file there; nothing here needs to change.
 # Results land directly in $OUT (or build-device/out) under the names of the committed
 # standing in reports/results/<gpu>/ (perf-N8-K3..7-M32M.json, table2.json, gpu-tests.txt,
-# sanitize.txt, ...), so scripts/promote-results.sh can copy a call's files over the old ones;
+# sanitize.txt, ...), so scripts/promote-results.py can copy a call's files over the old ones;
 # logs go to raw/ (one tarball at the end); a short table is printed last. The lease's copy of the tree may carry a stale .git: name the commit in the
 # command, e.g. MKBENCH_GIT_SHA=ab12cd34ef56 (add -dirty for uncommitted changes), so the
 # result files say which code ran.
