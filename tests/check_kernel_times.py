@@ -48,10 +48,7 @@ def check_limiters(out, kernels, failures):
         lines += [row(i + 2, kernels[4], 3_000_000)]
         lines += limiter_rows(i + 2, kernels[4], 30.0, "n/a", 50.0, {"long_scoreboard": 4.0, "wait": 0.5})
         i += 3
-    path = os.path.join(out, "limiters.csv")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    result = run(path)
+    result = run(write(out, "limiters.csv", lines))
     text = result.stdout.splitlines()
     if result.returncode != 0:
         failures.append(f"limiters: exit {result.returncode}: {result.stderr}")
@@ -82,6 +79,13 @@ def run(path, *extra):
                           capture_output=True, text=True)
 
 
+def write(out, name, lines):
+    path = os.path.join(out, name)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
 def main():
     failures = []
     kernels = ["gemm_window::<unnamed>::fill_iota(int *, long)",
@@ -98,9 +102,7 @@ def main():
             lines.append(row(i, k, ns, unit))
             i += 1
     with tempfile.TemporaryDirectory() as out:
-        path = os.path.join(out, "ncu.csv")
-        with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
+        path = write(out, "ncu.csv", lines)
         result = run(path)
         table = result.stdout.splitlines()
         if result.returncode != 0:
@@ -119,16 +121,11 @@ def main():
         last = run(path, "--last", "1").stdout.splitlines()
         if not last or last[0].split()[-2:] != ["iter", "1"] or "8.000" not in last[2]:
             failures.append(f"--last 1 gave {last[:3]}")
-        odd = os.path.join(out, "odd-unit.csv")
-        with open(odd, "w") as f:
-            f.write("\n".join([HEADER, row(0, kernels[1], 4000).replace('"nsecond"', '"cycle"')]) + "\n")
+        odd = write(out, "odd-unit.csv", [HEADER, row(0, kernels[1], 4000).replace('"nsecond"', '"cycle"')])
         if run(odd).returncode != 2:
             failures.append("an unknown unit did not exit 2")
         check_limiters(out, kernels, failures)
-        empty = os.path.join(out, "empty.csv")
-        with open(empty, "w") as f:
-            f.write("==ERROR== the profiler failed\n")
-        if run(empty).returncode != 2:
+        if run(write(out, "empty.csv", ["==ERROR== the profiler failed"])).returncode != 2:
             failures.append("a file without kernel rows did not exit 2")
     for failure in failures:
         print("FAIL:", failure)
