@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 
 namespace mk {
 
@@ -54,6 +55,7 @@ size_t MemorySource::read(void* destination, size_t bytes) {
 FileSource::FileSource(const std::string& path) : path_(path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) throw InputError("cannot read '" + path + "': it is a directory");
+  require_regular_file(path, "data file");  // before the open, which waits on a FIFO
   in_.open(path, std::ios::binary);
   if (!in_) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
   size_ = std::filesystem::file_size(path, error);

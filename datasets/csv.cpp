@@ -16,11 +16,13 @@
 #include "datasets/dataset.hpp"
 #include "datasets/digest.hpp"
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 
 namespace mk {
 namespace {
 
 std::string read_whole_file(const std::string& path) {
+  require_regular_file(path, "CSV file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
   std::error_code error;

@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 
 namespace mk {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) throw InputError("cannot read '" + path + "': it is a directory");
+  require_regular_file(path, "data file");  // before the open, which waits on a FIFO
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
   struct stat info {};

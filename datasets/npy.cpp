@@ -23,6 +23,7 @@
 #include "datasets/digest.hpp"
 #include "datasets/mapped_file.hpp"
 #include "core/errors.hpp"
+#include "core/special_output.hpp"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the .npy loader copies '<f4' bytes straight into floats and needs a little-endian host"
@@ -484,6 +485,12 @@ void save_npy(const std::string& path, const Dataset& data) {
                                             static_cast<unsigned char>(header.size() & 0xff),
                                             static_cast<unsigned char>(header.size() >> 8)};
 
+  if (is_special_output(path)) {  // /dev/null, a FIFO: in place (core/special_output.hpp)
+    std::string bytes(reinterpret_cast<const char*>(preamble), preamble_bytes);
+    bytes += header;
+    bytes.append(reinterpret_cast<const char*>(data.values.data()), data.values.size() * sizeof(float));
+    return write_special_output(path, bytes.data(), bytes.size());
+  }
   // Written beside the target and renamed, so a reader never sees half a file.
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {

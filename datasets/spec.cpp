@@ -1,6 +1,7 @@
 // --dataset spec parsing: one string names either a generator with its parameters or a
 // file with its loader options.
 #include <cerrno>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -35,14 +36,23 @@ bool starts_with(const std::string& text, const std::string& prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;
 }
 
-long parse_whole(const std::string& text, const std::string& what, const std::string& spec) {
+// A whole number in [low, high]: the callers store ints, and a cast of a wider value wrapped
+// (centers=4294967297 ran one centre; a bad-input audit at 04dfbaa).
+int parse_whole(const std::string& text, const std::string& what, const std::string& spec, long low, long high) {
   char* end = nullptr;
   errno = 0;
   long value = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno == ERANGE)
     throw InputError("dataset '" + spec + "': " + what + " must be a whole number, got '" + text + "'");
-  return value;
+  if (value < low || value > high)
+    throw InputError("dataset '" + spec + "': " + what + " must be in " + std::to_string(low) + ".." +
+                     std::to_string(high) + ", got " + text);
+  return static_cast<int>(value);
 }
+
+// The blobs' centre table is held whole wherever points are generated, outside the memory plan:
+// it is kept to what no plan needs to count.
+constexpr int64_t kMaxCentreTableBytes = int64_t(256) << 20;
 
 double parse_real(const std::string& text, const std::string& what, const std::string& spec) {
   char* end = nullptr;
@@ -69,7 +79,7 @@ GeneratorSpec generator_from_spec(const std::string& spec, const std::string& ki
       if (key == "zeros") {
         generator.zero_fraction = parse_real(value, "zeros", spec);
       } else if (kind == "blobs" && key == "centers") {
-        generator.centers = static_cast<int>(parse_whole(value, "centers", spec));
+        generator.centers = parse_whole(value, "centers", spec, 1, INT32_MAX);
       } else if (kind == "blobs" && key == "spread") {
         generator.spread = parse_real(value, "spread", spec);
       } else if (kind == "blobs" && key == "box") {
@@ -83,6 +93,10 @@ GeneratorSpec generator_from_spec(const std::string& spec, const std::string& ki
   if (m < 1 || n < 1)
     throw InputError("dataset '" + spec + "' is generated and needs M >= 1 points and N >= 1 dimensions (got M=" +
                      std::to_string(m) + ", N=" + std::to_string(n) + ")");
+  if (kind == "blobs" && int64_t(generator.centers) * n * 4 > kMaxCentreTableBytes)
+    throw InputError("dataset '" + spec + "': " + std::to_string(generator.centers) + " centers of N=" +
+                     std::to_string(n) + " take more than " + std::to_string(kMaxCentreTableBytes >> 20) +
+                     " MiB (N x 4 bytes each)");
   return generator;
 }
 
@@ -113,12 +127,11 @@ CsvSpec parse_csv_spec(const std::string& spec, const std::string& rest) {
     if (part == "header" && !seen_header) {
       options.header = seen_header = true;
     } else if (starts_with(part, "label=") && !seen_label) {
-      options.label_column = static_cast<int>(parse_whole(part.substr(6), "label column", spec));
-      if (options.label_column < 0) throw InputError("dataset '" + spec + "': label column must be >= 0");
+      options.label_column = parse_whole(part.substr(6), "label column", spec, 0, INT32_MAX);
       seen_label = true;
     } else if (starts_with(part, "cols=") && !seen_cols) {
       for (const std::string& column : split(part.substr(5), ","))
-        options.columns.push_back(static_cast<int>(parse_whole(column, "column index", spec)));
+        options.columns.push_back(parse_whole(column, "column index", spec, 0, INT32_MAX));
       seen_cols = true;
     } else if (starts_with(part, "delim=") && !seen_delim) {
       options.delimiter = parse_delimiter(part.substr(6), spec);

@@ -14,6 +14,7 @@
 #include "harness/memory_plan.hpp"
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
 #include "variants/tuned_params.hpp"
@@ -85,6 +86,7 @@ int merge_verify_matrices(const std::vector<std::string>& paths) {
   std::vector<std::string> shape_order, variant_names;
   int passes = 0, failures = 0, refusals = 0;
   for (const auto& path : paths) {
+    require_regular_file(path, "verify matrix");
     std::ifstream in(path);
     if (!in) throw InputError("cannot read verify matrix " + path);
     nlohmann::json doc;

@@ -10,6 +10,7 @@
 
 #include "core/byte_size.hpp"
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "core/host_memory.hpp"
 #include "variants/common/pinned_staging.hpp"
 
@@ -26,6 +27,7 @@ struct NpyShape {
 
 // Just enough of the .npy header to size the load; the loader checks everything else.
 std::optional<NpyShape> peek_npy_header(const std::string& path) {
+  require_regular_file(path, "data file");  // before the open, which waits on a FIFO
   std::ifstream in(path, std::ios::binary);
   unsigned char preamble[12] = {};
   if (!in.read(reinterpret_cast<char*>(preamble), 10) || preamble[0] != 0x93) return std::nullopt;

@@ -13,6 +13,8 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
+#include "core/special_output.hpp"
 #include "harness/fault_injection.hpp"
 
 namespace mk {
@@ -315,6 +317,7 @@ static std::string previous_file_note(const std::filesystem::path& target) {
 
 void write_text_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
+  if (is_special_output(path)) return write_special_output(path, text.data(), text.size());
   const fs::path target(path);
   fs::path folder = target.parent_path();
   if (folder.empty()) folder = ".";
@@ -368,6 +371,10 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 void check_writable(const std::string& path) {
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError("the output path is empty");
+  if (is_special_output(path)) {
+    if (::access(path.c_str(), W_OK) != 0) throw InputError("cannot write " + path + ": " + std::strerror(errno));
+    return;
+  }
   const fs::path target(path);
   if (target.filename().empty() || target.filename() == "." || target.filename() == "..")
     throw InputError("cannot write " + path + ": it names a folder, not a file");
@@ -399,6 +406,7 @@ void write_results_atomically(const std::string& path, const ResultFile& file) {
 }
 
 ResultFile load_results(const std::string& path) {
+  require_regular_file(path, "results file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open results file " + path + ": " + std::strerror(errno));
   std::stringstream buffer;

@@ -17,6 +17,7 @@
 #include "variants/tuned_params.hpp"
 #include "harness/build_info.hpp"
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
 #include "harness/parallel/sharded_variant.hpp"
@@ -53,6 +54,8 @@ class ExpressionParser {
   }
 
  private:
+  static constexpr int kMaxNesting = 200;
+
   void skip_spaces() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
   }
@@ -100,6 +103,16 @@ class ExpressionParser {
   bool factor(double& out) {
     skip_spaces();
     if (pos_ >= text_.size()) return false;
+    // Each nesting is a recursion: a suite's text must not run the stack out (100,000 '(' did).
+    struct Nesting {
+      int& depth;
+      explicit Nesting(int& d, const std::string& text) : depth(d) {
+        if (++depth > kMaxNesting)
+          throw InputError("expression '" + text.substr(0, 40) + (text.size() > 40 ? "...'" : "'") +
+                           " nests deeper than " + std::to_string(kMaxNesting));
+      }
+      ~Nesting() { --depth; }
+    } nesting(depth_, text_);
     if (accept('(')) return expression(out) && accept(')');
     if (accept('-')) {
       if (!factor(out)) return false;
@@ -146,6 +159,7 @@ class ExpressionParser {
   const std::string& text_;
   const NameLookup& lookup_;
   size_t pos_ = 0;
+  int depth_ = 0;
   std::string unknown_;
 };
 
@@ -210,6 +224,9 @@ Params resolve_combination(const std::vector<std::pair<std::string, ojson>>& com
       if (result.kind == ExpressionResult::Value) {
         if (!std::isfinite(result.value))
           throw InputError(where + ": parameter " + key + "='" + raw.get<std::string>() + "' is not finite here");
+        if (std::fabs(result.value) >= 0x1p62)
+          throw InputError(where + ": parameter " + key + "='" + raw.get<std::string>() + "' is " +
+                           std::to_string(result.value) + " here, beyond a 64-bit integer's range");
         out[key] = round_parameter(result.value);
       } else if (result.kind == ExpressionResult::UnknownName && pending.count(result.unknown_name) &&
                  result.unknown_name != key) {
@@ -333,6 +350,7 @@ SuiteDefinition load_suite(const std::string& name_or_path) {
     text = it->second;
   } else if (name_or_path.find('/') != std::string::npos ||
              (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json")) {
+    require_regular_file(name_or_path, "suite file");
     std::ifstream in(name_or_path);
     if (!in) throw InputError("cannot open suite file " + name_or_path);
     std::stringstream buffer;
@@ -373,13 +391,17 @@ std::vector<PlannedRow> expand_group_rows(const PlannedGroup& group, int n, int6
       PlannedRow base;
       base.variant_name = name;
       base.problem = problem;
-      base.variant = Registry::instance().find(name);
+      try {
+        base.variant = &Registry::instance().get(name);  // a name no variant has is a typo: exit 2
+      } catch (const InputError& e) {
+        throw InputError(where + ": " + e.what());
+      }
       const Variant* v = base.variant;
       // Refusals are recorded by measure_row; expanding a refused variant's space would
       // only ask it about a device it already said it cannot use.
       // A batch's variant answers for one of its problems (variants/batched/).
       const Problem one = problem_of_one(problem);
-      if (!v || (v->runs_on_gpu() && !device.is_gpu) || v->can_implement(one, device) || group.cpu_fallback) {
+      if ((v->runs_on_gpu() && !device.is_gpu) || v->can_implement(one, device) || group.cpu_fallback) {
         rows.push_back(base);
         continue;
       }
@@ -664,15 +686,7 @@ int run_suite(const SuiteOptions& options) {
       Problem problem = planned.problem;
       problem.sparsity = data->sparsity;
       ResultRow row;
-      if (!planned.variant) {
-        row.variant = planned.variant_name;
-        row.problem = problem;
-        row.dataset = data->identity;
-        row.params = planned.overrides;
-        row.name = row_name(row.variant, problem, row.params);
-        row.status = "refused";
-        row.reason = "variant '" + planned.variant_name + "' is not built into this binary";
-      } else {
+      {
         const std::string k_key = problem.k.str();
         if (!init_by_k.count(k_key))
           init_by_k[k_key] = batch_initial_centroids(*data, problem, parse_init(group.init), group.seed);

@@ -10,6 +10,7 @@
 #include "harness/memory_plan.hpp"
 #include "harness/self_restart.hpp"
 #include "variants/batched/batched_variant.hpp"
+#include "variants/variant.hpp"
 
 namespace mk {
 
@@ -100,13 +101,22 @@ ResultFile load_rows_to_resume(const std::string& out, const SuiteDefinition& su
   if (file.rows.size() > planned.size())
     throw InputError(where + "it has " + std::to_string(file.rows.size()) + " rows, the suite plans " +
                      std::to_string(planned.size()));
+  // Each row must be the plan's: its variant, shape and the parameters the suite set (a file of
+  // another suite of the same name, with other parameters, was taken as done: a bad-input audit
+  // at 04dfbaa).
+  auto same_overrides = [](const Params& set, const Params& ran) {
+    for (auto it = set.begin(); it != set.end(); ++it)
+      if (!ran.is_object() || !ran.contains(it.key()) || ran.at(it.key()) != it.value()) return false;
+    return true;
+  };
   for (size_t i = 0; i < file.rows.size(); ++i) {
     const ResultRow& row = file.rows[i];
     if (row.variant != planned[i]->variant_name || row.problem.k.str() != planned[i]->problem.k.str() ||
-        row.problem.batch != planned[i]->problem.batch)
+        row.problem.batch != planned[i]->problem.batch || row.problem.n != planned[i]->problem.n ||
+        row.problem.m != planned[i]->problem.m || !same_overrides(planned[i]->overrides, row.params))
       throw InputError(where + "its row " + std::to_string(i + 1) + " (" + row.name + ") is not the suite's row " +
-                       std::to_string(i + 1) + " (" + planned[i]->variant_name + ", K=" +
-                       planned[i]->problem.k.str() +
+                       std::to_string(i + 1) + " (" + planned[i]->variant_name + ", " +
+                       planned[i]->problem.str() + ", " + params_label(planned[i]->overrides) +
                        (planned[i]->problem.batch > 1 ? ", batch " + std::to_string(planned[i]->problem.batch) : "") +
                        ") on this machine");
   }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "harness/results.hpp"
 #include "reports/results_io.hpp"
 
@@ -39,6 +40,7 @@ const json& required(const json& object, const char* key, const std::string& whe
 }  // namespace
 
 bool is_fit_file(const std::string& path) {
+  mk::require_regular_file(path, "report input");
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   std::ostringstream text;
@@ -49,6 +51,7 @@ bool is_fit_file(const std::string& path) {
 }
 
 json load_fit_file(const std::string& path) {
+  mk::require_regular_file(path, "fit file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open for reading");
   std::ostringstream text;

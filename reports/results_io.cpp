@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "harness/results.hpp"
 #include "reports/stats.hpp"
 
@@ -49,10 +50,12 @@ json parse_results_text(const std::string& text, const std::string& origin) {
         if (!timing.contains(key)) continue;
         if (!timing[key].is_array())
           throw InputError(origin + ": rows[" + std::to_string(i) + "].timing." + key + " is not an array");
+        // A time or a clock is finite, not negative and within reason: compare took 1e308 ms
+        // and -1 ms and printed -100 % and +inf % (a bad-input audit at 04dfbaa).
         for (const json& value : timing[key])
-          if (!value.is_number())
-            throw InputError(origin + ": rows[" + std::to_string(i) + "].timing." + key +
-                             " holds a non-number");
+          if (!value.is_number() || !(value.get<double>() >= 0.0) || !(value.get<double>() <= 1e12))
+            throw InputError(origin + ": rows[" + std::to_string(i) + "].timing." + key + " holds " + value.dump() +
+                             ", not a number in [0, 1e12]");
       }
     }
   }
@@ -60,6 +63,7 @@ json parse_results_text(const std::string& text, const std::string& origin) {
 }
 
 json load_results_file(const std::string& path) {
+  mk::require_regular_file(path, "results file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open for reading");
   std::ostringstream text;

@@ -130,6 +130,23 @@ TEST(SuiteExpression, EvaluatesOverDeviceAndProblemNames) {
   EXPECT_DOUBLE_EQ(evaluate_expression("256", fixed_names()).value, 256);
 }
 
+// A suite file's text must not run the parser's recursion out of stack (100,000 '(' crashed it:
+// a bad-input audit at 04dfbaa): deep nesting is an InputError, ordinary nesting still works.
+TEST(SuiteExpression, NestingBeyondTheLimitIsAnInputError) {
+  const std::string ok = std::string(150, '(') + "sm" + std::string(150, ')');
+  EXPECT_DOUBLE_EQ(evaluate_expression(ok, fixed_names()).value, 132);
+  EXPECT_DOUBLE_EQ(evaluate_expression(std::string(150, '-') + "1", fixed_names()).value, 1);
+  for (const std::string& deep : {std::string(100000, '(') + "1" + std::string(100000, ')'),
+                                  std::string(100000, '-') + "1"}) {
+    try {
+      evaluate_expression(deep, fixed_names());
+      ADD_FAILURE() << "nesting of 100,000 was evaluated";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find("nests deeper than"), std::string::npos) << error.what();
+    }
+  }
+}
+
 TEST(SuiteExpression, LiteralsAndUnknownNames) {
   EXPECT_EQ(evaluate_expression("sm*", fixed_names()).kind, ExpressionResult::NotExpression);
   EXPECT_EQ(evaluate_expression("", fixed_names()).kind, ExpressionResult::NotExpression);
@@ -200,6 +217,35 @@ TEST(SuitePlan, ExpandsExpressionsAgainstTheDevice) {
   EXPECT_EQ(rows[0].overrides, (Params{{"block", 128}}));  // round(132*0.97) = 128
   EXPECT_EQ(rows[1].overrides, (Params{{"block", 64}}));
   EXPECT_EQ(rows[2].overrides.at("block"), 64);  // "all" starts with the axis' first value
+}
+
+// A suite case that names no variant this binary has is a typo, not a refused row (it exited
+// 0; a bad-input audit at 04dfbaa); a parameter expression beyond 64 bits is no parameter.
+TEST(SuitePlan, CasesMustNameKnownVariantsAndParametersInRange) {
+  const SuiteDefinition bogus = parse_suite(nlohmann::ordered_json::parse(R"({
+      "cases": [{"dims": [4], "k": ["3"], "points": ["1000"], "variants": ["cpu-openmp", "bogus"]}]})"),
+                                            "t");
+  try {
+    plan_suite(bogus, DeviceInfo{}, {}, false);
+    ADD_FAILURE() << "a case naming 'bogus' was planned";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("bogus"), std::string::npos) << error.what();
+  }
+  if (!Registry::instance().find("naive-atomics")) GTEST_SKIP() << "needs naive-atomics";
+  const SuiteDefinition huge = parse_suite(nlohmann::ordered_json::parse(R"({
+      "cases": [{"dims": [4], "k": ["3"], "points": ["1000"], "variants": ["naive-atomics"],
+                 "params": {"block": ["99999999999999999999*99999999999"]}}]})"),
+                                           "t");
+  DeviceInfo gpu;
+  gpu.is_gpu = true;
+  gpu.sm_count = 132;
+  gpu.global_mem_bytes = int64_t(80) << 30;
+  try {
+    plan_suite(huge, gpu, {}, false);
+    ADD_FAILURE() << "block=1e31 was planned";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("beyond a 64-bit integer"), std::string::npos) << error.what();
+  }
 }
 
 TEST(SuitePlan, VariantFilterMustNameKnownVariants) {

@@ -545,6 +545,16 @@ TEST(Compare, SchemaIsChecked) {
                    "\"timing\":{\"samples_ms\":[1,\"x\"]}}]}",
                    "x.json"),
                mk::InputError);
+  // Times that no run measures: negative, beyond 1e12 ms (1e308 printed +inf %).
+  for (const char* samples : {"[1, -1]", "[1e308, 2]", "[1, 2e12]"}) {
+    const std::string text = std::string("{\"schema\":\"mkbench.results/2\",\"device\":{},\"rows\":[{\"variant\":\"v\",") +
+                             "\"timing\":{\"samples_ms\":" + samples + "}}]}";
+    EXPECT_THROW(parse_results_text(text, "x.json"), mk::InputError) << samples;
+  }
+  EXPECT_NO_THROW(parse_results_text(
+      "{\"schema\":\"mkbench.results/2\",\"device\":{},\"rows\":[{\"variant\":\"v\","
+      "\"timing\":{\"samples_ms\":[0, 0.0005, 1e6]}}]}",
+      "x.json"));
 }
 
 // ---------------------------------------------------------------------------------------

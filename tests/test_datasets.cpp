@@ -610,6 +610,14 @@ TEST_F(DatasetSpec, BadSpecs) {
   expect_input_error([] { mk::load_dataset_spec("blobs:spread=wide", 10, 2, 1); }, {"spread", "'wide'"});
   expect_input_error([] { mk::load_dataset_spec("uniform", 10, 0, 1); }, {"N >= 1"});
   expect_input_error([] { mk::load_dataset_spec("npy:", 0, 0, 1); }, {"missing file path"});
+  // Numbers beyond an int were cast and wrapped (4294967297 centres ran as 1); a centre table
+  // beyond 256 MiB is refused.
+  expect_input_error([] { mk::load_dataset_spec("blobs:centers=4294967297", 1000, 2, 1); },
+                     {"centers must be in 1..2147483647"});
+  expect_input_error([] { mk::load_dataset_spec("blobs:centers=0", 1000, 2, 1); }, {"centers must be in"});
+  expect_input_error([] { mk::load_dataset_spec("blobs:centers=70000", 1 << 20, 1024, 1); }, {"256 MiB"});
+  expect_input_error([] { mk::load_dataset_spec("csv:x.csv:label=4294967297", 0, 0, 1); }, {"label column must be in"});
+  expect_input_error([] { mk::load_dataset_spec("csv:x.csv:cols=0,4294967296", 0, 0, 1); }, {"column index must be in"});
 }
 
 // A shard's rows are a view of the whole data set's (no copy), and a range past it is bad input.

@@ -70,6 +70,13 @@ TEST(FitBadInput, NegativeTolExitsTwo) {
   EXPECT_TRUE(contains(out.output, "--tol must be a finite number >= 0")) << out.output;
 }
 
+// --dims 0 was taken for "not given" and fitted N=8 data (a bad-input audit at 04dfbaa).
+TEST(FitBadInput, ZeroDimsExitsTwo) {
+  const Outcome out = run_mkbench("fit --dataset blobs:centers=3 --dims 0 --points 500 --k 2..4 --quiet --variant cpu-openmp");
+  EXPECT_EQ(out.status, 2) << out.output;
+  EXPECT_TRUE(contains(out.output, "--dims")) << out.output;
+}
+
 TEST(FitBadInput, ZeroMaxIterExitsTwo) {
   const Outcome out = run_mkbench(std::string(kSmallFit) + "--max-iter 0");
   EXPECT_EQ(out.status, 2) << out.output;

@@ -95,6 +95,31 @@ TEST(InterruptedSuite, ResumeRefusesAnotherSuitesFile) {
   EXPECT_EQ(without_out.exit_code, kExitBadInput) << without_out.output;
 }
 
+// A file of a suite of the same name whose rows set other parameters, or another shape, is not
+// this suite's progress (it was taken for done: a bad-input audit at 04dfbaa).
+TEST(InterruptedSuite, ResumeRefusesRowsOfOtherParametersOrShape) {
+  TempFolder folder("resume_params");
+  auto suite_with = [&](const std::string& name, const std::string& dims, const std::string& threads) {
+    const std::string path = folder.file(name);
+    std::ofstream(path) << R"({"name": "one-row", "dataset": "uniform", "iters": 2, "warmup": 1,
+      "cases": [{"dims": [)" << dims << R"(], "k": ["3"], "points": ["4K"], "variants": ["cpu-openmp"],
+                 "params": {"threads": [)" << threads << "]}}]}";
+    return path;
+  };
+  const std::string out = folder.file("one-row.results.json");
+  const auto first = run_mkbench_args({"suite", suite_with("a.json", "4", "1"), "--out", out});
+  ASSERT_EQ(first.exit_code, kExitOk) << first.output;
+  const std::string before = read_text(out);
+  for (const auto& other : {suite_with("b.json", "4", "2"), suite_with("c.json", "5", "1")}) {
+    const auto resumed = run_mkbench_args({"suite", other, "--out", out, "--resume"});
+    EXPECT_EQ(resumed.exit_code, kExitBadInput) << other << "\n" << resumed.output;
+    EXPECT_NE(resumed.output.find("is not the suite's row 1"), std::string::npos) << resumed.output;
+    EXPECT_EQ(read_text(out), before);
+  }
+  const auto same = run_mkbench_args({"suite", suite_with("d.json", "4", "1"), "--out", out, "--resume"});
+  EXPECT_EQ(same.exit_code, kExitOk) << same.output;
+}
+
 // Complete lines of the cache (a kill during a write leaves a torn last line, ignored on load).
 std::vector<tuner::CacheRecord> cache_records(const std::string& path) {
   std::ostringstream warnings;

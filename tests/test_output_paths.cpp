@@ -4,15 +4,21 @@
 // verified or rendered nothing before exiting 2.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "core/errors.hpp"
+#include "datasets/dataset.hpp"
 #include "harness/results.hpp"
 
 namespace mk {
@@ -100,6 +106,87 @@ TEST(CheckWritable, RefusesWhatTheWriterCouldNotWrite) {
                                   std::string("/proc/version")}) {
     const std::string message = message_of(path);
     EXPECT_NE(message.find("cannot write " + path), std::string::npos) << path << ": \"" << message << "\"";
+  }
+}
+
+// A path that names a device or a FIFO is written in place: renaming a finished file over it
+// replaced /dev/null itself for a root user (found by a bad-input audit at 04dfbaa).
+std::string read_fifo_while(const fs::path& fifo, const std::function<void()>& write) {
+  std::string got;
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    got.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  // The writer's open fails while no reader has opened the FIFO yet: try again until it has.
+  for (int attempt = 0;; ++attempt) try {
+      write();
+      break;
+    } catch (const InputError& error) {
+      if (attempt == 400 || std::string(error.what()).find("no process reads it") == std::string::npos) {
+        ADD_FAILURE() << error.what();
+        std::ofstream(fifo) << "";  // lets the reader's open return
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  reader.join();
+  return got;
+}
+
+TEST(SpecialOutputs, AFifoIsWrittenInPlaceAndStaysAFifo) {
+  TempDir temp;
+  const fs::path fifo = temp.path / "out.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NO_THROW(check_writable(fifo.string()));
+  const std::string got = read_fifo_while(fifo, [&] { write_text_atomically(fifo.string(), "{\"rows\": []}\n"); });
+  EXPECT_EQ(got, "{\"rows\": []}\n");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(std::distance(fs::directory_iterator(temp.path), fs::directory_iterator()), 1) << "no file beside it";
+  Dataset centres;
+  centres.m = 2;
+  centres.n = 3;
+  centres.values = {1, 2, 3, 4, 5, 6};
+  const std::string npy = read_fifo_while(fifo, [&] { save_npy(fifo.string(), centres); });
+  EXPECT_EQ(parse_npy(npy, "fifo").values, centres.values);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+}
+
+TEST(SpecialOutputs, AFifoWithoutAReaderAndAFullDeviceAreInputErrors) {
+  TempDir temp;
+  const fs::path fifo = temp.path / "nobody-reads";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    write_text_atomically(fifo.string(), "{}\n");
+    ADD_FAILURE() << "a FIFO without a reader was written";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("no process reads it"), std::string::npos) << error.what();
+  }
+  if (!fs::is_character_file("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  try {
+    write_text_atomically("/dev/full", "{}\n");
+    ADD_FAILURE() << "/dev/full took the text";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot write /dev/full"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(fs::is_character_file("/dev/full"));
+}
+
+// What a command reads whole must be a regular file: /dev/zero was read until memory ran out and
+// a FIFO's open waited for a writer for good (a bad-input audit at 04dfbaa).
+TEST(SpecialInputs, DevicesAndFifosAreRefusedNotReadForever) {
+  TempDir temp;
+  const fs::path fifo = temp.path / "points.npy";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string f = fifo.string();
+  for (const std::string& arguments :
+       {std::string("report /dev/zero"), std::string("compare /dev/zero /dev/zero"), std::string("suite /dev/zero"),
+        "run --variant cpu-openmp --k 3 --dataset npy:" + f, "run --variant cpu-openmp --k 3 --dataset csv:" + f,
+        std::string("fit --variant cpu-openmp --k 3 --dataset csv:/dev/zero --quiet"),
+        "fit --variant cpu-openmp --k 3 --dims 2 --points 100 --dataset uniform --quiet --weights npy:" + f}) {
+    SCOPED_TRACE(arguments);
+    const Outcome outcome = mkbench("--host-memory 2G " + arguments);
+    EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+    EXPECT_NE(outcome.output.find("not a regular file"), std::string::npos) << outcome.output;
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "harness/build_info.hpp"
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 #include "harness/results.hpp"
 
 namespace mk::tuner {
@@ -265,6 +266,7 @@ TunedConfig parse_config_text(const std::string& text, const std::string& source
 }
 
 TunedConfig load_config(const std::string& path) {
+  require_regular_file(path, "tuned config");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open tuned config " + path + ": " + std::strerror(errno));
   std::stringstream buffer;

@@ -72,7 +72,8 @@ MKBENCH_REGISTER_COMMAND(
           ->required();
       sub.add_option("--labels", options->labels, "labels of npy:/idx: data: npy:PATH | idx:PATH | csv:PATH[:label=COL]");
       sub.add_option("--points,-m", options->points, "susy: rows (default 5000000, SUSY's); a file's must agree");
-      sub.add_option("--dims,-n", options->dims, "susy: attributes (default 18); a file's must agree");
+      sub.add_option("--dims,-n", options->dims, "susy: attributes (default 18); a file's must agree")
+          ->check(CLI::PositiveNumber);  // 0 is the unset default, not a value
       sub.add_option("--subset-size,-s", options->subset_size, "attributes per copy")->capture_default_str();
       auto* copies = sub.add_option("--copies", options->copies, "random subsets, one copy each (drawn with repeats)")
                          ->capture_default_str();

@@ -45,7 +45,8 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
                  "uniform | blobs:centers=10,spread=1.5 | csv:PATH[:header][:label=COL] | npy:PATH | idx:PATH")
       ->required();
   app.add_option("--dims,-n", options.dims,
-                 "N for generators (default 8); files give their own, which this must match");
+                 "N for generators (default 8); files give their own, which this must match")
+      ->check(CLI::PositiveNumber);  // 0 is the unset default, not a value (it ran N=8 silently)
   app.add_option("--points,-m", options.points,
                  "M for generators (default 32M = 2^25); files give their own, which this must match");
   app.add_option("--k,-k", options.k, "K or a range A..B fitted together")->capture_default_str();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/input_file.hpp"
 
 namespace mk {
 
@@ -119,6 +120,7 @@ std::vector<float> load_sample_weights(const std::string& spec, int64_t m) {
     throw InputError("--weights must be npy:PATH (a 1-D float32 or float64 array, one weight per point), got '" +
                      spec + "'");
   const std::string path = spec.substr(4);
+  require_regular_file(path, "--weights");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError("--weights " + path + ": cannot open the file");
   const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
