@@ -7,7 +7,9 @@
 namespace mk {
 
 // Throws InputError naming `what` and `path` when the path exists and is a folder, a device, a
-// FIFO or a socket; a missing path is left to the caller's own message.
-void require_regular_file(const std::string& path, const std::string& what);
+// FIFO or a socket; a missing path is left to the caller's own message. With `pipes`, for text a
+// reader takes in one pass (results, suites, configs, caches), a FIFO (a shell pipe, <(...),
+// /dev/stdin) and /dev/null are read too.
+void require_regular_file(const std::string& path, const std::string& what, bool pipes = false);
 
 }  // namespace mk

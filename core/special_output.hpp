@@ -8,11 +8,14 @@
 
 namespace mk {
 
-// True when `path` exists and is neither a regular file nor a folder.
+// True when `path` exists and is neither a regular file nor a folder, or is under /dev or
+// /proc/self/fd (/dev/stdout leads to a regular file under `> r.json`). A file written once per
+// row (suite, verify-matrix) is written once, at the end, to such a target.
 bool is_special_output(const std::string& path);
 
-// Writes `size` bytes to the special file at `path` (no creation, no rename). Throws InputError
-// naming the path and the reason (ENOSPC from /dev/full, a FIFO with no reader).
+// Writes `size` bytes to the special file at `path` (no creation, no rename; truncated where it
+// is a regular file). Throws InputError naming the path and the reason (ENOSPC from /dev/full, a
+// FIFO with no reader, a block device or a socket, which are refused).
 void write_special_output(const std::string& path, const char* data, size_t size);
 
 }  // namespace mk

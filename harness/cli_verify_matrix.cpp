@@ -2,6 +2,7 @@
 // matrix of ✓ / ✗ / the variant's own refusal reason: the one-command device check.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "core/device_info.hpp"
 #include "core/errors.hpp"
 #include "core/input_file.hpp"
+#include "core/special_output.hpp"
 #include "harness/reference.hpp"
 #include "harness/results.hpp"
 #include "variants/tuned_params.hpp"
@@ -86,7 +88,7 @@ int merge_verify_matrices(const std::vector<std::string>& paths) {
   std::vector<std::string> shape_order, variant_names;
   int passes = 0, failures = 0, refusals = 0;
   for (const auto& path : paths) {
-    require_regular_file(path, "verify matrix");
+    require_regular_file(path, "verify matrix", /*pipes=*/true);
     std::ifstream in(path);
     if (!in) throw InputError("cannot read verify matrix " + path);
     nlohmann::json doc;
@@ -162,6 +164,9 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
                       int iterations, const std::string& out_path, double max_reference_work) {
   // The matrix checks every variant's defaults, auto's delegate included.
   set_tuned_configs_enabled(false);
+  if (iterations < 1) throw InputError("--iterations must be at least 1, got " + std::to_string(iterations));
+  if (!(max_reference_work > 0) || !std::isfinite(max_reference_work))
+    throw InputError("--max-reference-work must be a finite number above 0, got " + std::to_string(max_reference_work));
   if (!out_path.empty()) check_writable(out_path);  // before verifying, not after
   const DeviceInfo device = query_device(0);
   std::vector<const Variant*> variants;
@@ -171,6 +176,7 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
 
   std::vector<KRange> ks;
   for (const auto& k : split_list(k_text)) ks.push_back(parse_k_range(k));
+  if (ks.empty()) throw InputError("--k names no K: '" + k_text + "'");
   std::unique_ptr<Dataset> file_data;
   if (is_file_dataset_spec(dataset)) {
     file_data = std::make_unique<Dataset>(load_dataset_spec(dataset, 0, 0, 42));
@@ -188,7 +194,7 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
   int failures = 0, passes = 0, refusals = 0;
   // Rewritten after every shape: a matrix stopped by a time limit keeps what it verified.
   auto save = [&](bool complete) {
-    if (out_path.empty()) return;
+    if (out_path.empty() || (!complete && is_special_output(out_path))) return;  // a device: once
     nlohmann::json doc = {{"schema", "mkbench.verify-matrix/1"}, {"device", device.to_json()},
                           {"complete", complete}, {"shapes", shape_order}, {"cells", cells}};
     write_text_atomically(out_path, doc.dump(2) + "\n");
@@ -287,6 +293,10 @@ int run_verify_matrix(const std::string& variants_text, const std::string& datas
 
   print_matrix(variant_names, shape_order, matrix, passes, failures, refusals);
   save(true);
+  // A matrix of no cell verified nothing: every shape's K was above its M, or no shape was named
+  // (it printed "0 passed" and exited 0; a bad-input audit at 04dfbaa).
+  if (passes + failures + refusals == 0 && !variants.empty())
+    throw InputError("no cell to verify: every K is above its shape's M, or no shape was named");
   return failures == 0 ? kExitOk : kExitVerifyFailed;
 }
 

@@ -372,6 +372,10 @@ void check_writable(const std::string& path) {
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError("the output path is empty");
   if (is_special_output(path)) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && (S_ISBLK(info.st_mode) || S_ISSOCK(info.st_mode)))
+      throw InputError("cannot write " + path + ": it is a " + (S_ISBLK(info.st_mode) ? "block device" : "socket") +
+                       ", not a file, a character device or a FIFO");
     if (::access(path.c_str(), W_OK) != 0) throw InputError("cannot write " + path + ": " + std::strerror(errno));
     return;
   }
@@ -406,7 +410,7 @@ void write_results_atomically(const std::string& path, const ResultFile& file) {
 }
 
 ResultFile load_results(const std::string& path) {
-  require_regular_file(path, "results file");
+  require_regular_file(path, "results file", /*pipes=*/true);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open results file " + path + ": " + std::strerror(errno));
   std::stringstream buffer;

@@ -18,6 +18,7 @@
 #include "harness/build_info.hpp"
 #include "core/errors.hpp"
 #include "core/input_file.hpp"
+#include "core/special_output.hpp"
 #include "harness/format.hpp"
 #include "harness/measure.hpp"
 #include "harness/parallel/sharded_variant.hpp"
@@ -225,8 +226,8 @@ Params resolve_combination(const std::vector<std::pair<std::string, ojson>>& com
         if (!std::isfinite(result.value))
           throw InputError(where + ": parameter " + key + "='" + raw.get<std::string>() + "' is not finite here");
         if (std::fabs(result.value) >= 0x1p62)
-          throw InputError(where + ": parameter " + key + "='" + raw.get<std::string>() + "' is " +
-                           std::to_string(result.value) + " here, beyond a 64-bit integer's range");
+          throw InputError(where + ": parameter " + key + "='" + raw.get<std::string>() +
+                           "' is 2^62 or more here, beyond any parameter");
         out[key] = round_parameter(result.value);
       } else if (result.kind == ExpressionResult::UnknownName && pending.count(result.unknown_name) &&
                  result.unknown_name != key) {
@@ -350,7 +351,7 @@ SuiteDefinition load_suite(const std::string& name_or_path) {
     text = it->second;
   } else if (name_or_path.find('/') != std::string::npos ||
              (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json")) {
-    require_regular_file(name_or_path, "suite file");
+    require_regular_file(name_or_path, "suite file", /*pipes=*/true);
     std::ifstream in(name_or_path);
     if (!in) throw InputError("cannot open suite file " + name_or_path);
     std::stringstream buffer;
@@ -454,6 +455,9 @@ SuitePlan plan_suite(const SuiteDefinition& suite, const DeviceInfo& device,
   // (1M-2M) takes minutes on a 2-core CI machine once every GPU case has collapsed onto it.
   const int64_t quick_fallback_cap = int64_t(64) << 10;
   for (const auto& suite_case : suite.cases) {
+    // Every name, whatever this machine runs of it (without a GPU the GPU names fall back to the
+    // CPU baseline and would hide a typo among them).
+    for (const auto& name : expand_variant_names(suite_case.variants)) Registry::instance().get(name);
     PlannedGroup proto;
     proto.source = suite_case;
     proto.dataset_spec = suite_case.dataset.value_or(suite.dataset);
@@ -643,6 +647,14 @@ int run_suite(const SuiteOptions& options) {
   ResultFile file =
       options.resume ? load_rows_to_resume(options.out, suite, plan, device) : new_result_file(device, suite.name);
   const size_t resumed = file.rows.size();
+  // The file is rewritten after every row, so a killed suite keeps what it measured; a device or a
+  // FIFO (/dev/stdout) would get one document a row instead, so it gets the whole file once.
+  const bool write_once = is_special_output(options.out);
+  auto save_rows = [&] {
+    if (options.out.empty() || !writes_outputs()) return;  // rank 0 under mpirun
+    file.created = utc_now_iso();
+    write_results_atomically(options.out, file);
+  };
   size_t total = plan.row_count();
   size_t done = 0;
   std::string dataset_key;
@@ -717,17 +729,16 @@ int run_suite(const SuiteOptions& options) {
       const bool failed = row.status == "failed";
       const std::string name = row.name;
       file.rows.push_back(std::move(row));
-      if (!options.out.empty() && writes_outputs()) {  // rank 0 under mpirun
-        file.created = utc_now_iso();
-        write_results_atomically(options.out, file);
-      }
+      if (!write_once) save_rows();
       if (failed)
         if (auto code = restart_if_context_lost(name, options.out, total - done, device.is_gpu)) {
+          if (write_once) save_rows();
           print_suite_output(std::cout, suite, file, format, plan.used_cpu_fallback);
           return *code;
         }
     }
   }
+  if (write_once) save_rows();
   int verify_failures = 0, failures = 0, refusals = 0;  // resumed rows included
   for (const auto& row : file.rows) {
     if (row.status == "refused") ++refusals;

@@ -116,8 +116,8 @@ ResultFile load_rows_to_resume(const std::string& out, const SuiteDefinition& su
         row.problem.m != planned[i]->problem.m || !same_overrides(planned[i]->overrides, row.params))
       throw InputError(where + "its row " + std::to_string(i + 1) + " (" + row.name + ") is not the suite's row " +
                        std::to_string(i + 1) + " (" + planned[i]->variant_name + ", " +
-                       planned[i]->problem.str() + ", " + params_label(planned[i]->overrides) +
-                       (planned[i]->problem.batch > 1 ? ", batch " + std::to_string(planned[i]->problem.batch) : "") +
+                       planned[i]->problem.str() +
+                       (planned[i]->overrides.empty() ? "" : ", " + params_label(planned[i]->overrides)) +
                        ") on this machine");
   }
   std::cerr << "mkbench: resuming suite " << suite.name << ": " << file.rows.size() << " of " << planned.size()

@@ -63,7 +63,7 @@ json parse_results_text(const std::string& text, const std::string& origin) {
 }
 
 json load_results_file(const std::string& path) {
-  mk::require_regular_file(path, "results file");
+  mk::require_regular_file(path, "results file", /*pipes=*/true);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open for reading");
   std::ostringstream text;

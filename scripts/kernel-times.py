@@ -157,7 +157,8 @@ def print_limiters(iteration, order, width, number):
         stalls = {}
         for metric in {m for l in launches for m in l[3]}:
             match = STALL.match(metric)
-            if match:
+            # 'selected' (1 a issue) and 'not_selected' (an eligible warp not picked) are no stall.
+            if match and match.group(1) not in ("selected", "not_selected"):
                 stalls[match.group(1)] = time_weighted(launches, metric)
         top = max(stalls, key=stalls.get) if stalls else None
         top_text = f"{top} {stalls[top]:.2f}" if top else "-"

@@ -37,12 +37,14 @@ def limiter_rows(i, kernel, dram, tensor, issue, stalls):
 
 
 def check_limiters(out, kernels, failures):
-    """Two iterations of two kernels, the sort launched twice in each with other percentages."""
+    """Two iterations of two kernels, the sort launched twice in each with other percentages; the
+    main kernel's 'selected' and 'not_selected' ratios are above its stalls and no stall."""
     lines = [HEADER]
     i = 0
     for _ in range(2):
         lines += [row(i, kernels[2], 6_000_000)]
-        lines += limiter_rows(i, kernels[2], 12.0, 61.5, 40.0, {"long_scoreboard": 0.4, "barrier": 1.25})
+        lines += limiter_rows(i, kernels[2], 12.0, 61.5, 40.0,
+                              {"long_scoreboard": 0.4, "barrier": 1.25, "selected": 1.0, "not_selected": 1.9})
         lines += [row(i + 1, kernels[3], 1_000_000)]
         lines += limiter_rows(i + 1, kernels[3], 90.0, "n/a", 20.0, {"long_scoreboard": 2.0, "wait": 0.5})
         lines += [row(i + 2, kernels[4], 3_000_000)]

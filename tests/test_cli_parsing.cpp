@@ -244,7 +244,7 @@ TEST(SuitePlan, CasesMustNameKnownVariantsAndParametersInRange) {
     plan_suite(huge, gpu, {}, false);
     ADD_FAILURE() << "block=1e31 was planned";
   } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("beyond a 64-bit integer"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("2^62 or more"), std::string::npos) << error.what();
   }
 }
 
@@ -427,6 +427,17 @@ TEST_F(BinaryTest, VerifyMatrixMergeKeepsTheKAboveMRows) {
   const Outcome merged = run_mkbench("verify-matrix --merge " + a);
   ASSERT_EQ(merged.code, kExitOk) << merged.output;
   EXPECT_NE(merged.output.find("| N=2 K=2000 M=1000 | K > M"), std::string::npos) << merged.output;
+}
+
+// A matrix that can verify nothing is bad input, not "0 passed" and exit 0 (a bad-input audit
+// at 04dfbaa): every K above M, no step to verify, no reference work allowed.
+TEST_F(BinaryTest, VerifyMatrixThatVerifiesNothingIsBadInput) {
+  const std::string common = "verify-matrix --variants cpu-openmp --dims 2 --points 1000 ";
+  for (const std::string& arguments : {common + "--k 5000", common + "--k 3 --iterations 0",
+                                       common + "--k 3 --max-reference-work -1"}) {
+    const Outcome outcome = run_mkbench(arguments);
+    EXPECT_EQ(outcome.code, kExitBadInput) << arguments << "\n" << outcome.output;
+  }
 }
 
 TEST_F(BinaryTest, VerifyMatrixMergeOfATruncatedFileIsBadInput) {

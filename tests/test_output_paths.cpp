@@ -117,12 +117,13 @@ std::string read_fifo_while(const fs::path& fifo, const std::function<void()>& w
     std::ifstream in(fifo, std::ios::binary);
     got.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   });
-  // The writer's open fails while no reader has opened the FIFO yet: try again until it has.
+  // The writer's open fails while no reader has opened the FIFO yet: try again until it has
+  // (for up to a minute: a loaded machine under the sanitizers starts threads slowly).
   for (int attempt = 0;; ++attempt) try {
       write();
       break;
     } catch (const InputError& error) {
-      if (attempt == 400 || std::string(error.what()).find("no process reads it") == std::string::npos) {
+      if (attempt == 12000 || std::string(error.what()).find("no process reads it") == std::string::npos) {
         ADD_FAILURE() << error.what();
         std::ofstream(fifo) << "";  // lets the reader's open return
         break;
@@ -203,6 +204,12 @@ void expect_refused_before_work(const std::string& arguments, const std::string&
 TEST(UnwritableOutput, RunMeasuresNothing) {
   expect_refused_before_work(
       "run --variant cpu-openmp --dims 2 --k 3 --points 20000 --iters 10 --out /proc/nope/x.json", "cpu-openmp/2/");
+}
+
+TEST(UnwritableOutput, SeedSeedsNothing) {
+  const std::string seed = "seed --dims 2 --points 20000 --k 8 --init k-means++ --cpu ";
+  expect_refused_before_work(seed + "--out /proc/nope/x.json", "k-means++ K=8 on");
+  expect_refused_before_work(seed + "--centroids-out /proc/nope/c.npy", "k-means++ K=8 on");
 }
 
 TEST(UnwritableOutput, SuiteMeasuresNothing) {

@@ -96,6 +96,21 @@ TEST(TunerSearchSpace, PinnedAxesKeepOnlyThePinnedValue) {
   EXPECT_TRUE(space.neighbours(space.at(0)).empty());
 }
 
+// Repeats are left out of a search, but a value the user pins is measured even where it repeats
+// another point (gemm-window's arbitrate=deferred repeats auto beside update=sorted).
+TEST(TunerSearchSpace, RepeatsAreSkippedUnlessAnAxisIsPinned) {
+  auto with_repeat = [](const Problem&) {
+    ParamSpace space = two_axis_space();
+    space.repeats.push_back({"y=b repeats y=a", [](const Params& p) { return p.at("y") != "b"; }});
+    return space;
+  };
+  FakeVariant variant("v", with_repeat);
+  const SearchSpace free = SearchSpace::build({&variant}, kTable1, DeviceInfo{}, Params::object());
+  for (size_t i = 0; i < free.size(); ++i) EXPECT_EQ(free.at(i).params.at("y"), "a");
+  const SearchSpace pinned = SearchSpace::build({&variant}, kTable1, DeviceInfo{}, Params{{"y", "b"}});
+  EXPECT_EQ(pinned.size(), 4u);  // x of 8, 1, 4, 2 with y=b
+}
+
 TEST(TunerSearchSpace, PinToAnUndeclaredValueOrUnknownAxisIsAnInputError) {
   FakeVariant variant("v", [](const Problem&) { return two_axis_space(); });
   EXPECT_THROW(SearchSpace::build({&variant}, kTable1, DeviceInfo{}, Params{{"x", 3}}), InputError);

@@ -187,7 +187,7 @@ std::vector<CacheRecord> load_cache_records(const std::string& path, std::ostrea
     if (report_out) *report_out = report;
     return records;
   }
-  require_regular_file(path, "tune cache");
+  require_regular_file(path, "tune cache", /*pipes=*/true);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open tune cache " + path + ": " + std::strerror(errno));
   std::stringstream buffer;

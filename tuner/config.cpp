@@ -266,7 +266,7 @@ TunedConfig parse_config_text(const std::string& text, const std::string& source
 }
 
 TunedConfig load_config(const std::string& path) {
-  require_regular_file(path, "tuned config");
+  require_regular_file(path, "tuned config", /*pipes=*/true);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open tuned config " + path + ": " + std::strerror(errno));
   std::stringstream buffer;

@@ -42,6 +42,9 @@ ParamSpace pin_axes(ParamSpace space, const Params& pinned, const std::string& v
     }
     // The declared value, not the typed one, so keys match what the variant enumerates.
     axis.values = {*found};
+    // A pinned value is measured even where it repeats another point: --fix arbitrate=deferred
+    // would otherwise leave gemm-window no point at all (a review at 04dfbaa).
+    space.repeats.clear();
   }
   return space;
 }

@@ -132,23 +132,26 @@ void renew_in_child() {
 // a thread still starting may hold the sanitizer runtime's locks (its thread registry, its
 // allocator), which GCC 12's AddressSanitizer does not take around fork(), so a child forked then
 // could hang for good (WarmRuns.AForkedChild... under the asan preset: CI at 04dfbaa, 3000 s).
+// Another caller that finds the reaper started waits for it to run as well; false too when the
+// process began exiting meanwhile (release_at_exit set stopping while the lock was released).
 bool ensure_reaper(WarmRuns& state, std::unique_lock<std::mutex>& lock) {
-  if (state.reaper) return true;
-  if (!state.hooks) {
-    state.hooks = true;
-    std::atexit(release_at_exit);
-    pthread_atfork(lock_before_fork, unlock_in_parent, renew_in_child);
+  if (!state.reaper) {
+    if (!state.hooks) {
+      state.hooks = true;
+      std::atexit(release_at_exit);
+      pthread_atfork(lock_before_fork, unlock_in_parent, renew_in_child);
+    }
+    try {
+      std::thread(reap).detach();
+    } catch (const std::system_error&) {
+      return false;
+    }
+    state.reaper = true;
+    state.stopping = false;
+    state.reaper_done = false;
   }
-  try {
-    std::thread(reap).detach();
-  } catch (const std::system_error&) {
-    return false;
-  }
-  state.reaper = true;
-  state.stopping = false;
-  state.reaper_done = false;
-  state.changed.wait(lock, [&] { return state.reaper_running; });
-  return true;
+  state.changed.wait(lock, [&] { return state.reaper_running || state.stopping; });
+  return !state.stopping;
 }
 
 }  // namespace

@@ -60,6 +60,10 @@ int seed_command(const SeedCommandOptions& options) {
   const DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
   if (device.is_gpu) select_device(device.ordinal);
 
+  // Before the seeding is timed, as every command with an output checks it (they were checked
+  // only once it had run: a bad-input audit at 04dfbaa).
+  if (!options.out.empty()) check_writable(options.out);
+  if (!options.centroids_out.empty()) check_writable(options.centroids_out);
   const Dataset data = load_dataset_spec(options.dataset, m, options.dims, options.seed);
   check_finite(data);
   if (k.kmin < 1 || k.kmax > data.m)
