@@ -6,13 +6,19 @@
 # gemm-window and auto (MAINSTREAM_VARIANTS) with --verify, median of 10, one results file a
 # row, and Flash-KMeans on the same rows (scripts/peer-flash-kmeans.py, from a checkout in
 # third_party/flash-kmeans; skipped cleanly without one). The table is printed last.
+# MAINSTREAM_PARTS picks parts (default "tests sanitize rows"), so that a build and the whole stage,
+# which do not fit in one 600 s lease call, can be split over two calls on a warm machine.
 start=$SECONDS
+parts=" ${MAINSTREAM_PARTS:-tests sanitize rows} "
+if [[ $parts == *" tests "* ]]; then
 timeout $(cap ${MAINSTREAM_TEST_BUDGET:-150}) $BUILD/mkbench_tests \
   --gtest_filter="${MAINSTREAM_TEST_FILTER:-*GemmWindow*:*gemm_window*:StepPhasesContract.*}" \
   >$OUT/raw/mainstream-gpu-tests.log 2>&1; rc=$?
 cp $OUT/raw/mainstream-gpu-tests.log $OUT/mainstream-gpu-tests.txt
 grep -E "^\[  FAILED  \]" $OUT/raw/mainstream-gpu-tests.log | head -10
 note "mainstream gpu tests rc=$rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ test' $OUT/raw/mainstream-gpu-tests.log | tr '\n' ' ')"
+fi
+if [[ $parts == *" sanitize "* ]]; then
 # tf32-window at 128 and 96 dims and the smallest K, where its sweeps' look-ahead past the
 # image would reach the per-warp scratch unclamped (ab/tf32-window-norm-pairs.txt), and at 32 dims.
 for san in "gemm-window 96 300 3000" "tf32-window 128 64 3001" "tf32-window 96 64 3001" "tf32-window 32 256 5000"; do
@@ -26,6 +32,8 @@ for san in "gemm-window 96 300 3000" "tf32-window 128 64 3001" "tf32-window 96 6
     note "mainstream sanitize $tool $1 N=$2 rc=$rc $errs"
   done
 done
+fi
+[[ $parts == *" rows "* ]] || return 0
 variants=${MAINSTREAM_VARIANTS:-gemm-window,auto}
 # A fourth field is a batch: B problems of M points each (run --batch B; docs/batched.md).
 IFS=';' read -ra cases <<<"${MAINSTREAM_CASES:-128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;256 4096 1M;768 1000 1M;128 1024 65536 32}"
