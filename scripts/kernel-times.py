@@ -2,10 +2,14 @@
 """Where a Lloyd iteration's time goes, kernel by kernel: reads the CSV that
 `ncu --metrics gpu__time_duration.sum --csv --print-units base mkbench run ...` prints (stdout, with mkbench's own
 lines among it) and prints one row a kernel and one column an iteration, in milliseconds, with
-each iteration's sum. An iteration starts at each launch of the --first kernel (default: the
-first kernel name that launches more than once, once the set-up kernels before it are left out).
+each iteration's sum. With --iterations I (the run's warm-up and timed iterations), the iterations
+are the last I equal runs of kernel names, the longest there are: an iteration may launch a
+kernel several times (tensor-multik-passes' passes, a batch's problems), and the set-up launches
+before them are left out. Without it, or where the launches end in no I equal runs, an iteration
+starts at each launch of the --first kernel (default: the first kernel name that launches more
+than once, once the set-up kernels before it are left out).
 
-  scripts/kernel-times.py NCU.csv [--first NAME] [--last N]
+  scripts/kernel-times.py NCU.csv [--iterations I] [--first NAME] [--last N]
 
 Where the CSV also holds the limiter metrics (LIMITERS below, and the warp stall ratios
 smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio), a second table follows for
@@ -82,6 +86,19 @@ def read_launches(path):
     return [(i, names[i], times[i], metrics.get(i, {})) for i in sorted(times)]
 
 
+def split_periodic(launches, count):
+    """The last `count` runs of equal kernel-name sequences, each as long as it can be; None where
+    the launches do not end in `count` equal runs."""
+    names = [k for _, k, _, _ in launches]
+    n = len(names)
+    for period in range(n // count, 0, -1):
+        start = n - count * period
+        runs = [names[start + j * period:start + (j + 1) * period] for j in range(count)]
+        if all(run == runs[0] for run in runs):
+            return [launches[start + j * period:start + (j + 1) * period] for j in range(count)]
+    return None
+
+
 def split_iterations(launches, first):
     names = [k for _, k, _, _ in launches]
     if first is None:
@@ -97,6 +114,8 @@ def split_iterations(launches, first):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("csv")
+    parser.add_argument("--iterations", type=int, default=0,
+                        help="the run's iterations (warm-up and timed): the launches' last I equal runs")
     parser.add_argument("--first", help="the kernel that starts an iteration")
     parser.add_argument("--last", type=int, default=0, help="only the last N iterations (0: all)")
     args = parser.parse_args()
@@ -108,7 +127,12 @@ def main():
     if not launches:
         print(f"kernel-times: no kernel rows in {args.csv}", file=sys.stderr)
         return 2
-    first, iterations = split_iterations(launches, args.first)
+    if args.iterations < 0:
+        print("kernel-times: --iterations must be 0 (not given) or more", file=sys.stderr)
+        return 2
+    iterations = split_periodic(launches, args.iterations) if args.iterations > 0 and not args.first else None
+    if iterations is None:
+        first, iterations = split_iterations(launches, args.first)
     if not iterations:
         print(f"kernel-times: no launch of {first!r} in {args.csv}", file=sys.stderr)
         return 2

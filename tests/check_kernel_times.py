@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """scripts/kernel-times.py without a GPU: it reads ncu's CSV with mkbench's own lines among it,
 names kernels without their namespaces, templates and arguments, splits the launches into
-iterations at the first kernel that repeats (the set-up kernels before it left out), scales
+iterations at the first kernel that repeats (the set-up kernels before it left out), or with
+--iterations I into the last I equal runs of launches (set-up kernels that repeat, and iterations
+that launch a kernel several times, as a batch's or a pass's do), scales
 values by their unit, sums each iteration, and exits 2 on a file without kernel rows or with a
 unit it does not know; where the file holds the limiter metrics too, it tables the last
 iteration's: time-weighted over a kernel's launches, the busiest unit and the top stall."""
@@ -76,6 +78,35 @@ def check_limiters(out, kernels, failures):
         failures.append("a file of times alone printed a limiter table")
 
 
+def check_periodic(out, failures):
+    """A batch of two problems: the set-up launches fill_iota twice and builds once, then each of
+    three iterations launches the main kernel and the sum once a problem (--iterations 3). The
+    first-repeat rule would start an iteration at each fill_iota; --iterations 0 still does."""
+    lines = [HEADER, row(0, "fill_iota(int *, long)", 1000), row(1, "fill_iota(int *, long)", 1000),
+             row(2, "build_operands(const float *)", 50_000)]
+    i = 3
+    for it in range(3):
+        for problem in range(2):
+            lines.append(row(i, "main_kernel(float *)", 2_000_000 + 1000 * it))
+            lines.append(row(i + 1, "sum_label_runs(int *)", 500_000))
+            i += 2
+    path = write(out, "batch.csv", lines)
+    table = run(path, "--iterations", "3").stdout.splitlines()
+    main = next((l for l in table if l.startswith("main_kernel")), "")
+    if not table or table[0].split()[-2:] != ["iter", "3"] or main.split()[1:] != ["4.000", "4.002", "4.004"]:
+        failures.append(f"--iterations 3 on a batch gave {table}")
+    if any(l.startswith(("fill_iota", "build_operands")) for l in table):
+        failures.append(f"--iterations 3 kept set-up launches: {table}")
+    plain = run(path).stdout.splitlines()
+    if not plain or plain[0].split()[-2:] != ["iter", "2"]:  # each fill_iota starts one
+        failures.append(f"without --iterations: {plain[:1]}")
+    # No 4 equal runs at the end: the first-repeat rule, not an error.
+    if run(path, "--iterations", "4").returncode != 0:
+        failures.append("--iterations beyond the equal runs failed")
+    if run(path, "--iterations", "-1").returncode != 2:
+        failures.append("--iterations -1 did not exit 2")
+
+
 def run(path, *extra):
     return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "kernel-times.py"), path, *extra],
                           capture_output=True, text=True)
@@ -127,6 +158,7 @@ def main():
         if run(odd).returncode != 2:
             failures.append("an unknown unit did not exit 2")
         check_limiters(out, kernels, failures)
+        check_periodic(out, failures)
         if run(write(out, "empty.csv", ["==ERROR== the profiler failed"])).returncode != 2:
             failures.append("a file without kernel rows did not exit 2")
     for failure in failures:

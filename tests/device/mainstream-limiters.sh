@@ -3,7 +3,8 @@
 # of LIMITER_VARIANT (default auto) for each of LIMITER_CASES (default: every row of the issue; a
 # fourth field is a batch), one replay of each launch for its time, the % of peak of DRAM, L2,
 # L1, the tensor pipe and the issue slots, and the warp stall ratios; scripts/kernel-times.py
-# tables the last iteration kernel by kernel, the busiest unit and the top stall.
+# tables the last iteration kernel by kernel (--iterations 3: the warm-up and two timed ones,
+# whatever each launches), the busiest unit and the top stall.
 IFS=';' read -ra cases <<<"${LIMITER_CASES:-768 1000 1M;256 4096 1M;128 1024 2M;64 256 4M;32 64 16M;128 100 1M;8 3..12 32M;128 1024 65536 32}"
 variant=${LIMITER_VARIANT:-auto}
 metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed
@@ -15,11 +16,12 @@ for case in "${cases[@]}"; do
   tag=$variant-N$1-K$2-M$3
   batch=()
   if [[ -n ${4:-} ]]; then tag+=-B$4; batch=(--batch "$4"); fi
-  timeout $(cap ${LIMITER_TIMEOUT:-150}) ncu --clock-control none --metrics "$metrics" --csv --print-units base \
+  # A batch profiles B times the launches: 32 problems took 150-300 s at 397ceb9 (H200).
+  timeout $(cap ${LIMITER_TIMEOUT:-$((${4:-1} > 1 ? 320 : 150))}) ncu --clock-control none --metrics "$metrics" --csv --print-units base \
     $MK run --variant $variant --dims $1 --k $2 --points $3 "${batch[@]}" --iters 2 --warmup 1 --no-peak-measure \
     ${LIMITER_ARGS:-} >$OUT/raw/ncu-limiters-$tag.csv 2>$OUT/raw/ncu-limiters-$tag.log
   rc=$?
-  { echo "$variant N=$1 K=$2 M=$3${4:+ B=$4}: ncu rc=$rc"; python3 scripts/kernel-times.py $OUT/raw/ncu-limiters-$tag.csv 2>&1; echo; } \
+  { echo "$variant N=$1 K=$2 M=$3${4:+ B=$4}: ncu rc=$rc"; python3 scripts/kernel-times.py --iterations 3 $OUT/raw/ncu-limiters-$tag.csv 2>&1; echo; } \
     >>$OUT/mainstream-limiters.txt
   note "mainstream-limiters $tag: ncu rc=$rc"
 done
