@@ -88,7 +88,9 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.add_option("--dataset", options.dataset,
                  "uniform | blobs:centers=10,spread=1.5 | csv:PATH[:header][:label=COL] | npy:PATH | idx:PATH")
       ->capture_default_str();
-  app.add_option("--seed", options.seed, "dataset and random-init seed")->capture_default_str();
+  app.add_option("--seed", options.seed, "dataset and random-init seed")
+      ->check(CLI::NonNegativeNumber)  // a 64-bit seed: strtoull would wrap -1 to 2^64 - 1
+      ->capture_default_str();
   app.add_option("--init", options.init, "initial centroids: first | random")->capture_default_str();
   auto* grid = app.add_option("--grid", options.grid, "shorthand for --param grid=G");
   auto* block = app.add_option("--block", options.block, "shorthand for --param block=B");

@@ -13,6 +13,29 @@
 #include "harness/results.hpp"
 #include "harness/suite.hpp"
 
+namespace {
+
+// An output path given as "" read as "not given": the command wrote nothing and exited 0. Every
+// output option (--out, --out-*, --*-out) of every command refuses it.
+void refuse_empty_output_paths(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](std::string& value) { return value.empty() ? std::string("an empty path: name a file") : std::string(); },
+      "PATH");
+  for (CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) {
+      const bool output = name == "out" || name.rfind("out-", 0) == 0 ||
+                          (name.size() > 4 && name.compare(name.size() - 4, 4, "-out") == 0);
+      if (output) {
+        option->check(non_empty);
+        break;
+      }
+    }
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_output_paths(*sub);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   mk::set_invocation(argc, argv);
   mk::remember_command_line(argc, argv);
@@ -37,6 +60,7 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     actions[sub] = command.setup(*sub);
   }
+  refuse_empty_output_paths(app);
 
   try {
     app.parse(argc, argv);

@@ -317,6 +317,38 @@ TEST_F(BinaryTest, NBelowOneIsBadInput) {
   EXPECT_EQ(run_mkbench("run --variant cpu-openmp --points 100 --dims 0 --k 3").code, kExitBadInput);
 }
 
+// CLI11 reads a 64-bit seed with strtoull, which took -1 for 2^64 - 1.
+TEST_F(BinaryTest, NegativeSeedIsBadInput) {
+  for (const char* command : {"run --variant cpu-openmp --points 100 --dims 2 --k 3 --iters 1 --seed -1",
+                              "fit --dataset uniform --points 100 --dims 2 --k 3 --quiet --seed -1"}) {
+    const Outcome o = run_mkbench(command);
+    EXPECT_EQ(o.code, kExitBadInput) << command << "\n" << o.output;
+    EXPECT_NE(o.output.find("--seed"), std::string::npos) << command << "\n" << o.output;
+  }
+}
+
+// An empty output path read as "not given": the command wrote nothing and exited 0.
+TEST_F(BinaryTest, EmptyOutputPathIsBadInput) {
+  for (const char* command : {"run --variant cpu-openmp --points 100 --dims 2 --k 3 --iters 1 --out ''",
+                              "fit --dataset uniform --points 100 --dims 2 --k 3 --quiet --out ''",
+                              "seed --dataset uniform --points 100 --dims 2 --k 3 --centroids-out ''"}) {
+    const Outcome o = run_mkbench(command);
+    EXPECT_EQ(o.code, kExitBadInput) << command << "\n" << o.output;
+    EXPECT_NE(o.output.find("empty path"), std::string::npos) << command << "\n" << o.output;
+  }
+}
+
+// Ordinal 0 is the host CPU on a machine without a GPU (every CPU run's default); any other
+// ordinal names a GPU that is not there, on such a machine and on one with fewer GPUs alike.
+TEST_F(BinaryTest, DeviceOrdinalBeyondTheGpusIsBadInput) {
+  const Outcome o = run_mkbench("run --variant cpu-openmp --points 100 --dims 2 --k 3 --iters 1 --device 4097");
+  EXPECT_EQ(o.code, kExitBadInput) << o.output;
+  const bool named = o.output.find("names GPUs, and this machine has none") != std::string::npos ||
+                     o.output.find("does not exist") != std::string::npos;
+  EXPECT_TRUE(named) << o.output;
+  EXPECT_EQ(run_mkbench("run --variant cpu-openmp --points 100 --dims 2 --k 3 --iters 1 --device cpu").code, kExitOk);
+}
+
 TEST_F(BinaryTest, BadLayoutIsRejected) {
   const Outcome o = run_mkbench("run --variant cpu-openmp --points 100 --dims 2 --k 3 --layout diagonal");
   EXPECT_TRUE(o.code == kExitBadInput || o.code == kExitUnsupported) << o.code << "\n" << o.output;

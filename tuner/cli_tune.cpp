@@ -448,7 +448,9 @@ std::function<int()> setup_tune(CLI::App& sub) {
   options->max_evals_option = sub.add_option("--max-evals", options->max_evals, "at most this many new measurements");
   sub.add_option("--cache", options->cache, "JSON-lines cache (default configs/cache/<device>.jsonl)");
   sub.add_option("--config-out", options->config_out, "tuned config to write (default configs/<device>.json)");
-  sub.add_option("--seed", options->seed, "seed of the random and anneal strategies")->capture_default_str();
+  sub.add_option("--seed", options->seed, "seed of the random and anneal strategies")
+      ->check(CLI::NonNegativeNumber)  // a 64-bit seed: strtoull would wrap -1 to 2^64 - 1
+      ->capture_default_str();
   sub.add_option("--samples", options->samples, "timed iterations per point")->capture_default_str();
   sub.add_option("--warmup", options->warmup, "untimed iterations per point")->capture_default_str();
   options->dataset_option =

@@ -85,6 +85,7 @@ MKBENCH_REGISTER_COMMAND(
                      "columns (as fit)")
           ->capture_default_str();
       sub.add_option("--seed", options->seed, "the generator's, the subsets' and the initial centroids' seed")
+          ->check(CLI::NonNegativeNumber)  // a 64-bit seed: strtoull would wrap -1 to 2^64 - 1
           ->capture_default_str();
       sub.add_option("--engine", options->engine, "auto | cuda | cpu-openmp")->capture_default_str();
       sub.add_flag("!--no-baseline", options->baseline, "skip the all-attributes baseline");

@@ -61,7 +61,9 @@ void add_fit_options(CLI::App& app, FitOptions& options) {
                  "(squared Frobenius norm, as scikit-learn)")
       ->capture_default_str();
   app.add_option("--n-init", options.n_init, "seedings per K; the lowest final inertia wins")->capture_default_str();
-  app.add_option("--seed", options.seed, "dataset, seeding and sampling seed")->capture_default_str();
+  app.add_option("--seed", options.seed, "dataset, seeding and sampling seed")
+      ->check(CLI::NonNegativeNumber)  // a 64-bit seed: strtoull would wrap -1 to 2^64 - 1
+      ->capture_default_str();
   app.add_option("--variant", options.variant, "auto, or a variant that splits its step (see `mkbench list`)")
       ->capture_default_str();
   app.add_option("--empty", options.empty,

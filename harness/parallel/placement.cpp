@@ -79,9 +79,10 @@ Placement resolve_placement(const std::string& text, bool measure_peaks) {
   const bool legacy_single = !spec.cpu && !spec.all_gpus && spec.gpus.size() == 1;
 
   if (spec.cpu || gpus == 0) {
-    // A single ordinal on a machine without a GPU keeps meaning "the host CPU" (the default
-    // `--device 0` of every CPU CI run); a list or `all` asks for GPUs that are not there.
-    if (!spec.cpu && !legacy_single)
+    // Ordinal 0 on a machine without a GPU keeps meaning "the host CPU" (the default
+    // `--device 0` of every CPU CI run); another ordinal, a list or `all` asks for GPUs that
+    // are not there.
+    if (!spec.cpu && !(legacy_single && spec.gpus.front() == 0))
       throw InputError("--device " + text + " names GPUs, and this machine has none: " + no_gpu_reason());
     placement.gpu = false;
     placement.cpu_shards_given = spec.cpu_shards > 0;
