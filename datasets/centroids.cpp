@@ -1,9 +1,11 @@
 // Validation of loaded points and the centroid seeds every variant starts from.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "datasets/counter_rng.hpp"
 #include "datasets/dataset.hpp"
@@ -13,8 +15,62 @@
 
 namespace mk {
 
+namespace {
+
+// Every variant computes squared distances in FP32. Σ_d (max_d − min_d)² bounds each point's
+// squared distance to any point or centroid of the data's box: beyond FLT_MAX one can overflow
+// (labels and centroids then go wrong: run --verify failed, fit's k-means++ threw), and below
+// 1e-30 (gemm-window's floor too) all of them sit at or under float32's normal range, where
+// they lose their precision or flush to 0 (fit reported an inertia of 0 for 1e-40 data).
+// A pass over the rows held in memory; a mapped file or a generator's on-demand rows are not
+// read again here (the load of a mapped file is a measured goal: tests/device/load.sh).
+void check_distance_scale(const Dataset& data) {
+  if (data.is_mapped() || data.is_on_demand() || !data.holds_rows() || data.m < 2 || data.n < 1) return;
+  const int n = data.n;
+  const float* values = data.points();
+  std::vector<float> lo(size_t(n), std::numeric_limits<float>::infinity());
+  std::vector<float> hi(size_t(n), -std::numeric_limits<float>::infinity());
+#pragma omp parallel
+  {
+    std::vector<float> my_lo(lo), my_hi(hi);
+#pragma omp for schedule(static) nowait
+    for (int64_t i = 0; i < data.m; ++i) {
+      const float* row = values + size_t(i) * size_t(n);
+      for (int d = 0; d < n; ++d) {
+        my_lo[size_t(d)] = std::min(my_lo[size_t(d)], row[d]);
+        my_hi[size_t(d)] = std::max(my_hi[size_t(d)], row[d]);
+      }
+    }
+#pragma omp critical
+    for (int d = 0; d < n; ++d) {
+      lo[size_t(d)] = std::min(lo[size_t(d)], my_lo[size_t(d)]);
+      hi[size_t(d)] = std::max(hi[size_t(d)], my_hi[size_t(d)]);
+    }
+  }
+  double bound = 0.0;
+  for (int d = 0; d < n; ++d) {
+    const double range = double(hi[size_t(d)]) - double(lo[size_t(d)]);
+    bound += range * range;
+  }
+  if (bound == 0.0) return;  // every point the same: no distance to lose
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", bound);
+  if (bound >= double(std::numeric_limits<float>::max()))
+    throw InputError(std::string("the data's squared distances reach up to ") + text +
+                     ", beyond float32's 3.4e38, where mkbench computes them: scale the data down");
+  if (bound < 1e-30)
+    throw InputError(std::string("the data's squared distances are at most ") + text +
+                     ", below 1e-30, where float32 loses them to underflow: scale the data up");
+}
+
+}  // namespace
+
 void check_finite(const Dataset& data) {
-  if (data.finite_checked) return;  // the loader's one pass did it
+  if (!data.finite_checked) check_values_finite(data);
+  check_distance_scale(data);
+}
+
+void check_values_finite(const Dataset& data) {
   const int64_t count = data.holds_rows() ? data.m * int64_t(data.n) : static_cast<int64_t>(data.values.size());
   const float* values = data.points();
   int64_t first_bad = std::numeric_limits<int64_t>::max();

@@ -201,8 +201,12 @@ Dataset parse_idx(std::string_view bytes, const std::string& origin);
 Labels parse_idx_labels(std::string_view bytes, const std::string& origin);
 DataShape idx_shape(const std::string& path);  // from the header alone
 
-// Throws InputError naming the first offending row/column for NaN or Inf.
+// Throws InputError naming the first offending row/column for NaN or Inf (unless the loader
+// checked them), then where the data's squared distances would leave float32's range (rows
+// held in memory; see datasets/centroids.cpp).
 void check_finite(const Dataset& data);
+// The NaN/Inf check alone.
+void check_values_finite(const Dataset& data);
 
 // Centroid seeds for every K of the range, packed as KRange::slot_offset describes:
 // FirstK takes points 0..K-1 (the seeds' choice); RandomSample draws K distinct points

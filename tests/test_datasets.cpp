@@ -243,6 +243,29 @@ TEST(CheckFinite, NamesFirstOffendingRowAndColumn) {
   expect_input_error([&] { mk::check_finite(data); }, {"dataset contains NaN at row 3, column 0"});
 }
 
+// FP32 squared distances: data spread so wide that one can pass FLT_MAX, or so narrow that all
+// are below 1e-30, is refused by name; the bound is Σ_d (max_d − min_d)², so an offset alone
+// (1e20 + small spread) is not.
+TEST(CheckFinite, SquaredDistancesOutsideFloat32AreBadInput) {
+  const auto scaled = [](float scale, float offset) {
+    Dataset data = small_dataset(50, 3);
+    for (float& v : data.values) v = offset + v * scale;
+    return data;
+  };
+  expect_input_error([&] { mk::check_finite(scaled(1e20f, 0.f)); }, {"beyond float32's 3.4e38", "scale the data down"});
+  expect_input_error([&] { mk::check_finite(scaled(1e-40f, 0.f)); }, {"below 1e-30", "scale the data up"});
+  EXPECT_NO_THROW(mk::check_finite(scaled(1e12f, 0.f)));
+  EXPECT_NO_THROW(mk::check_finite(scaled(1e-12f, 0.f)));
+  EXPECT_NO_THROW(mk::check_finite(scaled(1e12f, 1e20f)));  // far from 0, a spread of 5e15: the spread counts
+  EXPECT_NO_THROW(mk::check_finite(scaled(0.f, 1e30f)));    // every point the same: nothing to lose
+  Dataset wide = scaled(0.f, 0.f);  // each dimension's range² (2.25e38) within float32, their sum not
+  wide.values[0] = -7.5e18f;
+  wide.values[3] = 7.5e18f;
+  wide.values[1] = -7.5e18f;
+  wide.values[4] = 7.5e18f;
+  expect_input_error([&] { mk::check_finite(wide); }, {"beyond float32"});
+}
+
 // ---------------------------------------------------------------- CSV
 
 using CsvLoad = DatasetFiles;
