@@ -246,7 +246,7 @@ void check_delimiter(const std::string& origin, const CsvOptions& options) {
 Dataset parse_csv(std::string_view text, const std::string& origin, const CsvOptions& options) {
   check_delimiter(origin, options);
   Dataset data = CsvParser(origin, options).parse(text);
-  check_finite(data);
+  check_values_finite(data);  // the scale check is the command's (check_finite)
   data.sparsity = measure_sparsity(data.values);
   data.identity = identity_of(text, options);
   return data;
@@ -273,7 +273,7 @@ LabelledDataset parse_labelled_csv(std::string_view text, const std::string& ori
     throw InputError(origin + ": no label column: name it with label=COL (numbered from 0)");
   LabelledDataset result;
   result.data = CsvParser(origin, options, &result.labels.values).parse(text);
-  check_finite(result.data);
+  check_values_finite(result.data);
   result.data.sparsity = measure_sparsity(result.data.values);
   result.data.identity = identity_of(text, options);
   result.labels.identity = result.data.identity;

@@ -338,10 +338,11 @@ TEST(SeedCentroids, BadRequestsAreInputErrors) {
   Dataset nan = data;
   nan.values[7] = std::nanf("");
   expect_input_error([&] { seed_centroids(nan, KRange{3, 3}, kmeanspp(1), host); }, {"NaN"});
-  // Finite coordinates whose squared distances do not fit a float.
+  // Finite coordinates whose squared distances do not fit a float: check_finite's scale check
+  // refuses them before k-means++'s own overflow check would.
   Dataset huge = data;
   for (float& v : huge.values) v *= 1e20f;
-  expect_input_error([&] { seed_centroids(huge, KRange{3, 3}, kmeanspp(1), host); }, {"overflows float32"});
+  expect_input_error([&] { seed_centroids(huge, KRange{3, 3}, kmeanspp(1), host); }, {"beyond float32"});
 }
 
 TEST(SeedCentroids, IdenticalPointsFallBackToUniformDraws) {
