@@ -18,21 +18,25 @@ namespace mk {
 namespace {
 
 // Every variant computes squared distances in FP32. Σ_d (max_d − min_d)² bounds each point's
-// squared distance to any point or centroid of the data's box: beyond FLT_MAX one can overflow
+// squared distance to any point or centroid of the data's box: from FLT_MAX on one can overflow
 // (labels and centroids then go wrong: run --verify failed, fit's k-means++ threw), and below
-// 1e-30 (gemm-window's floor too) all of them sit at or under float32's normal range, where
-// they lose their precision or flush to 0 (fit reported an inertia of 0 for 1e-40 data).
-// A pass over the rows held in memory; a mapped file or a generator's on-demand rows are not
-// read again here (the load of a mapped file is a measured goal: tests/device/load.sh).
+// 1e-30 (the window variants' floor, docs/gemm-window.md) they are too small for FP32's
+// expansions and sums (fit reported an inertia of 0 for 1e-40 data, whose squares flush to 0).
+// A pass over rows held in memory that no one-pass loader checked: an .npy file's load and a
+// generator's rows (issue 34's measured load, tests/device/load.sh) are left out, as are a
+// mapped file and a generator's on-demand rows.
 void check_distance_scale(const Dataset& data) {
-  if (data.is_mapped() || data.is_on_demand() || !data.holds_rows() || data.m < 2 || data.n < 1) return;
+  if (data.finite_checked || data.is_mapped() || data.is_on_demand() || !data.holds_rows() || data.m < 2 ||
+      data.n < 1)
+    return;
   const int n = data.n;
   const float* values = data.points();
   std::vector<float> lo(size_t(n), std::numeric_limits<float>::infinity());
   std::vector<float> hi(size_t(n), -std::numeric_limits<float>::infinity());
 #pragma omp parallel
   {
-    std::vector<float> my_lo(lo), my_hi(hi);
+    std::vector<float> my_lo(size_t(n), std::numeric_limits<float>::infinity());
+    std::vector<float> my_hi(size_t(n), -std::numeric_limits<float>::infinity());
 #pragma omp for schedule(static) nowait
     for (int64_t i = 0; i < data.m; ++i) {
       const float* row = values + size_t(i) * size_t(n);
@@ -66,7 +70,8 @@ void check_distance_scale(const Dataset& data) {
 }  // namespace
 
 void check_finite(const Dataset& data) {
-  if (!data.finite_checked) check_values_finite(data);
+  if (data.finite_checked) return;  // the loader's one pass checked NaN/Inf (and leaves out the scale)
+  check_values_finite(data);
   check_distance_scale(data);
 }
 

@@ -201,9 +201,9 @@ Dataset parse_idx(std::string_view bytes, const std::string& origin);
 Labels parse_idx_labels(std::string_view bytes, const std::string& origin);
 DataShape idx_shape(const std::string& path);  // from the header alone
 
-// Throws InputError naming the first offending row/column for NaN or Inf (unless the loader
-// checked them), then where the data's squared distances would leave float32's range (rows
-// held in memory; see datasets/centroids.cpp).
+// Unless a one-pass loader checked the data (finite_checked: .npy files, generators): throws
+// InputError naming the first offending row/column for NaN or Inf, then where the data's
+// squared distances would leave float32's range (rows held in memory; datasets/centroids.cpp).
 void check_finite(const Dataset& data);
 // The NaN/Inf check alone.
 void check_values_finite(const Dataset& data);

@@ -16,14 +16,16 @@
 namespace {
 
 // An output path given as "" read as "not given": the command wrote nothing and exited 0. Every
-// output option (--out, --out-*, --*-out) of every command refuses it.
+// output option (--out, --out-*, --*-out, quantize's --json) of every command refuses it; flags
+// (--out-of-core) take no path.
 void refuse_empty_output_paths(CLI::App& app) {
   const CLI::Validator non_empty(
       [](std::string& value) { return value.empty() ? std::string("an empty path: name a file") : std::string(); },
       "PATH");
   for (CLI::Option* option : app.get_options()) {
+    if (option->get_items_expected_max() == 0) continue;  // a flag
     for (const std::string& name : option->get_lnames()) {
-      const bool output = name == "out" || name.rfind("out-", 0) == 0 ||
+      const bool output = name == "out" || name == "json" || name.rfind("out-", 0) == 0 ||
                           (name.size() > 4 && name.compare(name.size() - 4, 4, "-out") == 0);
       if (output) {
         option->check(non_empty);

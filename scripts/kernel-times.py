@@ -131,7 +131,15 @@ def main():
         print("kernel-times: --iterations must be 0 (not given) or more", file=sys.stderr)
         return 2
     iterations = split_periodic(launches, args.iterations) if args.iterations > 0 and not args.first else None
-    if iterations is None:
+    if iterations is not None:
+        # Any I equal runs at the end are taken: I must be the run's iterations, or the runs may be
+        # a batch's problems. Said on stderr, beside the table in the stage's file.
+        print(f"kernel-times: iterations are the last {len(iterations)} equal runs of {len(iterations[0])} "
+              f"launches each", file=sys.stderr)
+    else:
+        if args.iterations > 0:
+            print(f"kernel-times: the launches do not end in {args.iterations} equal runs; an iteration starts "
+                  f"at each launch of {args.first or 'the first kernel that repeats'}", file=sys.stderr)
         first, iterations = split_iterations(launches, args.first)
     if not iterations:
         print(f"kernel-times: no launch of {first!r} in {args.csv}", file=sys.stderr)

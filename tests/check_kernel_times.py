@@ -100,9 +100,14 @@ def check_periodic(out, failures):
     plain = run(path).stdout.splitlines()
     if not plain or plain[0].split()[-2:] != ["iter", "2"]:  # each fill_iota starts one
         failures.append(f"without --iterations: {plain[:1]}")
-    # No 4 equal runs at the end: the first-repeat rule, not an error.
-    if run(path, "--iterations", "4").returncode != 0:
-        failures.append("--iterations beyond the equal runs failed")
+    # --iterations must be the run's: 4 takes the last four problems' runs (and says so).
+    four = run(path, "--iterations", "4")
+    if four.returncode != 0 or "last 4 equal runs of 2 launches" not in four.stderr:
+        failures.append(f"--iterations 4: exit {four.returncode}, stderr {four.stderr!r}")
+    # No 7 equal runs at the end (the set-up launches end them): the first-repeat rule, said so.
+    seven = run(path, "--iterations", "7")
+    if seven.returncode != 0 or "do not end in 7 equal runs" not in seven.stderr:
+        failures.append(f"--iterations 7: exit {seven.returncode}, stderr {seven.stderr!r}")
     if run(path, "--iterations", "-1").returncode != 2:
         failures.append("--iterations -1 did not exit 2")
 

@@ -455,7 +455,9 @@ std::function<int()> setup_tune(CLI::App& sub) {
   sub.add_option("--warmup", options->warmup, "untimed iterations per point")->capture_default_str();
   options->dataset_option =
       sub.add_option("--dataset", options->dataset, "data set spec for a single shape")->capture_default_str();
-  sub.add_option("--data-seed", options->data_seed, "seed of generated data")->capture_default_str();
+  sub.add_option("--data-seed", options->data_seed, "seed of generated data")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   sub.add_flag("--verify", options->verify,
                "check the first point of each variant and shape against the FP64 reference (suites with "
                "\"verify\": true do this anyway)");

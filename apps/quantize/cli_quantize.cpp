@@ -248,8 +248,8 @@ MKBENCH_REGISTER_COMMAND(
                      "random pixel (seed 003)")
           ->capture_default_str();
       sub.add_option("--seed", options->settings.seed, "seeding and empty-cluster draws")
-      ->check(CLI::NonNegativeNumber)  // a 64-bit seed: strtoull would wrap -1 to 2^64 - 1
-      ->capture_default_str();
+          ->check(CLI::NonNegativeNumber)  // a 64-bit seed: strtoull would wrap -1 to 2^64 - 1
+          ->capture_default_str();
       sub.add_option("--variant", options->variant,
                      "auto (gpu-u8-norm on a GPU, cpu-openmp without), gpu-u8-norm, or a variant that splits its "
                      "step (see `mkbench list`)")

@@ -173,8 +173,8 @@ MKBENCH_REGISTER_COMMAND(
       sub.add_option("--k,-k", options->k, "K or a K range (k-means++ seeds kmax once)")->capture_default_str();
       sub.add_option("--init", options->init, "first | random | k-means++ | k-means|| | npy:PATH")->capture_default_str();
       sub.add_option("--seed", options->seed, "dataset and seeding seed")
-      ->check(CLI::NonNegativeNumber)  // a 64-bit seed: strtoull would wrap -1 to 2^64 - 1
-      ->capture_default_str();
+          ->check(CLI::NonNegativeNumber)  // a 64-bit seed: strtoull would wrap -1 to 2^64 - 1
+          ->capture_default_str();
       sub.add_option("--candidates", options->candidates, "k-means++ candidates a step (0 = 2 + floor(ln K))")
           ->capture_default_str();
       sub.add_option("--rounds", options->rounds, "k-means|| oversampling rounds")->capture_default_str();

@@ -16,7 +16,8 @@ for case in "${cases[@]}"; do
   tag=$variant-N$1-K$2-M$3
   batch=()
   if [[ -n ${4:-} ]]; then tag+=-B$4; batch=(--batch "$4"); fi
-  # A batch profiles B times the launches: 32 problems took 150-300 s at 397ceb9 (H200).
+  # A batch profiles B times the launches: 32 problems outran 150 s at 397ceb9 (H200,
+  # mainstream-limiters.txt) and finished within a 320 s limit.
   timeout $(cap ${LIMITER_TIMEOUT:-$((${4:-1} > 1 ? 320 : 150))}) ncu --clock-control none --metrics "$metrics" --csv --print-units base \
     $MK run --variant $variant --dims $1 --k $2 --points $3 "${batch[@]}" --iters 2 --warmup 1 --no-peak-measure \
     ${LIMITER_ARGS:-} >$OUT/raw/ncu-limiters-$tag.csv 2>$OUT/raw/ncu-limiters-$tag.log

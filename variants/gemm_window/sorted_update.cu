@@ -13,7 +13,7 @@ namespace {
 // label-sorted order: pieces × ⌈N/32⌉ warps. About (M/kPiece + K)·N atomics a group. One warp
 // a piece walking it once per 32 dims took 6.0 ms of a 24 ms iteration at 768/1000/1M (1024
 // warps for 1M points, latency-bound; ncu, H200, afe839a, ab/gemm-window-sorted-slices.txt). A
-// warp over 2-8 consecutive slices, reading up to 1 KB of each point contiguously, was 2.3x
+// warp over 2-8 consecutive slices, reading up to 1 KB of each point contiguously, was 1.5-3.1x
 // slower (5.45 ms at 768/1000/1M: fewer warps in flight; ab/gemm-window-sorted-slice-groups.txt).
 constexpr int kPiece = 1024;
 constexpr int kWarps = 8;
