@@ -347,6 +347,10 @@ TEST_F(BinaryTest, DeviceOrdinalBeyondTheGpusIsBadInput) {
                      o.output.find("does not exist") != std::string::npos;
   EXPECT_TRUE(named) << o.output;
   EXPECT_EQ(run_mkbench("run --variant cpu-openmp --points 100 --dims 2 --k 3 --iters 1 --device cpu").code, kExitOk);
+  // The commands of one device (seed, quantize, explore) alike.
+  const Outcome seed = run_mkbench("seed --dataset uniform --points 100 --dims 2 --k 3 --device 4097");
+  EXPECT_EQ(seed.code, kExitBadInput) << seed.output;
+  EXPECT_NE(seed.output.find("--device 4097"), std::string::npos) << seed.output;
 }
 
 TEST_F(BinaryTest, BadLayoutIsRejected) {

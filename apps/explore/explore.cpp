@@ -14,6 +14,7 @@
 #include "core/problem.hpp"
 #include "harness/build_info.hpp"
 #include "harness/measure.hpp"
+#include "harness/parallel/placement.hpp"
 #include "harness/results.hpp"
 #include "variants/subset_batch/subset_batch.hpp"
 
@@ -72,11 +73,7 @@ nlohmann::json run_explore(const ExploreOptions& options, std::ostream& log) {
   const int gpus = gpu_count();
   if (options.engine == "cuda" && gpus == 0)
     throw UnsupportedError("--engine cuda needs a CUDA GPU, and there is none: " + no_gpu_reason());
-  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
-    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
-                     " CUDA GPU(s))");
-  const DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
-  if (device.is_gpu) select_device(device.ordinal);
+  const DeviceInfo device = resolve_single_device(options.device);
 
   auto progress = [&](const std::string& line) {
     if (!options.quiet) log << "mkbench explore: " << line << "\n" << std::flush;

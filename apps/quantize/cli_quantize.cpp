@@ -19,6 +19,7 @@
 #include "core/errors.hpp"
 #include "harness/command.hpp"
 #include "harness/measure.hpp"
+#include "harness/parallel/placement.hpp"
 #include "harness/build_info.hpp"
 #include "harness/results.hpp"
 #include "variants/tuned_params.hpp"
@@ -103,11 +104,7 @@ int quantize_command(QuantizeOptions options) {
   check_options(options);
   options.settings.empty = parse_empty_policy(options.empty);
 
-  const int gpus = gpu_count();
-  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
-    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
-                     " CUDA GPU(s))");
-  const DeviceInfo gpu_device = gpus > 0 ? query_device(options.device) : query_host_cpu();
+  const DeviceInfo gpu_device = resolve_single_device(options.device);
   const bool byte_path = options.variant == kU8NormPath;
   if (byte_path && !gpu_device.is_gpu)
     throw UnsupportedError(std::string(kU8NormPath) + " needs a CUDA GPU, and there is none: " + no_gpu_reason());

@@ -18,6 +18,7 @@
 #include "harness/build_info.hpp"
 #include "harness/command.hpp"
 #include "harness/measure.hpp"
+#include "harness/parallel/placement.hpp"
 #include "harness/results.hpp"
 
 namespace mk {
@@ -53,12 +54,7 @@ int seed_command(const SeedCommandOptions& options) {
   if (m < 1) throw InputError("M (points) must be at least 1, got " + options.points);
   const KRange k = parse_k_range(options.k);
 
-  const int gpus = options.cpu ? 0 : gpu_count();
-  if (gpus > 0 && (options.device < 0 || options.device >= gpus))
-    throw InputError("--device " + std::to_string(options.device) + " does not exist (" + std::to_string(gpus) +
-                     " CUDA GPU(s))");
-  const DeviceInfo device = gpus > 0 ? query_device(options.device) : query_host_cpu();
-  if (device.is_gpu) select_device(device.ordinal);
+  const DeviceInfo device = options.cpu ? query_host_cpu() : resolve_single_device(options.device);
 
   // Before the seeding is timed, as every command with an output checks it (they were checked
   // only once it had run: a bad-input audit at 04dfbaa).

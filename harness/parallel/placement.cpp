@@ -120,6 +120,22 @@ Placement resolve_placement(const std::string& text, bool measure_peaks) {
   return placement;
 }
 
+DeviceInfo resolve_single_device(int ordinal) {
+  const int gpus = gpu_count();
+  if (gpus == 0) {
+    if (ordinal != 0)
+      throw InputError("--device " + std::to_string(ordinal) + " names a GPU, and this machine has none: " +
+                       no_gpu_reason());
+    return query_host_cpu();
+  }
+  if (ordinal < 0 || ordinal >= gpus)
+    throw InputError("--device " + std::to_string(ordinal) + " does not exist (" + std::to_string(gpus) +
+                     " CUDA GPU(s))");
+  DeviceInfo device = query_device(ordinal);
+  select_device(ordinal);
+  return device;
+}
+
 CLI::Option* add_device_option(CLI::App& app, std::string& text) {
   return app
       .add_option("--device", text,

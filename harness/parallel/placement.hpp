@@ -57,6 +57,11 @@ struct Placement {
 // primary GPU.
 Placement resolve_placement(const std::string& text, bool measure_peaks);
 
+// The one device of a command that runs on one (seed, quantize, explore): GPU `ordinal`, made
+// current, or the host CPU on a machine without a GPU, where only ordinal 0 (the default) means
+// it, as in resolve_placement. Another ordinal is InputError.
+DeviceInfo resolve_single_device(int ordinal);
+
 // The one `--device` option of run, the suites and fit.
 CLI::Option* add_device_option(CLI::App& app, std::string& text);
 
