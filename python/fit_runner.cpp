@@ -75,13 +75,9 @@ Problem problem_for(int64_t m, int n, const FitRequest& request) {
 }
 
 // The device the request names: the GPU of that ordinal, or the host without a GPU.
-DeviceInfo device_for(const FitRequest& request) {
-  const int gpus = gpu_count();
-  if (gpus > 0 && (request.device < 0 || request.device >= gpus))
-    throw InputError("device " + std::to_string(request.device) + " does not exist (" + std::to_string(gpus) +
-                     " CUDA GPU(s))");
-  return gpus > 0 ? query_device(request.device) : query_host_cpu();
-}
+// One ordinal: as the CLI's seed, quantize and explore (ordinal 0 alone is the host CPU on a
+// machine without a GPU), with the CLI's messages.
+DeviceInfo device_for(const FitRequest& request) { return resolve_single_device(request.device); }
 
 // A `placement` request: `--device`'s parsing and checks (InputError with the CLI's message:
 // "--device 3 does not exist (2 CUDA GPU(s))", "--device names GPU 0 twice", ...).

@@ -226,6 +226,9 @@ class BadInput(ValueErrors, unittest.TestCase):
         if gpus == 0:
             self.assert_value_error("names GPUs, and this machine has none",
                                     lambda: mkbench.KMeans(2, device="all").fit(self.X))
+        # One ordinal: 0 alone is the host CPU on a machine without a GPU.
+        expected = "--device 99 does not exist" if gpus else "--device 99 names a GPU, and this machine has none"
+        self.assert_value_error(expected, lambda: mkbench.KMeans(2, device=99).fit(self.X))
 
     def test_malformed_devices(self):
         self.assert_value_error("--device expects a GPU ordinal", lambda: mkbench.KMeans(2, device=[]).fit(self.X))
