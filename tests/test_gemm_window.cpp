@@ -29,6 +29,7 @@
 #include "variants/common/near_tie_bound.hpp"
 #include "variants/gemm_window/config.hpp"
 #include "variants/gemm_window/deferred_arbitration.hpp"
+#include "variants/gemm_window/kernel_args.hpp"
 #include "variants/gemm_window/run.hpp"
 #include "variants/gemm_window/window_bound.hpp"
 #include "variants/variant.hpp"
@@ -93,6 +94,34 @@ TEST(GemmWindowSpace, RefusesWhatItCannotDoNamingWhy) {
   EXPECT_TRUE(window_variant().can_implement(make_problem(1 << 20, 8, 2, 8), testing_support::cpu_only()).has_value());
 }
 
+// wgmma tiles are sm_90a code: the space admits them on an sm_90 device of a build that has
+// them, and a direct request elsewhere is refused naming the device.
+TEST(GemmWindowSpace, WgmmaTilesRunOnSm90AloneAndAreRefusedElsewhere) {
+  const Problem problem = make_problem(2 << 20, 128, 1024, 1024);
+  DeviceInfo ampere = h100_like();
+  ampere.cc_major = 8;
+  ampere.cc_minor = 0;
+  const Params base = resolve_params(window_variant(), problem, h100_like(), Params::object());
+  for (const gemm_window::TileConfig& tile : gemm_window::kTileConfigs) {
+    if (!tile.wgmma) continue;
+    SCOPED_TRACE(tile.name);
+    Params p = base;
+    p["tile"] = tile.name;
+    EXPECT_TRUE(window_variant().param_space(problem, ampere).check(p).has_value());
+    EXPECT_EQ(!window_variant().param_space(problem, h100_like()).check(p).has_value(), gemm_window::wgmma_built());
+    try {
+      GeneratorSpec spec;
+      spec.m = 256;
+      spec.n = 128;
+      const Dataset data = generate(spec);
+      (void)window_variant().prepare(make_problem(256, 128, 16, 16), data, p, ampere);
+      ADD_FAILURE() << "prepared a wgmma tile on CC 8.0";
+    } catch (const UnsupportedError& e) {
+      EXPECT_TRUE(contains(e.what(), "wgmma") || contains(e.what(), "sm_90")) << e.what();
+    }
+  }
+}
+
 TEST(GemmWindowSpace, SharedSumsAreRefusedWhereTheyDoNotFitABlock) {
   // 4096 × 256 FP32 sums are 4 MiB: no block holds them.
   const Problem big = make_problem(1 << 20, 256, 4096, 4096);
@@ -154,6 +183,12 @@ TEST(GemmWindowGeometry, SharedMemoryRegionsAreAlignedAndDisjoint) {
     const gemm_window::SmemLayout l = gemm_window::smem_layout(tile, 128, 3, 10, 300, 100, true);
     SCOPED_TRACE(tile.name);
     EXPECT_EQ(l.a % 128, 0);  // ldmatrix and 16-byte stores
+    if (tile.wgmma) {
+      // wgmma's 64-byte swizzle repeats every 512 bytes: A and every chunk slot start on it.
+      EXPECT_EQ(l.a % 1024, 0);
+      EXPECT_EQ(l.b % 1024, 0);
+      EXPECT_EQ(int64_t(tile.bn) * 32 * 2 % 1024, 0);
+    }
     EXPECT_EQ(l.b % 16, 0);   // cp.async destinations
     EXPECT_EQ(l.inertia % 8, 0);
     EXPECT_EQ(l.counts % 16, 0);

@@ -12,9 +12,10 @@ namespace mk::gemm_window {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
 
-template <int BM_, int BN_, int WM_, int WN_>
+template <int BM_, int BN_, int WM_, int WN_, bool Wgmma_ = false>
 struct Shape {
   static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_;
+  static constexpr bool kWgmma = Wgmma_;
   static constexpr int kWarps = WM * WN;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kWarpColumns = BN / WN;  // columns of a warp's tile
@@ -25,12 +26,22 @@ struct Shape {
   static_assert(kNTiles % 2 == 0, "B fragments are loaded two n-tiles at a time");
   static_assert(kRowsPerWarp <= 32, "a warp's rows fit one lane each");
   static_assert(WN * 8 <= 32, "a row's slices (warp column, lane, parity) are bits of one 32-bit scan mask");
+  static_assert(!kWgmma || (BM == 128 && WM == 4 && WN == 1 && BN % 64 == 0 && BN <= 128),
+                "wgmma: one warpgroup, two m64 halves of 128 points, n of 64 or 128");
+
+  // Tile row of a lane's row r = 0..3 (g = lane/4) in warp row wm. mma.sync: the warp's own 32
+  // rows, m-tile r/2, row g (+8 for odd r), as the A and D fragments hold them. wgmma: warp wm
+  // of the warpgroup holds rows 16·wm + g (+8) of each m64 half r/2.
+  __device__ __forceinline__ static int row_of(int wm, int r, int g) {
+    if constexpr (kWgmma) return (r >> 1) * 64 + wm * 16 + (r & 1) * 8 + g;
+    else return wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
+  }
 };
 
 struct Smem {
   double* inertia;            // [group][warp]
   unsigned long long* best;   // per row: the smallest packed exact distance (arbitration)
-  __half* a;                  // BM × npad, the block's points in FP16 (swizzled 16-byte pieces)
+  __half* a;                  // BM × npad, the block's points in FP16 (swizzled 16-byte pieces; a_piece)
   __half* b;                  // table chunks: ring slots or the whole table, BN × 32 each
   float* xn2;                 // per row ‖x̃‖² (FP32 sum, widened by the reader)
   float* ex;                  // per row ‖x_h − x̃‖²
@@ -48,7 +59,7 @@ struct Smem {
 
 // Pointers are rebuilt from the kernel parameters wherever a function needs them, so they
 // cost no registers across the mainloop (the compiler rematerialises them).
-extern __shared__ __align__(128) unsigned char gemm_window_smem[];
+extern __shared__ __align__(1024) unsigned char gemm_window_smem[];
 
 __device__ __forceinline__ Smem carve(const SmemLayout& l) {
   unsigned char* base = gemm_window_smem;
@@ -71,9 +82,5 @@ __device__ __forceinline__ Smem carve(const SmemLayout& l) {
   s.tile = reinterpret_cast<int*>(base + l.tile);
   return s;
 }
-
-// Row r = 0..3 of a lane (g = lane/4) in its warp's 32 rows: m-tile r/2, row g (+8 for odd r),
-// as the MMA's A and D fragments hold them.
-__device__ __forceinline__ int fragment_row(int r, int g) { return (r >> 1) * 16 + (r & 1) * 8 + g; }
 
 }  // namespace mk::gemm_window

@@ -36,6 +36,9 @@ struct TileConfig {
   const char* name;
   int bm, bn, wm, wn;
   int min_blocks;  // __launch_bounds__' blocks per SM: caps registers at 64K / (threads · min_blocks)
+  // wgmma (sm_90a): one warpgroup issues m64nBNk16 from shared-memory descriptors for both
+  // operands, instead of each warp's ldmatrix + mma.sync m16n8k16 (docs/gemm-window.md).
+  bool wgmma = false;
   MK_GW_HD int threads() const { return 32 * wm * wn; }
   MK_GW_HD int warps() const { return wm * wn; }
   MK_GW_HD int warp_columns() const { return bn / wn; }
@@ -56,6 +59,11 @@ inline constexpr TileConfig kTileConfigs[] = {
     // achieved occupancy, the tensor pipe 20 % busy; ncu, H200, 7d2187f, 768/1000/1M;
     // ab/gemm-window-wide-tile.txt).
     {"64x256/2x4", 64, 256, 2, 4, 1},
+    // One warpgroup: 128 points in two m64 halves × BN columns, both operands read by the tensor
+    // cores from shared memory (H100/H200 only, an sm_90a build; 128 accumulators a thread at
+    // BN = 128).
+    {"128x128/wgmma", 128, 128, 4, 1, 2, true},
+    {"128x64/wgmma", 128, 64, 4, 1, 3, true},
 };
 inline constexpr int kTileConfigCount = int(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));
 
@@ -117,7 +125,9 @@ MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int tab
   at += int64_t(groups) * tile.warps() * 8;
   s.best = int(at);
   at += int64_t(tile.bm) * 8;
-  at = align_up(at, 128);
+  // wgmma's swizzled operands repeat their pattern every 512 bytes; A and every table chunk
+  // (multiples of 4 KiB) start on 1 KiB, measured from the 1 KiB-aligned dynamic base.
+  at = align_up(at, tile.wgmma ? 1024 : 128);
   s.a = int(at);
   at += int64_t(tile.bm) * npad * 2;
   s.b = int(at);

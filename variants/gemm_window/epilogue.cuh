@@ -22,6 +22,7 @@ struct RowData {
   float xb[4];   // the bias added to every key of the row
 };
 
+template <class S>
 __device__ __forceinline__ RowData load_rows(const KernelArgs& a, const Smem& s, int wm, int g) {
   RowData d;
   // FP32 sums of n squares (in order, or by a shuffle tree) err by ≤ (n + 2)·2^-24 relative; the
@@ -29,7 +30,7 @@ __device__ __forceinline__ RowData load_rows(const KernelArgs& a, const Smem& s,
   const float widen = 1.f + float(a.n + 8) * 0x1p-23f;
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    const int row = wm * 32 + fragment_row(r, g);
+    const int row = S::row_of(wm, r, g);
     d.xn2[r] = s.xn2[row] * widen;
     const float a_bound = sqrt_up(d.xn2[r]) * (1.f + 4.f * kUnit);
     d.ex[r] = sqrt_up(s.ex[row] * widen) * (1.f + 4.f * kUnit) + kUnit * a_bound;
@@ -97,7 +98,7 @@ __device__ __forceinline__ void publish_row_minima(const Smem& s, const Top2& to
     unsigned m = min(top.first[r][0], top.first[r][1]);
     m = min(m, __shfl_xor_sync(kFullWarp, m, 1));
     m = min(m, __shfl_xor_sync(kFullWarp, m, 2));
-    if (t == 0) s.rowbest[(wm * 32 + fragment_row(r, g)) * S::WN + wn] = m;
+    if (t == 0) s.rowbest[S::row_of(wm, r, g) * S::WN + wn] = m;
   }
 }
 
@@ -111,7 +112,7 @@ __device__ __forceinline__ void list_candidates(const KernelArgs& a, const Smem&
   const unsigned index_mask = a.index_mask;
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    const int row = wm * 32 + fragment_row(r, g);
+    const int row = S::row_of(wm, r, g);
     if (base + row >= a.m) continue;
     unsigned best = s.rowbest[row * S::WN];
 #pragma unroll

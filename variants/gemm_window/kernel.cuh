@@ -25,10 +25,14 @@ __device__ __forceinline__ void request_point_tile(const KernelArgs& a, const Sm
   if (threadIdx.x == 0) s.tile[slot] = int(atomicAdd(a.tile_counter, 1u));
 }
 
-template <int BM, int BN, int WM, int WN, int MinBlocks>
+template <int BM, int BN, int WM, int WN, int MinBlocks, bool Wgmma>
 __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(KernelArgs a) {
 #if MK_GW_SM80
-  using S = Shape<BM, BN, WM, WN>;
+  using S = Shape<BM, BN, WM, WN, Wgmma>;
+  if constexpr (Wgmma) {
+    // Built for sm_90a only (wgmma.cuh); the swizzle pattern needs the 1 KiB-aligned base.
+    if (!MK_GW_SM90A || (smem_address(gemm_window_smem) & 1023u) != 0) __trap();
+  }
   const Smem s = carve(a.smem);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int wm = warp / WN, wn = warp - wm * WN;
@@ -68,6 +72,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
         copy_chunk<S>(a, plan, s.b + (tile * a.chunks + c) * BN * kChunkDims, tile, c);
     cp_async_commit();
     cp_async_wait<0>();
+    if constexpr (S::kWgmma) fence_shared_for_wgmma();
   } else {
 #pragma unroll
     for (int slot = 0; slot < kStages - 1; ++slot) {
@@ -104,13 +109,14 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     const int64_t base = int64_t(tile) * BM;
     const float* staged = a.staged_points ? s.staged + buffer * staged_floats : nullptr;
     fill_points<S>(a, s, base, scale, staged);
+    if constexpr (S::kWgmma) fence_shared_for_wgmma();
     __syncthreads();
     if (a.staged_points) {
       const int next = s.tile[tile_slot ^ 1];
       if (next < a.point_tiles) stage_points<S>(a, s.staged + (buffer ^ 1) * staged_floats, next);
       cp_async_commit();
     }
-    const RowData rows = load_rows(a, s, wm, g);
+    const RowData rows = load_rows<S>(a, s, wm, g);
 
     Top2 top;
     reset(top);
@@ -130,6 +136,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
               // The stage in this slot has landed, and every warp is past the previous stage,
               // whose slot the next prefetch refills.
               cp_async_wait<kStages - 2>();
+              if constexpr (S::kWgmma) fence_shared_for_wgmma();
               __syncthreads();
               const int refill = stage_slot == 0 ? kStages - 1 : stage_slot - 1;
               copy_stage<S>(a, plan, s.b + refill * stage_elements, next_tile, next_chunk);
@@ -142,7 +149,8 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
               stage_slot = stage_slot + 1 == kStages ? 0 : stage_slot + 1;
             }
           }
-          mma_chunk<S>(s, slot, kchunk, pieces, acc);
+          if constexpr (S::kWgmma) wgmma_chunk<S>(s, slot, kchunk, acc);
+          else mma_chunk<S>(s, slot, kchunk, pieces, acc);
         }
         fold_keys<S>(acc, unsigned(lt * BN + wn * S::kWarpColumns + 2 * t), a.index_mask, top);
       }
@@ -176,10 +184,15 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
 }
 
 // The instantiation of one tile config, for kernel_*.cu.
-#define MK_GEMM_WINDOW_KERNEL(BM, BN, WM, WN, MIN_BLOCKS)                                                  \
-  KernelHandle kernel_##BM##x##BN##_##WM##x##WN() {                                                          \
-    return {reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, WM, WN, MIN_BLOCKS>), 32 * (WM) * (WN), \
-            MIN_BLOCKS};                                                                                     \
+#define MK_GEMM_WINDOW_KERNEL(BM, BN, WM, WN, MIN_BLOCKS)                                                         \
+  KernelHandle kernel_##BM##x##BN##_##WM##x##WN() {                                                                 \
+    return {reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, WM, WN, MIN_BLOCKS, false>), 32 * (WM) * (WN), \
+            MIN_BLOCKS};                                                                                            \
+  }
+// A wgmma tile's (one warpgroup of 4 warp rows), for kernel_*_wgmma.cu, built for sm_90a.
+#define MK_GEMM_WINDOW_WGMMA_KERNEL(BM, BN, MIN_BLOCKS)                                                     \
+  KernelHandle kernel_##BM##x##BN##_wgmma() {                                                               \
+    return {reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, 4, 1, MIN_BLOCKS, true>), 128, MIN_BLOCKS}; \
   }
 
 }  // namespace mk::gemm_window

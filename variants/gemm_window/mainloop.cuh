@@ -12,11 +12,21 @@
 
 #include "variants/gemm_window/block.cuh"
 #include "variants/gemm_window/ptx.cuh"
+#include "variants/gemm_window/wgmma.cuh"
 
 namespace mk::gemm_window {
 
 __device__ __forceinline__ int swizzle(int piece, int row, int pieces_per_row) {
   return (pieces_per_row & 7) == 0 ? piece ^ (row & 7) : piece ^ ((row >> 1) & 3);
+}
+
+// The 16-byte piece `piece` of A tile row `row`, as an index into the tile. mma.sync: rows of
+// all the pieces, swizzled as above. wgmma: the table chunks' layout (wgmma.cuh), chunk-major
+// (k-chunk, row, 4 pieces XOR (row/2)%4), so one descriptor per m64 half and k16 step reads it.
+template <class S>
+__device__ __forceinline__ int a_piece(int row, int piece, int pieces) {
+  if constexpr (S::kWgmma) return ((piece >> 2) * S::BM + row) * 4 + ((piece & 3) ^ ((row >> 1) & 3));
+  else return row * pieces + swizzle(piece, row, pieces);
 }
 
 // A point's values from global memory (read-only path) or, staged, from shared memory.
@@ -88,7 +98,7 @@ __device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, in
       float norm2 = 0.f, residual2 = 0.f;
       for (int piece = lane; piece < pieces; piece += 32) {
         const uint4 value = convert_piece<Staged>(a, x, piece, scale, norm2, residual2);
-        reinterpret_cast<uint4*>(s.a)[row * pieces + swizzle(piece, row, pieces)] = value;
+        reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] = value;
       }
 #pragma unroll
       for (int offset = 16; offset > 0; offset >>= 1) {
@@ -115,7 +125,7 @@ __device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, in
       if (mine) {
         const uint4 value =
             convert_piece<Staged>(a, point_row<Staged>(a, staged, base, row), piece, scale, norm2, residual2);
-        reinterpret_cast<uint4*>(s.a)[row * pieces + swizzle(piece, row, pieces)] = value;
+        reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] = value;
       }
       for (int offset = seg >> 1; offset > 0; offset >>= 1) {
         norm2 += __shfl_xor_sync(kFullWarp, norm2, offset);
@@ -225,6 +235,23 @@ __device__ __forceinline__ void mma_chunk(const Smem& s, const __half* slot, int
       }
     }
   }
+}
+
+// The same chunk with wgmma: for each k16 step and m64 half, one m64nBNk16 over the warpgroup,
+// A and B read by the tensor cores from shared memory. Waited for before returning, so the
+// accumulators can be read and the chunk's slot refilled (table=stream) after the next barrier.
+template <class S>
+__device__ __forceinline__ void wgmma_chunk(const Smem& s, const __half* slot, int kchunk,
+                                            float (&acc)[2][S::kNTiles][4]) {
+  const uint32_t a = smem_address(s.a + kchunk * S::BM * kChunkDims), b = smem_address(slot);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 2; ++ks)
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+      wgmma_f16<S::BN>(&acc[mt][0][0], chunk_descriptor(a + mt * 64 * 64 + ks * 32), chunk_descriptor(b + ks * 32));
+  wgmma_commit();
+  wgmma_wait<0>();
 }
 
 }  // namespace mk::gemm_window

@@ -34,6 +34,16 @@ Params with(const Params& base, const char* key, const nlohmann::json& value) {
   return out;
 }
 
+// wgmma tiles run on sm_90 (H100/H200) alone, and only from a build that compiled them.
+std::optional<std::string> tile_refusal(const TileConfig& tile, const DeviceInfo& device) {
+  if (!tile.wgmma) return std::nullopt;
+  if (!wgmma_built()) return std::string("tile ") + tile.name + " needs a build with sm_90 among its CUDA architectures";
+  if (device.cc_major != 9 || device.cc_minor != 0)
+    return std::string("tile ") + tile.name + " needs wgmma (sm_90: H100/H200); this device is CC " +
+           std::to_string(device.cc_major) + "." + std::to_string(device.cc_minor);
+  return std::nullopt;
+}
+
 bool fits(const Problem& problem, const DeviceInfo& device, const Params& params) {
   return block_smem_bytes(problem, run_config(params)) <= smem_limit(device);
 }
@@ -76,8 +86,8 @@ class GemmWindow : public Variant {
     if (problem.m >= (int64_t(1) << 36)) return "M of 2^36 or more (point tiles are counted in 32 bits)";
     bool any = false;
     for (const TileConfig& tile : kTileConfigs)
-      any = any || fits(problem, device,
-                        {{"tile", tile.name}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0}});
+      any = any || (!tile.wgmma && fits(problem, device,
+                        {{"tile", tile.name}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0}}));
     if (!any)
       return "no tile's resident points fit the " + std::to_string(smem_limit(device)) +
              " bytes of shared memory a block may use";
@@ -131,6 +141,9 @@ class GemmWindow : public Variant {
     space.restrictions.push_back({"shared memory: points, table chunks, lists, counts (and sums) fit a block",
                                   [problem, limit](const Params& p) {
                                     return block_smem_bytes(problem, run_config(p)) <= limit;
+                                  }});
+    space.restrictions.push_back({"wgmma tiles: sm_90 (H100/H200) and a build with sm_90", [device](const Params& p) {
+                                    return !tile_refusal(kTileConfigs[run_config(p).tile_index], device);
                                   }});
     const int chunks = padded_dims(problem.n) / kChunkDims;
     space.restrictions.push_back({"stage: its chunks of 32 dims divide the padded N's (else it runs as a smaller one)",
@@ -227,6 +240,8 @@ class GemmWindow : public Variant {
                                        const DeviceInfo& device) const override {
     if (auto reason = can_implement(problem, device)) throw UnsupportedError("gemm-window: " + *reason);
     const RunConfig config = run_config(params);
+    if (auto refusal = tile_refusal(kTileConfigs[config.tile_index], device))
+      throw UnsupportedError("gemm-window: " + *refusal);
     if (block_smem_bytes(problem, config) > smem_limit(device))
       throw UnsupportedError("gemm-window: " + params_label(params) + " needs more shared memory than a block may use");
     const Translation translation = translation_for(data);  // refuses data beyond FP32 distances, before GPU work

@@ -1,0 +1,111 @@
+#pragma once
+// The Hopper warpgroup MMA (wgmma, sm_90a) that gemm-window's wgmma tiles use instead of
+// ldmatrix + mma.sync: both operands come from shared memory through 64-bit descriptors, and
+// one instruction does a warpgroup's m64nNk16. Only the translation units built for sm_90a
+// (kernel_*_wgmma.cu, their own CMake target) define MK_GW_SM90A; elsewhere these trap, and
+// can_implement never picks a wgmma tile there.
+//
+// Operand layout: the table chunk slots' (mainloop.cuh): rows of 64 bytes (32 halves, one
+// k-chunk), the four 16-byte pieces of row r stored at piece XOR (r/2)%4: wgmma's 64-byte
+// swizzle, whose pattern is address bits 4-5 XOR bits 7-8, so every 8 rows (512 bytes) start
+// on 512 bytes. K-major for both operands (the points' dims and the centroids' dims run
+// along k), no transposition; a k16 step is the chunk's start plus 32 bytes.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace mk::gemm_window {
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define MK_GW_SM90A 1
+#else
+#define MK_GW_SM90A 0
+#endif
+
+// Descriptor of a K-major, 64-byte-swizzled operand starting at shared address `address`:
+// start >> 4 (bits 0-13), leading offset unused by swizzled K-major layouts (1, bits 16-29),
+// 512 bytes between 8-row groups (bits 32-45), base offset 0 (every group starts on 512),
+// swizzle mode 2 = 64 bytes (bits 62-63).
+__device__ __forceinline__ uint64_t chunk_descriptor(uint32_t address) {
+  return uint64_t((address & 0x3ffff) >> 4) | (uint64_t(1) << 16) | (uint64_t(512 >> 4) << 32) | (uint64_t(2) << 62);
+}
+
+// Orders this thread's earlier register writes (the accumulators' initial keys) before the
+// wgmma that reads them.
+__device__ __forceinline__ void wgmma_fence() {
+#if MK_GW_SM90A
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wgmma_commit() {
+#if MK_GW_SM90A
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+template <int Pending>
+__device__ __forceinline__ void wgmma_wait() {
+#if MK_GW_SM90A
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+
+// Shared-memory writes by ordinary stores and cp.async (the generic proxy) made visible to the
+// tensor cores' reads (the async proxy); each writing thread fences before the barrier.
+__device__ __forceinline__ void fence_shared_for_wgmma() {
+#if MK_GW_SM90A
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// d (N/2 floats a thread: for each n8 column group j, d[4j..4j+3] = rows g, g, g+8, g+8 of
+// the warp's 16, columns 2t, 2t+1: mma.sync's D fragment, repeated) += A·B.
+template <int N>
+__device__ __forceinline__ void wgmma_f16(float* d, uint64_t a, uint64_t b);
+
+template <>
+__device__ __forceinline__ void wgmma_f16<128>(float* d, uint64_t a, uint64_t b) {
+#if MK_GW_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(a), "l"(b), "n"(1));
+#else
+  __trap();
+#endif
+}
+
+template <>
+__device__ __forceinline__ void wgmma_f16<64>(float* d, uint64_t a, uint64_t b) {
+#if MK_GW_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "n"(1));
+#else
+  __trap();
+#endif
+}
+
+}  // namespace mk::gemm_window
