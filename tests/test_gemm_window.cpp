@@ -29,7 +29,6 @@
 #include "variants/common/near_tie_bound.hpp"
 #include "variants/gemm_window/config.hpp"
 #include "variants/gemm_window/deferred_arbitration.hpp"
-#include "variants/gemm_window/kernel_args.hpp"
 #include "variants/gemm_window/run.hpp"
 #include "variants/gemm_window/window_bound.hpp"
 #include "variants/variant.hpp"

@@ -68,6 +68,9 @@ inline constexpr TileConfig kTileConfigs[] = {
 inline constexpr int kTileConfigCount = int(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));
 
 const TileConfig* find_tile(const std::string& name);  // null when unknown
+// Whether this build has the wgmma tiles' kernels (sm_90a code, built where sm_90 is targeted;
+// dispatch.cu).
+bool wgmma_built();
 
 enum class UpdateMode : int { Global = 0, Shared = 1, Sorted = 2 };
 const char* to_string(UpdateMode mode);

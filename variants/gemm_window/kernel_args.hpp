@@ -58,8 +58,6 @@ struct KernelHandle {
   int min_blocks = 0;
 };
 KernelHandle kernel_for(int tile_index);
-// Whether this build has the wgmma tiles' kernels (sm_90a code, built where sm_90 is targeted).
-bool wgmma_built();
 void launch(int tile_index, int grid, int64_t smem_bytes, void* stream, const KernelArgs& args);
 
 }  // namespace mk::gemm_window
