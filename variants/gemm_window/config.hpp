@@ -22,7 +22,11 @@ constexpr int kMaxDims = 1024;
 constexpr int kMaxIndexBits = 13;
 constexpr int kMaxSlots = 8192;      // ΣK: per-block counts live in shared memory
 constexpr int kMaxGroups = 64;       // Ks in one range
-constexpr int kStages = 3;           // cp.async ring depth for table=stream
+// cp.async ring depth for table=stream: stages are fetched two ahead, so a stage's slot is
+// refilled once the stage before the previous one is done: three slots for mma.sync, whose
+// reads finish with the warp's instructions, four for wgmma, whose reads of the previous
+// stage may still be in flight.
+MK_GW_HD constexpr int ring_stages(bool wgmma) { return wgmma ? 4 : 3; }
 // Candidates a row can list: per warp column, 4 lanes × 2 column parities × (first, second).
 constexpr int kItemsPerRowPerWarpColumn = 16;
 // Shared-memory FP32 sums (update=shared) are flushed into the FP64 sums after at most this
@@ -59,11 +63,10 @@ inline constexpr TileConfig kTileConfigs[] = {
     // achieved occupancy, the tensor pipe 20 % busy; ncu, H200, 7d2187f, 768/1000/1M;
     // ab/gemm-window-wide-tile.txt).
     {"64x256/2x4", 64, 256, 2, 4, 1},
-    // One warpgroup: 128 points in two m64 halves × BN columns, both operands read by the tensor
-    // cores from shared memory (H100/H200 only, an sm_90a build; 128 accumulators a thread at
-    // BN = 128).
-    {"128x128/wgmma", 128, 128, 4, 1, 2, true},
-    {"128x64/wgmma", 128, 64, 4, 1, 3, true},
+    // One warpgroup: 128 points in two m64 halves × 64 columns, both operands read by the
+    // tensor cores from shared memory (H100/H200 only, an sm_90a build), two accumulator sets
+    // of 64 floats a thread so one tile's wgmmas run under the previous tile's epilogue.
+    {"128x64/wgmma", 128, 64, 4, 1, 2, true},
 };
 inline constexpr int kTileConfigCount = int(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));
 
@@ -117,7 +120,7 @@ MK_GW_HD inline int64_t align_up(int64_t value, int64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// table_chunks: the ring's chunk slots (kStages × stage_chunks) or every chunk of the table
+// table_chunks: the ring's chunk slots (ring_stages × stage_chunks) or every chunk of the table
 // (table=resident).
 MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int table_chunks, int groups, int slots,
                                        int n, bool shared_sums, bool staged_points = false) {

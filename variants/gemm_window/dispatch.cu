@@ -17,13 +17,11 @@ KernelHandle kernel_128x16_4x1();
 KernelHandle kernel_64x256_2x4();
 
 #if MKBENCH_HAVE_SM90A
-KernelHandle kernel_128x128_wgmma();
 KernelHandle kernel_128x64_wgmma();
 bool wgmma_built() { return true; }
 #else
 // A build without sm_90 among its architectures has no wgmma kernels (kernel_for refuses them).
-KernelHandle kernel_128x128_wgmma() { return {nullptr, 128, 2}; }
-KernelHandle kernel_128x64_wgmma() { return {nullptr, 128, 3}; }
+KernelHandle kernel_128x64_wgmma() { return {nullptr, 128, 2}; }
 bool wgmma_built() { return false; }
 #endif
 
@@ -32,7 +30,7 @@ KernelHandle kernel_for(int tile_index) {
   // In kTileConfigs' order.
   static constexpr Factory kFactories[] = {kernel_128x128_4x2, kernel_128x128_4x1, kernel_128x64_4x1,
                                            kernel_64x128_2x2,  kernel_128x16_4x1,  kernel_64x256_2x4,
-                                           kernel_128x128_wgmma, kernel_128x64_wgmma};
+                                           kernel_128x64_wgmma};
   static_assert(sizeof(kFactories) / sizeof(kFactories[0]) == kTileConfigCount, "one kernel per tile config");
   if (tile_index < 0 || tile_index >= kTileConfigCount)
     throw UnsupportedError("gemm-window: no kernel for tile index " + std::to_string(tile_index));

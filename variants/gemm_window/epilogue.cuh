@@ -90,6 +90,32 @@ __device__ __forceinline__ void fold_keys(const float (&acc)[2][S::kNTiles][4], 
   }
 }
 
+// wgmma's fold: its accumulators hold the products alone (wgmma.cuh), so each key is
+// fl32(that + fl32(‖c̃‖² + xb)): one rounding more than mma.sync's keys, whose sums start at
+// fl32(‖c̃‖² + xb). The bound's running-sum term, (npad/8 + 2)·2^-22 of |C| + Σ|x_h c_h| with
+// C = ‖c̃‖² + xb ≥ ‖x̃‖² + ‖c̃‖² ≥ Σ|x_h c_h|/(1 + 2^-10), covers it (fp16_key_error.hpp):
+// the sum of products' own chain is that term at C = 0, and the extra addition errs by at most
+// 2^-24 of |C| + Σ|x_h c_h|.
+template <class S>
+__device__ __forceinline__ void fold_product_keys(const float (&acc)[2][S::kNTiles][4], const float* tile_norms,
+                                                  const RowData& rows, unsigned column_base, unsigned index_mask,
+                                                  Top2& top, int t) {
+#pragma unroll
+  for (int nt = 0; nt < S::kNTiles; ++nt) {
+    const float2 cn = __ldg(reinterpret_cast<const float2*>(tile_norms + nt * 8 + 2 * t));
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      const unsigned column = column_base + nt * 8 + p;
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const float start = (p == 0 ? cn.x : cn.y) + rows.xb[r];
+        const float key = acc[r >> 1][nt][(r & 1) * 2 + p] + start;
+        offer(top.first[r][p], top.second[r][p], (__float_as_uint(key) & ~index_mask) | column);
+      }
+    }
+  }
+}
+
 // Step 1 of a group's finalize: each quad's smallest key per row, for the row's warps.
 template <class S>
 __device__ __forceinline__ void publish_row_minima(const Smem& s, const Top2& top, int wm, int wn, int g, int t) {

@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     if constexpr (S::kWgmma) fence_shared_for_wgmma();
   } else {
 #pragma unroll
-    for (int slot = 0; slot < kStages - 1; ++slot) {
+    for (int slot = 0; slot < 2; ++slot) {  // two stages ahead (take_slot)
       copy_stage<S>(a, plan, s.b + slot * stage_elements, next_tile, next_chunk);
       cp_async_commit();
       advance();
@@ -121,38 +121,82 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     Top2 top;
     reset(top);
     int q = 0;
+    // The next chunk's slot: the resident table's, or the ring's, whose stage boundary waits
+    // for the stage to land and, after the barrier, refills the slot two stages back (three
+    // slots: the previous stage's; four with wgmma, whose previous stage may still be read by
+    // the tensor cores: every stage but the last committed is waited for first).
+    const auto take_slot = [&]() -> const __half* {
+      if (a.table_resident) return s.b + (q++) * BN * kChunkDims;
+      ++q;
+      if (in_stage == 0) {
+        if constexpr (S::kWgmma) wgmma_wait<1>();
+        cp_async_wait<1>();
+        if constexpr (S::kWgmma) fence_shared_for_wgmma();
+        __syncthreads();
+        const int refill = stage_slot + 2 < S::kRingStages ? stage_slot + 2 : stage_slot + 2 - S::kRingStages;
+        copy_stage<S>(a, plan, s.b + refill * stage_elements, next_tile, next_chunk);
+        cp_async_commit();
+        advance();
+      }
+      const __half* slot = s.b + stage_slot * stage_elements + in_stage * BN * kChunkDims;
+      if (++in_stage == sc) {
+        in_stage = 0;
+        stage_slot = stage_slot + 1 == S::kRingStages ? 0 : stage_slot + 1;
+      }
+      return slot;
+    };
     for (int gi = 0; gi < a.group_count; ++gi) {
       const GroupInfo group = a.groups[gi];
-      for (int lt = 0; lt < group.tiles; ++lt) {
-        const int column0 = (group.first_tile + lt) * BN + wn * S::kWarpColumns;
-        float acc[2][S::kNTiles][4];
-        init_keys<S>(acc, a.norms + column0, rows, t);
-        for (int kchunk = 0; kchunk < a.chunks; ++kchunk, ++q) {
-          const __half* slot;
-          if (a.table_resident) {
-            slot = s.b + q * BN * kChunkDims;
+      if constexpr (S::kWgmma) {
+        // Two accumulator sets, so a tile's keys fold while the next tile's wgmmas run: tile lt
+        // (acc0) is issued, tile lt - 1's completed acc1 folds under it, tile lt + 1 (acc1) is
+        // issued and acc0 folds under that. Nothing is in flight across the loop's back edge
+        // (the wait<0> at its end): ptxas cannot follow in-flight accumulators around a loop
+        // and serialises every wgmma of the kernel when a fold might read them (its C7514).
+        // One wgmma group a ring stage (a stage never straddles a tile) or a resident tile.
+        float acc0[2][S::kNTiles][4], acc1[2][S::kNTiles][4];
+        // do-while loops: every path through issue() commits a group of its tile, so the
+        // wait<1> after issue(acc1) provably leaves acc0 complete.
+        const int per_group = a.table_resident ? a.chunks : sc;
+        const auto issue = [&](float (&acc)[2][S::kNTiles][4]) {
+          wgmma_fence();  // the fold's reads of acc come before the wgmmas that overwrite it
+          int kchunk = 0;
+          do {
+            int j = 0;
+            do {
+              const __half* slot = take_slot();
+              wgmma_chunk<S>(s, slot, kchunk, acc);
+              ++kchunk;
+            } while (++j < per_group);
+            wgmma_commit();
+          } while (kchunk < a.chunks);
+        };
+        const float* norms = a.norms + group.first_tile * BN;
+        for (int lt = 0; lt < group.tiles; lt += 2) {
+          issue(acc0);
+          if (lt > 0)
+            fold_product_keys<S>(acc1, norms + (lt - 1) * BN, rows, unsigned((lt - 1) * BN + 2 * t), a.index_mask,
+                                 top, t);
+          if (lt + 1 < group.tiles) {
+            issue(acc1);
+            wgmma_wait<1>();
           } else {
-            if (in_stage == 0) {
-              // The stage in this slot has landed, and every warp is past the previous stage,
-              // whose slot the next prefetch refills.
-              cp_async_wait<kStages - 2>();
-              if constexpr (S::kWgmma) fence_shared_for_wgmma();
-              __syncthreads();
-              const int refill = stage_slot == 0 ? kStages - 1 : stage_slot - 1;
-              copy_stage<S>(a, plan, s.b + refill * stage_elements, next_tile, next_chunk);
-              cp_async_commit();
-              advance();
-            }
-            slot = s.b + stage_slot * stage_elements + in_stage * BN * kChunkDims;
-            if (++in_stage == sc) {
-              in_stage = 0;
-              stage_slot = stage_slot + 1 == kStages ? 0 : stage_slot + 1;
-            }
+            wgmma_wait<0>();
           }
-          if constexpr (S::kWgmma) wgmma_chunk<S>(s, slot, kchunk, acc);
-          else mma_chunk<S>(s, slot, kchunk, pieces, acc);
+          fold_product_keys<S>(acc0, norms + lt * BN, rows, unsigned(lt * BN + 2 * t), a.index_mask, top, t);
+          wgmma_wait<0>();
         }
-        fold_keys<S>(acc, unsigned(lt * BN + wn * S::kWarpColumns + 2 * t), a.index_mask, top);
+        if (group.tiles % 2 == 0)
+          fold_product_keys<S>(acc1, norms + (group.tiles - 1) * BN, rows, unsigned((group.tiles - 1) * BN + 2 * t),
+                               a.index_mask, top, t);
+      } else {
+        for (int lt = 0; lt < group.tiles; ++lt) {
+          const int column0 = (group.first_tile + lt) * BN + wn * S::kWarpColumns;
+          float acc[2][S::kNTiles][4];
+          init_keys<S>(acc, a.norms + column0, rows, t);
+          for (int kchunk = 0; kchunk < a.chunks; ++kchunk) mma_chunk<S>(s, take_slot(), kchunk, pieces, acc);
+          fold_keys<S>(acc, unsigned(lt * BN + wn * S::kWarpColumns + 2 * t), a.index_mask, top);
+        }
       }
       // The group's labels: row minima, then windows and candidate lists, then exact
       // arbitration of the ambiguous rows, then the update.

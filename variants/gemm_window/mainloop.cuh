@@ -1,7 +1,7 @@
 #pragma once
 // gemm-window's mainloop pieces: the block's points converted once per point tile into a
 // resident FP16 A tile (with each point's ‖x̃‖² and FP16 residual ‖x_h − x̃‖²), the FP16
-// centroid table streamed in chunks of BN columns × 32 dims (cp.async, a ring of kStages
+// centroid table streamed in chunks of BN columns × 32 dims (cp.async, a ring of ring_stages
 // stages of stage_chunks chunks each, or the whole table resident), and one chunk's MMAs into
 // the warp's 32 × BN/WN keys.
 //
@@ -238,20 +238,19 @@ __device__ __forceinline__ void mma_chunk(const Smem& s, const __half* slot, int
 }
 
 // The same chunk with wgmma: for each k16 step and m64 half, one m64nBNk16 over the warpgroup,
-// A and B read by the tensor cores from shared memory. Waited for before returning, so the
-// accumulators can be read and the chunk's slot refilled (table=stream) after the next barrier.
+// A and B read by the tensor cores from shared memory; the tile's first chunk starts the sums
+// at zero. Asynchronous: the caller fences before the first, commits groups and waits before
+// reading the accumulators or refilling the slot.
 template <class S>
 __device__ __forceinline__ void wgmma_chunk(const Smem& s, const __half* slot, int kchunk,
                                             float (&acc)[2][S::kNTiles][4]) {
   const uint32_t a = smem_address(s.a + kchunk * S::BM * kChunkDims), b = smem_address(slot);
-  wgmma_fence();
 #pragma unroll
   for (int ks = 0; ks < 2; ++ks)
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
-      wgmma_f16<S::BN>(&acc[mt][0][0], chunk_descriptor(a + mt * 64 * 64 + ks * 32), chunk_descriptor(b + ks * 32));
-  wgmma_commit();
-  wgmma_wait<0>();
+      wgmma_f16<S::BN>(&acc[mt][0][0], chunk_descriptor(a + mt * 64 * 64 + ks * 32), chunk_descriptor(b + ks * 32),
+                       kchunk > 0 || ks > 0);
 }
 
 }  // namespace mk::gemm_window

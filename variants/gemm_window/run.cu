@@ -63,7 +63,7 @@ SmemLayout block_smem_layout(const Problem& problem, const RunConfig& config) {
   const TileConfig& tile = kTileConfigs[config.tile_index];
   const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmax, tile);
   const int table_chunks = config.table_resident ? geometry.total_tiles * geometry.chunks
-                                                 : kStages * stage_chunks(config.stage_dims, geometry.chunks);
+                                                 : ring_stages(tile.wgmma) * stage_chunks(config.stage_dims, geometry.chunks);
   return smem_layout(tile, geometry.npad, table_chunks, int(geometry.groups.size()), geometry.slots, problem.n,
                      config.update == UpdateMode::Shared, config.staged_points);
 }

@@ -60,12 +60,15 @@ __device__ __forceinline__ void fence_shared_for_wgmma() {
 }
 
 // d (N/2 floats a thread: for each n8 column group j, d[4j..4j+3] = rows g, g, g+8, g+8 of
-// the warp's 16, columns 2t, 2t+1: mma.sync's D fragment, repeated) += A·B.
+// the warp's 16, columns 2t, 2t+1: mma.sync's D fragment, repeated) = A·B, plus d when
+// accumulate is nonzero. Starting a tile with accumulate = 0 rather than from values moved into
+// d keeps ordinary instructions from defining accumulators while other wgmmas are in flight,
+// which makes ptxas serialise every wgmma of the kernel (its C7515).
 template <int N>
-__device__ __forceinline__ void wgmma_f16(float* d, uint64_t a, uint64_t b);
+__device__ __forceinline__ void wgmma_f16(float* d, uint64_t a, uint64_t b, int accumulate);
 
 template <>
-__device__ __forceinline__ void wgmma_f16<128>(float* d, uint64_t a, uint64_t b) {
+__device__ __forceinline__ void wgmma_f16<128>(float* d, uint64_t a, uint64_t b, int accumulate) {
 #if MK_GW_SM90A
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -83,14 +86,14 @@ __device__ __forceinline__ void wgmma_f16<128>(float* d, uint64_t a, uint64_t b)
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(a), "l"(b), "n"(1));
+      : "l"(a), "l"(b), "r"(accumulate));
 #else
   __trap();
 #endif
 }
 
 template <>
-__device__ __forceinline__ void wgmma_f16<64>(float* d, uint64_t a, uint64_t b) {
+__device__ __forceinline__ void wgmma_f16<64>(float* d, uint64_t a, uint64_t b, int accumulate) {
 #if MK_GW_SM90A
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
@@ -102,7 +105,7 @@ __device__ __forceinline__ void wgmma_f16<64>(float* d, uint64_t a, uint64_t b) 
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "n"(1));
+      : "l"(a), "l"(b), "r"(accumulate));
 #else
   __trap();
 #endif
