@@ -108,6 +108,9 @@ TEST(GemmWindowSpace, WgmmaTilesRunOnSm90AloneAndAreRefusedElsewhere) {
     p["tile"] = tile.name;
     EXPECT_TRUE(window_variant().param_space(problem, ampere).check(p).has_value());
     EXPECT_EQ(!window_variant().param_space(problem, h100_like()).check(p).has_value(), gemm_window::wgmma_built());
+    // The default takes it on sm_90 where it won (128/1024/2M), never on CC 8.0.
+    EXPECT_EQ(window_variant().default_params(problem, h100_like()).at("tile") == tile.name, gemm_window::wgmma_built());
+    EXPECT_EQ(window_variant().default_params(problem, ampere).at("tile"), "64x128/2x2");
     try {
       GeneratorSpec spec;
       spec.m = 256;

@@ -64,9 +64,8 @@ inline constexpr TileConfig kTileConfigs[] = {
     // ab/gemm-window-wide-tile.txt).
     {"64x256/2x4", 64, 256, 2, 4, 1},
     // One warpgroup: 128 points in two m64 halves × 64 columns, both operands read by the
-    // tensor cores from shared memory (H100/H200 only, an sm_90a build), two accumulator sets
-    // of 64 floats a thread so one tile's wgmmas run under the previous tile's epilogue.
-    {"128x64/wgmma", 128, 64, 4, 1, 2, true},
+    // tensor cores from shared memory (H100/H200 only, an sm_90a build).
+    {"128x64/wgmma", 128, 64, 4, 1, 3, true},
 };
 inline constexpr int kTileConfigCount = int(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));
 

@@ -21,7 +21,7 @@ KernelHandle kernel_128x64_wgmma();
 bool wgmma_built() { return true; }
 #else
 // A build without sm_90 among its architectures has no wgmma kernels (kernel_for refuses them).
-KernelHandle kernel_128x64_wgmma() { return {nullptr, 128, 2}; }
+KernelHandle kernel_128x64_wgmma() { return {nullptr, 128, 3}; }
 bool wgmma_built() { return false; }
 #endif
 

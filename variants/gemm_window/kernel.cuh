@@ -148,18 +148,16 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     for (int gi = 0; gi < a.group_count; ++gi) {
       const GroupInfo group = a.groups[gi];
       if constexpr (S::kWgmma) {
-        // Two accumulator sets, so a tile's keys fold while the next tile's wgmmas run: tile lt
-        // (acc0) is issued, tile lt - 1's completed acc1 folds under it, tile lt + 1 (acc1) is
-        // issued and acc0 folds under that. Nothing is in flight across the loop's back edge
-        // (the wait<0> at its end): ptxas cannot follow in-flight accumulators around a loop
-        // and serialises every wgmma of the kernel when a fold might read them (its C7514).
-        // One wgmma group a ring stage (a stage never straddles a tile) or a resident tile.
-        float acc0[2][S::kNTiles][4], acc1[2][S::kNTiles][4];
-        // do-while loops: every path through issue() commits a group of its tile, so the
-        // wait<1> after issue(acc1) provably leaves acc0 complete.
+        // A tile's wgmmas are issued back to back, one group a ring stage (a stage never
+        // straddles a tile) or a resident tile, and waited for once before its keys fold. Two
+        // accumulator sets, so one tile's keys fold under the next tile's wgmmas, took 251
+        // registers and two blocks an SM against this one's three, and ran 128/1024/2M in
+        // 4.43 ms against 3.85 (H200, de38fad against 84a1a58; docs/gemm-window.md).
+        float acc[2][S::kNTiles][4];
         const int per_group = a.table_resident ? a.chunks : sc;
-        const auto issue = [&](float (&acc)[2][S::kNTiles][4]) {
-          wgmma_fence();  // the fold's reads of acc come before the wgmmas that overwrite it
+        const float* norms = a.norms + group.first_tile * BN;
+        for (int lt = 0; lt < group.tiles; ++lt) {
+          wgmma_fence();  // the last fold's reads of acc come before the wgmmas that overwrite it
           int kchunk = 0;
           do {
             int j = 0;
@@ -170,25 +168,9 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
             } while (++j < per_group);
             wgmma_commit();
           } while (kchunk < a.chunks);
-        };
-        const float* norms = a.norms + group.first_tile * BN;
-        for (int lt = 0; lt < group.tiles; lt += 2) {
-          issue(acc0);
-          if (lt > 0)
-            fold_product_keys<S>(acc1, norms + (lt - 1) * BN, rows, unsigned((lt - 1) * BN + 2 * t), a.index_mask,
-                                 top, t);
-          if (lt + 1 < group.tiles) {
-            issue(acc1);
-            wgmma_wait<1>();
-          } else {
-            wgmma_wait<0>();
-          }
-          fold_product_keys<S>(acc0, norms + lt * BN, rows, unsigned(lt * BN + 2 * t), a.index_mask, top, t);
           wgmma_wait<0>();
+          fold_product_keys<S>(acc, norms + lt * BN, rows, unsigned(lt * BN + 2 * t), a.index_mask, top, t);
         }
-        if (group.tiles % 2 == 0)
-          fold_product_keys<S>(acc1, norms + (group.tiles - 1) * BN, rows, unsigned((group.tiles - 1) * BN + 2 * t),
-                               a.index_mask, top, t);
       } else {
         for (int lt = 0; lt < group.tiles; ++lt) {
           const int column0 = (group.first_tile + lt) * BN + wn * S::kWarpColumns;

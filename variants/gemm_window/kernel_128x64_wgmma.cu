@@ -3,5 +3,5 @@
 #include "variants/gemm_window/kernel.cuh"
 
 namespace mk::gemm_window {
-MK_GEMM_WINDOW_WGMMA_KERNEL(128, 64, 2)
+MK_GEMM_WINDOW_WGMMA_KERNEL(128, 64, 3)
 }  // namespace mk::gemm_window

@@ -197,13 +197,18 @@ class GemmWindow : public Variant {
     if (widest <= 16) order = {"128x16/4x1", "128x64/4x1", "128x128/4x2", "64x128/2x2"};
     else if (widest <= 64) order = {"128x64/4x1", "128x128/4x2", "64x128/2x2"};
     else if (padded_dims(problem.n) > 512) order = {"64x256/2x4", "64x128/2x2", "128x128/4x2"};
+    else if (widest >= 512 && padded_dims(problem.n) <= 128)
+      // wgmma where it runs: 128/1024/2M 3.85 ms against 64x128/2x2's 4.16, the batch of 32 ×
+      // 64K × 128 4.71 against 5.41 (H200, 84a1a58, one call; docs/gemm-window.md). At 256
+      // dims its 128 rows of A leave fewer blocks an SM: 256/4096/1M 16.3 against 11.9.
+      order = {"128x64/wgmma", "64x128/2x2", "128x128/4x2"};
     else if (widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
     else order = {"128x128/4x2", "64x128/2x2"};
     Params params{{"tile", order.front()}, {"update", "global"}, {"table", "stream"}, {"stage", 32}, {"grid", 0},
                   {"points", "global"}, {"arbitrate", "auto"}};
     for (const std::string& tile : order) {
       params["tile"] = tile;
-      if (fits(problem, device, params)) break;
+      if (!tile_refusal(*find_tile(tile), device) && fits(problem, device, params)) break;
     }
     const int64_t sums_floats = int64_t(problem.k.sum()) * problem.n;
     if (sums_floats <= kSharedSumsUpToFloats && fits(problem, device, with(params, "update", "shared")))
