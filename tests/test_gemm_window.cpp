@@ -111,6 +111,8 @@ TEST(GemmWindowSpace, WgmmaTilesRunOnSm90AloneAndAreRefusedElsewhere) {
     // The default takes it on sm_90 where it won (128/1024/2M), never on CC 8.0.
     EXPECT_EQ(window_variant().default_params(problem, h100_like()).at("tile") == tile.name, gemm_window::wgmma_built());
     EXPECT_EQ(window_variant().default_params(problem, ampere).at("tile"), "64x128/2x2");
+    // Its four-slot ring at 64 dims a stage would cost it its third block an SM.
+    if (gemm_window::wgmma_built()) EXPECT_EQ(window_variant().default_params(problem, h100_like()).at("stage"), 32);
     try {
       GeneratorSpec spec;
       spec.m = 256;

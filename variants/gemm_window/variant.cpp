@@ -223,7 +223,17 @@ class GemmWindow : public Variant {
     // against 5.56 with 32; 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way).
     const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmax,
                                             kTileConfigs[run_config(params).tile_index]);
-    if (geometry.chunks % 2 == 0 && fits(problem, device, with(params, "stage", 64))) params["stage"] = 64;
+    // Not where 32 dims keep the tile's blocks an SM and 64 would not (the runtime keeps 1 KiB
+    // of an SM's shared memory per block): 128x64/wgmma's four-slot ring at 64 dims took
+    // 128/1024/2M to two blocks and 4.33 ms, against 3.85 at three (H200, c6957b0 and 84a1a58).
+    const TileConfig& chosen = kTileConfigs[run_config(params).tile_index];
+    const auto keeps_blocks = [&](const Params& p) {
+      return device.smem_per_sm <= 0 ||
+             (block_smem_bytes(problem, run_config(p)) + 1024) * chosen.min_blocks <= device.smem_per_sm;
+    };
+    const Params wider = with(params, "stage", 64);
+    if (geometry.chunks % 2 == 0 && fits(problem, device, wider) && (keeps_blocks(wider) || !keeps_blocks(params)))
+      params["stage"] = 64;
     const int64_t table = int64_t(geometry.total_columns) * geometry.npad * 2;
     if (table <= 32 * 1024 && fits(problem, device, with(params, "table", "resident"))) params["table"] = "resident";
     // points: staged with a resident table up to 64 dims where both buffers fit without
