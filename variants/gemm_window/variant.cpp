@@ -60,7 +60,7 @@ class GemmWindow : public Variant {
   std::string name() const override { return "gemm-window"; }
   std::string description() const override {
     return "large N and K (N <= 1024, K up to 8192, K ranges): one FP16 tensor-core product per key (mma.sync "
-           "m16n8k16, points x centroid tiles through shared memory), the argmin in the epilogue, exact FP64 "
+           "m16n8k16, or wgmma on sm_90; points x centroid tiles through shared memory), the argmin in the epilogue, exact FP64 "
            "arbitration of the measured forward-error window (FP32-faithful labels); update by FP64 atomics, "
            "shared-memory sums or sorted labels";
   }
@@ -111,7 +111,7 @@ class GemmWindow : public Variant {
     for (const TileConfig& tile : kTileConfigs) tiles.push_back(tile.name);
     space.axes.push_back({"tile", tiles,
                           "BMxBN/WMxWN: BM points a block (32 a warp row), BN centroid columns a tile, WN warps "
-                          "splitting them"});
+                          "splitting them; BMxBN/wgmma: one warpgroup's wgmma (sm_90 only)"});
     space.axes.push_back({"update",
                           {"global", "shared", "sorted"},
                           "global: FP64 atomics per point and dimension; shared: block FP32 sums of x - mean, flushed "
