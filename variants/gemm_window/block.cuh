@@ -27,8 +27,8 @@ struct Shape {
   static_assert(kNTiles % 2 == 0, "B fragments are loaded two n-tiles at a time");
   static_assert(kRowsPerWarp <= 32, "a warp's rows fit one lane each");
   static_assert(WN * 8 <= 32, "a row's slices (warp column, lane, parity) are bits of one 32-bit scan mask");
-  static_assert(!kWgmma || (BM == 128 && WM == 4 && WN == 1 && BN % 64 == 0 && BN <= 128),
-                "wgmma: one warpgroup, two m64 halves of 128 points, n of 64 or 128");
+  static_assert(!kWgmma || (BM == 128 && WM == 4 && WN == 1 && BN == 64),
+                "wgmma: one warpgroup, two m64 halves of 128 points, n = 64 (wgmma.cuh)");
 
   // Tile row of a lane's row r = 0..3 (g = lane/4) in warp row wm. mma.sync: the warp's own 32
   // rows, m-tile r/2, row g (+8 for odd r), as the A and D fragments hold them. wgmma: warp wm

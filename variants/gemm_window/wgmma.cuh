@@ -59,38 +59,14 @@ __device__ __forceinline__ void fence_shared_for_wgmma() {
 #endif
 }
 
-// d (N/2 floats a thread: for each n8 column group j, d[4j..4j+3] = rows g, g, g+8, g+8 of
+// Defined for N = 64, the one wgmma tile's (a 128-column tile measured slower,
+// reports/results/nvidia-h200/ab/gemm-window-wgmma.txt). d (N/2 floats a thread: for each n8 column group j, d[4j..4j+3] = rows g, g, g+8, g+8 of
 // the warp's 16, columns 2t, 2t+1: mma.sync's D fragment, repeated) = A·B, plus d when
 // accumulate is nonzero. Starting a tile with accumulate = 0 rather than from values moved into
 // d keeps ordinary instructions from defining accumulators while other wgmmas are in flight,
 // which makes ptxas serialise every wgmma of the kernel (its C7515).
 template <int N>
 __device__ __forceinline__ void wgmma_f16(float* d, uint64_t a, uint64_t b, int accumulate);
-
-template <>
-__device__ __forceinline__ void wgmma_f16<128>(float* d, uint64_t a, uint64_t b, int accumulate) {
-#if MK_GW_SM90A
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(a), "l"(b), "r"(accumulate));
-#else
-  __trap();
-#endif
-}
 
 template <>
 __device__ __forceinline__ void wgmma_f16<64>(float* d, uint64_t a, uint64_t b, int accumulate) {
