@@ -1,6 +1,6 @@
 #pragma once
 // gemm-window's epilogue: keys start as ‖c̃‖² + xb in the accumulators (so the MMAs leave
-// finished keys), are packed with their column index into the low mantissa bits, and fold
+// finished keys; the wgmma tile adds it in its fold instead, fold_product_keys), are packed with their column index into the low mantissa bits, and fold
 // into each lane's two smallest keys per row and column parity. Four instructions a key on
 // the integer pipe (one LOP3, three IMNMX), against ~6 for a top-3 (tf32-window measured its
 // top-3 insertion as the bound of its TF32 sweep).
@@ -91,11 +91,14 @@ __device__ __forceinline__ void fold_keys(const float (&acc)[2][S::kNTiles][4], 
 }
 
 // wgmma's fold: its accumulators hold the products alone (wgmma.cuh), so each key is
-// fl32(that + fl32(‖c̃‖² + xb)): one rounding more than mma.sync's keys, whose sums start at
-// fl32(‖c̃‖² + xb). The bound's running-sum term, (npad/8 + 2)·2^-22 of |C| + Σ|x_h c_h| with
-// C = ‖c̃‖² + xb ≥ ‖x̃‖² + ‖c̃‖² ≥ Σ|x_h c_h|/(1 + 2^-10), covers it (fp16_key_error.hpp):
-// the sum of products' own chain is that term at C = 0, and the extra addition errs by at most
-// 2^-24 of |C| + Σ|x_h c_h|.
+// fl32(S + C), S the FP32 sum of the products from zero and C = fl32(‖c̃_j‖² + xb): one
+// rounding more than mma.sync's keys, whose sums start at C. In fp16_key_error.hpp's model
+// (wgmma taken to accumulate as mma.sync does on the same tensor cores; the device tests check
+// the labels) S's chain is the bound's at C = 0, which leaves acc_running·C of its budget,
+// acc_running = (npad/8 + 2)·2^-22 ≥ 24u (npad ≥ 32, u = 2^-24), for the extra addition's
+// error u·|S + C| ≤ u·(C + P'), P' = Σ|x_h c_h| with S's own error. That holds while P' ≤ 23·C;
+// P' ≤ 2(a + ex)(‖c̃_j‖ + ‖δc_j‖)(1 + small) (the bound's `products`), which is ≤ about 4C
+// even where FP16 subnormals bring ex near a, since C ≥ xb + ‖c̃_j‖² ≥ a² + ‖c̃_j‖².
 template <class S>
 __device__ __forceinline__ void fold_product_keys(const float (&acc)[2][S::kNTiles][4], const float* tile_norms,
                                                   const RowData& rows, unsigned column_base, unsigned index_mask,

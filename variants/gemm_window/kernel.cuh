@@ -2,7 +2,8 @@
 // The gemm-window kernel: a persistent grid of blocks, each taking point tiles of BM points
 // from a counter (tile_scheduler), converting them into a resident FP16 A tile, and sweeping
 // the whole FP16 centroid table (every K of the range, one group after another) through
-// m16n8k16 MMAs whose accumulators start at ‖c̃‖² + xb, so they end as keys. After a
+// m16n8k16 MMAs whose accumulators start at ‖c̃‖² + xb, so they end as keys (the wgmma tile:
+// products from zero, ‖c̃‖² + xb added in the fold, epilogue.cuh). After a
 // group's last tile its labels are settled (epilogue.cuh: window and candidates;
 // arbitration.cuh: exact distances) and its points added (update.cuh).
 //
@@ -152,7 +153,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
         // straddles a tile) or a resident tile, and waited for once before its keys fold. Two
         // accumulator sets, so one tile's keys fold under the next tile's wgmmas, took 251
         // registers and two blocks an SM against this one's three, and ran 128/1024/2M in
-        // 4.43 ms against 3.85 (H200, de38fad against 84a1a58; docs/gemm-window.md).
+        // 4.427 ms against the mma.sync tile's 4.196 (H200, de38fad; ab/gemm-window-wgmma.txt).
         float acc[2][S::kNTiles][4];
         const int per_group = a.table_resident ? a.chunks : sc;
         const float* norms = a.norms + group.first_tile * BN;

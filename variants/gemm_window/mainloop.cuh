@@ -8,6 +8,7 @@
 // Shared layouts: rows of 16-byte pieces (8 halves), piece c of row r stored at c XOR a
 // function of r, so the 8 rows one ldmatrix phase reads fall in 8 different bank groups:
 // c ^ (r & 7) when a row has a multiple of 8 pieces, c ^ ((r >> 1) & 3) when it has 4 mod 8.
+// The wgmma tile's A tile is chunk-major instead, as the table chunks are (a_piece).
 #include <cuda_fp16.h>
 
 #include "variants/gemm_window/block.cuh"

@@ -118,7 +118,7 @@ class GemmWindow : public Variant {
                           "every 4096 points; sorted: labels radix-sorted, one atomic per run of equal labels"});
     space.axes.push_back({"table",
                           {"stream", "resident"},
-                          "stream: centroid chunks through a 3-stage cp.async ring; resident: the whole FP16 table "
+                          "stream: centroid chunks through a cp.async ring of 3 stages (4 for wgmma); resident: the whole FP16 table "
                           "in shared memory once per block"});
     space.axes.push_back({"stage",
                           {32, 64, 128, 256},
@@ -198,9 +198,11 @@ class GemmWindow : public Variant {
     else if (widest <= 64) order = {"128x64/4x1", "128x128/4x2", "64x128/2x2"};
     else if (padded_dims(problem.n) > 512) order = {"64x256/2x4", "64x128/2x2", "128x128/4x2"};
     else if (widest >= 512 && padded_dims(problem.n) <= 128)
-      // wgmma where it runs: 128/1024/2M 3.85 ms against 64x128/2x2's 4.16, the batch of 32 ×
-      // 64K × 128 4.71 against 5.41 (H200, 84a1a58, one call; docs/gemm-window.md). At 256
-      // dims its 128 rows of A leave fewer blocks an SM: 256/4096/1M 16.3 against 11.9.
+      // wgmma where it runs: 128/1024/2M 4.017 ms against 64x128/2x2's 4.294 at the same 32-dim
+      // stages (H200, e046de1, one call; 4.16-4.20 in three other calls at its default 64), the
+      // batch of 32 × 64K × 128 4.970 against 5.153 (5.07-5.41 elsewhere);
+      // ab/gemm-window-wgmma.txt. At 256 dims its 128 rows of A leave fewer blocks an SM:
+      // 256/4096/1M 13.7-16.3 against 11.8-11.9 in every form measured.
       order = {"128x64/wgmma", "64x128/2x2", "128x128/4x2"};
     else if (widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
     else order = {"128x128/4x2", "64x128/2x2"};
@@ -223,16 +225,19 @@ class GemmWindow : public Variant {
     // against 5.56 with 32; 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way).
     const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmax,
                                             kTileConfigs[run_config(params).tile_index]);
-    // Not where 32 dims keep the tile's blocks an SM and 64 would not (the runtime keeps 1 KiB
-    // of an SM's shared memory per block): 128x64/wgmma's four-slot ring at 64 dims took
-    // 128/1024/2M to two blocks and 4.33 ms, against 3.85 at three (H200, c6957b0 and 84a1a58).
+    // For the wgmma tile, not where 32 dims keep its blocks an SM and 64 would not (the runtime
+    // keeps 1 KiB of an SM's shared memory per block): its four-slot ring at 64 dims took
+    // 128/1024/2M to two blocks and 4.325 ms against the mma.sync tile's 4.157 (H200, c6957b0),
+    // at 32 dims three blocks and 4.017 against 4.294 (e046de1). The mma.sync tiles keep the
+    // rule they were measured with.
     const TileConfig& chosen = kTileConfigs[run_config(params).tile_index];
     const auto keeps_blocks = [&](const Params& p) {
       return device.smem_per_sm <= 0 ||
              (block_smem_bytes(problem, run_config(p)) + 1024) * chosen.min_blocks <= device.smem_per_sm;
     };
     const Params wider = with(params, "stage", 64);
-    if (geometry.chunks % 2 == 0 && fits(problem, device, wider) && (keeps_blocks(wider) || !keeps_blocks(params)))
+    if (geometry.chunks % 2 == 0 && fits(problem, device, wider) &&
+        (!chosen.wgmma || keeps_blocks(wider) || !keeps_blocks(params)))
       params["stage"] = 64;
     const int64_t table = int64_t(geometry.total_columns) * geometry.npad * 2;
     if (table <= 32 * 1024 && fits(problem, device, with(params, "table", "resident"))) params["table"] = "resident";

@@ -3,7 +3,7 @@
 // ldmatrix + mma.sync: both operands come from shared memory through 64-bit descriptors, and
 // one instruction does a warpgroup's m64nNk16. Only the translation units built for sm_90a
 // (kernel_*_wgmma.cu, their own CMake target) define MK_GW_SM90A; elsewhere these trap, and
-// can_implement never picks a wgmma tile there.
+// variant.cpp's tile_refusal keeps the wgmma tile out of the space, the defaults and prepare.
 //
 // Operand layout: the table chunk slots' (mainloop.cuh): rows of 64 bytes (32 halves, one
 // k-chunk), the four 16-byte pieces of row r stored at piece XOR (r/2)%4: wgmma's 64-byte
@@ -30,8 +30,8 @@ __device__ __forceinline__ uint64_t chunk_descriptor(uint32_t address) {
   return uint64_t((address & 0x3ffff) >> 4) | (uint64_t(1) << 16) | (uint64_t(512 >> 4) << 32) | (uint64_t(2) << 62);
 }
 
-// Orders this thread's earlier register writes (the accumulators' initial keys) before the
-// wgmma that reads them.
+// Orders this thread's earlier accesses of the accumulators (the previous tile's fold) before
+// the wgmmas that overwrite them.
 __device__ __forceinline__ void wgmma_fence() {
 #if MK_GW_SM90A
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
