@@ -233,7 +233,7 @@ TEST(GemmWindowSpace, StagedPointsAreTheDefaultOnlyUpTo64DimsWhereBothBuffersKee
   const Params narrow_defaults = window_variant().default_params(narrow, h100_like());
   EXPECT_EQ(narrow_defaults.at("points"), "staged");
   EXPECT_FALSE(window_variant().param_space(narrow, h100_like()).check(narrow_defaults).has_value());
-  // 128/1024/2M: 64x128/2x2 with 2 × 32 KiB of rows would fit fewer than its three blocks.
+  // 128/1024/2M: a streamed table (64x128/2x2, or 128x64/wgmma on sm_90): not staged.
   const Problem wide = make_problem(2 << 20, 128, 1024, 1024);
   EXPECT_EQ(window_variant().default_params(wide, h100_like()).at("points"), "global");
   // 128/100/1M: the buffers fit beside a resident table, but staging lost at 128 dims.
