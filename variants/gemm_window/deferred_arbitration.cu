@@ -1,6 +1,6 @@
-// arbitrate=deferred's second kernel: one warp a queued row. Its lanes share each candidate's
-// distance (coalesced loads of the point and the centroid, FP64 sums as in the block), and
-// the smallest packed exact distance is the row's label, written over the key winner the main
+// arbitrate=deferred's second kernel: one warp a queued row, four of its candidates a pass. Its
+// lanes share each candidate's distance (coalesced loads of the point and the centroids, FP64
+// sums as in the block), and the smallest packed exact distance is the row's label, written over the key winner the main
 // kernel left in the sort's labels (and the caller's).
 #include "variants/gemm_window/deferred_arbitration.hpp"
 
@@ -14,6 +14,7 @@ namespace {
 
 constexpr int kWarpsPerBlock = 8;
 constexpr unsigned kAllLanes = 0xffffffffu;
+constexpr int kBatch = 4;
 
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     settle_deferred_rows(const DeferredRow* __restrict__ rows, const unsigned short* __restrict__ columns,
@@ -32,13 +33,25 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     const GroupInfo group = groups[row.group];
     const float* x = points + int64_t(row.point) * n;
     unsigned long long best = ~0ull;
-    for (uint32_t j = 0; j < row.count; ++j) {
-      const unsigned column = columns[row.first + j];  // one address: a broadcast
-      if (column == kNoColumn) continue;               // warp-uniform
-      double distance = partial_distance(x, centroids + int64_t(group.slot_offset + int(column)) * n, n, lane, 32);
+    // kBatch candidates a pass: one load of each piece of x serves them all, and their sums
+    // and reductions are independent chains. A pass's padding (past the row's count, or
+    // kNoColumn) measures x against itself and is dropped.
+    for (uint32_t j = 0; j < row.count; j += kBatch) {
+      unsigned column[kBatch];
+      const float* c[kBatch];
 #pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) distance += __shfl_xor_sync(kAllLanes, distance, offset);
-      best = min(best, pack_exact(distance, column));
+      for (int q = 0; q < kBatch; ++q) {
+        column[q] = j + q < row.count ? columns[row.first + j + q] : kNoColumn;  // one address: a broadcast
+        c[q] = column[q] == kNoColumn ? x : centroids + int64_t(group.slot_offset + int(column[q])) * n;
+      }
+      double distance[kBatch];
+      partial_distances<kBatch>(x, c, n, lane, 32, distance);
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1) distance[q] += __shfl_xor_sync(kAllLanes, distance[q], offset);
+        if (column[q] != kNoColumn) best = min(best, pack_exact(distance[q], column[q]));  // warp-uniform
+      }
     }
     if (lane == 0 && best != ~0ull) {
       const int64_t at = int64_t(row.group) * m + row.point;

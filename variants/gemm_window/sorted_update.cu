@@ -50,12 +50,36 @@ __global__ void __launch_bounds__(kWarps * 32)
       const int count = end - j0 < 32 ? int(end - j0) : 32;
       const int my_label = lane < count ? labels[j0 + lane] : -1;
       const int my_point = lane < count ? order[j0 + lane] : 0;
-      // The 32 gathers are issued before the serial walk consumes them.
+      // The 32 gathers are issued before the walk consumes them.
       float values[32];
 #pragma unroll
       for (int e = 0; e < 32; ++e) {
         const int point = __shfl_sync(full, my_point, e);
         values[e] = d < n && e < count ? __ldg(points + int64_t(point) * n + d) : 0.f;
+      }
+      // A batch inside one run (most of them where runs are long: M/K entries a run on
+      // average) is added by four independent FP64 chains instead of walked entry by entry.
+      const int first = __shfl_sync(full, my_label, 0), last = __shfl_sync(full, my_label, 31);
+      if (count == 32 && first == last) {  // warp-uniform
+        if (first != label) {
+          if (run > 0) flush();
+          label = first;
+          run = 0;
+          sum = 0.0;
+          centre = d < n ? __ldg(centroids + int64_t(slot_offset + first) * n + d) : 0.f;
+        }
+        double part[4] = {0.0, 0.0, 0.0, 0.0}, square[4] = {0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+        for (int e = 0; e < 32; ++e) {
+          const double v = double(values[e]);
+          part[e & 3] += v;
+          const double diff = v - centre;
+          square[e & 3] = fma(diff, diff, square[e & 3]);
+        }
+        sum += (part[0] + part[1]) + (part[2] + part[3]);
+        squares += (square[0] + square[1]) + (square[2] + square[3]);
+        run += 32;
+        continue;
       }
 #pragma unroll
       for (int e = 0; e < 32; ++e) {
