@@ -215,6 +215,22 @@ class AutoSelect : public Variant {
 
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
                                        const DeviceInfo& device) const override {
+    const auto [delegate, delegate_params] = choose(problem, params, device);
+    return delegate->prepare(problem, data, delegate_params, device);
+  }
+
+  // A batch: the delegate and parameters one problem gets (as when each problem has its own
+  // run), serving the whole batch in one launch where the delegate can.
+  std::unique_ptr<PreparedRun> prepare_batch(const Problem& problem, const Dataset& data, const Params& params,
+                                             const DeviceInfo& device) const override {
+    Problem one = problem;
+    one.batch = 1;
+    const auto [delegate, delegate_params] = choose(one, params, device);
+    return delegate->prepare_batch(problem, data, delegate_params, device);
+  }
+
+ private:
+  std::pair<const Variant*, Params> choose(const Problem& problem, const Params& params, const DeviceInfo& device) const {
     const auto [delegate_name, reason] = choose_auto_delegate(problem, device, threshold_of(params));
     if (delegate_name.empty()) throw UnsupportedError("auto: no delegate can run " + problem.str() + ": " + reason);
     const Variant& delegate = Registry::instance().get(delegate_name);
@@ -240,7 +256,7 @@ class AutoSelect : public Variant {
     std::fprintf(stderr, "auto: chose %s (%s) with %s%s\n", delegate_name.c_str(), reason.c_str(),
                  params_label(delegate_params).c_str(),
                  tuned_from.empty() ? " (defaults)" : (" (tuned: " + tuned_from + ")").c_str());
-    return delegate.prepare(problem, data, delegate_params, device);
+    return {&delegate, delegate_params};
   }
 };
 

@@ -155,6 +155,14 @@ class Variant {
   virtual std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data,
                                                const Params& params,
                                                const DeviceInfo& device) const = 0;
+  // Optional: one prepared run serving a whole batch (problem.batch > 1, the problems' rows one
+  // after another in `data`, `params` resolved for one problem) with one launch a kernel, or
+  // null where the variant cannot for these parameters: the batch then runs one prepared run a
+  // problem, each on its own stream (variants/batched/batched_variant.hpp).
+  virtual std::unique_ptr<PreparedRun> prepare_batch(const Problem&, const Dataset&, const Params&,
+                                                     const DeviceInfo&) const {
+    return nullptr;
+  }
   // Bytes prepare() and iterate() allocate for `params` (resolved), with labels when
   // `with_labels` (verification, --store-labels). The default is lloyd_state_footprint with
   // the "layout" parameter for GPU variants, and the points plus labels for CPU variants;

@@ -111,6 +111,8 @@ class BatchedVariant final : public Variant {
   std::unique_ptr<PreparedRun> prepare(const Problem& problem, const Dataset& data, const Params& params,
                                        const DeviceInfo& device) const override {
     if (problem.batch <= 1) return inner_.prepare(problem, data, params, device);
+    if (data.m != problem.total_points()) (void)problem_rows(data, problem, 0);  // the size's InputError
+    if (auto one_launch = inner_.prepare_batch(problem, data, params, device)) return one_launch;
     return std::make_unique<BatchedRun>(inner_, problem, data, params, device);
   }
   // Every problem's run holds its buffers at once.

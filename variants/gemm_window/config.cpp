@@ -52,4 +52,20 @@ Geometry make_geometry(int n, int kmin, int kmax, const TileConfig& tile) {
   return geometry;
 }
 
+Geometry make_batch_geometry(int n, int k, int batch, const TileConfig& tile) {
+  Geometry geometry = make_geometry(n, k, k, tile);
+  const GroupInfo one = geometry.groups[0];
+  geometry.groups.clear();
+  for (int b = 0; b < batch; ++b) {
+    GroupInfo group = one;
+    group.slot_offset = b * k;
+    group.first_tile = b * one.tiles;
+    geometry.groups.push_back(group);
+  }
+  geometry.total_tiles = batch * one.tiles;
+  geometry.total_columns = geometry.total_tiles * tile.bn;
+  geometry.slots = batch * k;
+  return geometry;
+}
+
 }  // namespace mk::gemm_window

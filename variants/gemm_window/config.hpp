@@ -105,6 +105,8 @@ struct Geometry {
   std::vector<GroupInfo> groups;
 };
 Geometry make_geometry(int n, int kmin, int kmax, const TileConfig& tile);
+// A batch in one launch: problem b's one K as group b (slots from b·K, tiles from b·⌈K/BN⌉).
+Geometry make_batch_geometry(int n, int k, int batch, const TileConfig& tile);
 
 // Byte offsets into a block's dynamic shared memory; the same numbers on host and device.
 struct SmemLayout {

@@ -32,8 +32,9 @@ class DeferredArbitration {
   DeferredQueue queue() const;
   void reset(cudaStream_t stream);
   // Exact labels for every queued row: labels_sorted ([group][m], the sort's input) and,
-  // when not null, labels ([group][m], the caller's).
-  void resolve(const float* points, const float* centroids, const GroupInfo* groups, int n, int64_t m,
+  // when not null, labels ([group][m], the caller's); batched (a batch in one launch): both
+  // [m], one a point, and labels_sorted holds slots (group b's slot_offset + label).
+  void resolve(const float* points, const float* centroids, const GroupInfo* groups, int n, int64_t m, bool batched,
                int32_t* labels_sorted, int32_t* labels, int sm_count, cudaStream_t stream);
   static double footprint_bytes(const Problem& problem, int64_t column_capacity = -1, int64_t row_capacity = -1);
 

@@ -47,7 +47,9 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   // table_scalars[0] is the largest unscaled ‖c − μ‖² rounded up; scale is a power of two.
   model.largest_cnorm = fp16_keys::largest_centroid_norm(__uint_as_float(a.table_scalars[0])) * scale;
 
-  for (int i = threadIdx.x; i < a.slots; i += S::kThreads) s.counts[i] = 0;
+  // update=sorted counts in its own pass; a batch's layout gives it no shared counts.
+  if (a.update != UpdateMode::Sorted)
+    for (int i = threadIdx.x; i < a.slots; i += S::kThreads) s.counts[i] = 0;
   if (a.update == UpdateMode::Shared)
     for (int i = threadIdx.x; i < a.slots * a.n; i += S::kThreads) s.sums[i] = 0.f;
   for (int i = threadIdx.x; i < a.group_count * S::kWarps; i += S::kThreads) s.inertia[i] = 0.0;
@@ -60,13 +62,34 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   const CopyPlan plan = copy_plan<S>(a);
   // The next stage to fetch: its centroid tile and first chunk.
   int next_tile = 0, next_chunk = 0, stage_slot = 0, in_stage = 0;
+  // A batch: a point tile sweeps its own problem's group alone, and the fetches follow the
+  // point tiles' groups. Once a group's last stage is fetched the next fetch goes to the group
+  // of the point tile after the current one: with at least two stages a group (the host's
+  // condition) that fetch is made while the current tile is swept, when the next tile's number
+  // has landed (requested as the current tile starts, before its fill's barrier).
+  const bool batched = a.batch_tiles > 0;
+  const auto group_of = [&](int point_tile) {
+    return point_tile < a.point_tiles ? int(point_tile / a.batch_tiles) : 0;
+  };
+  int fetch_end = a.total_tiles;  // one past the fetched group's last centroid tile
+  const auto follow_group = [&](int point_tile) {
+    const GroupInfo next = a.groups[group_of(point_tile)];
+    next_tile = next.first_tile;
+    fetch_end = next.first_tile + next.tiles;
+  };
   const auto advance = [&] {
     next_chunk += sc;
     if (next_chunk == a.chunks) {
       next_chunk = 0;
-      next_tile = next_tile + 1 == a.total_tiles ? 0 : next_tile + 1;
+      ++next_tile;
+      if (!batched && next_tile == fetch_end) next_tile = 0;  // a batch's next group: at its first fetch
     }
   };
+  if (batched) {  // the first fetches are the first tile's group
+    request_point_tile(a, s, 0);
+    __syncthreads();
+    follow_group(s.tile[0]);
+  }
   if (a.table_resident) {
     for (int tile = 0; tile < a.total_tiles; ++tile)
       for (int c = 0; c < a.chunks; ++c)
@@ -82,7 +105,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       advance();
     }
   }
-  request_point_tile(a, s, 0);
+  if (!batched) request_point_tile(a, s, 0);
   __syncthreads();
   // points=staged: tile i + 1's rows are copied into the other buffer while tile i is worked
   // on (its number has landed by the barrier after tile i's fill), so the fill and the update
@@ -135,6 +158,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
         if constexpr (S::kWgmma) fence_shared_for_wgmma();
         __syncthreads();
         const int refill = stage_slot + 2 < S::kRingStages ? stage_slot + 2 : stage_slot + 2 - S::kRingStages;
+        if (batched && next_tile == fetch_end) follow_group(s.tile[tile_slot ^ 1]);
         copy_stage<S>(a, plan, s.b + refill * stage_elements, next_tile, next_chunk);
         cp_async_commit();
         advance();
@@ -146,8 +170,11 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       }
       return slot;
     };
-    for (int gi = 0; gi < a.group_count; ++gi) {
+    const int group_begin = batched ? group_of(tile) : 0;
+    const int group_end = batched ? group_begin + 1 : a.group_count;
+    for (int gi = group_begin; gi < group_end; ++gi) {
       const GroupInfo group = a.groups[gi];
+      if (batched && a.table_resident) q = group.first_tile * a.chunks;
       if constexpr (S::kWgmma) {
         // A tile's wgmmas are issued back to back, one group a ring stage (a stage never
         // straddles a tile) or a resident tile, and waited for once before its keys fold. Two
@@ -203,7 +230,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     flush_shared_sums<S>(a, s);
     __syncthreads();
   }
-  flush_counts<S>(a, s);
+  if (a.update != UpdateMode::Sorted) flush_counts<S>(a, s);
   flush_inertia<S>(a, s);
 #else
   __trap();  // unreachable: can_implement refuses devices below sm_80

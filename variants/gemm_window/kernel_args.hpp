@@ -47,6 +47,10 @@ struct KernelArgs {
   int32_t* sort_labels;    // update=sorted: [group][m] labels the sort reads
   unsigned* tile_counter;  // zero at launch; blocks take point tiles from it
   int64_t point_tiles;
+  // A batch in one launch (run.cu): 0, or the point tiles of each problem (its m a multiple of
+  // BM, so no tile straddles two). Group b is problem b's K: a tile sweeps only its problem's
+  // group, the update's slots are b·K + label, and labels are one a point ([M_total]).
+  int64_t batch_tiles;
   unsigned long long* stats;  // null, or {rows, ambiguous rows, scanned slices, exact distances, deferred rows}
   DeferredQueue deferred;     // arbitrate=deferred (update=sorted), else rows = null
 };

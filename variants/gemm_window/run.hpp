@@ -1,6 +1,8 @@
 #pragma once
 // A gemm-window run bound to one problem, data set and parameter point.
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "core/device_info.hpp"
 #include "datasets/dataset.hpp"
@@ -27,10 +29,17 @@ RunConfig run_config(const Params& params);  // InputError for unknown values
 // Chunks of 32 dims per ring stage: stage_dims / 32, at most a tile's chunks and dividing them.
 int stage_chunks(int stage_dims, int chunks);
 
-// The shared-memory carve-up of one block of `config` for `problem`, and its size.
+// The shared-memory carve-up of one block of `config` for `problem` (a batch, problem.batch >
+// 1: the one launch serving it), and its size.
 SmemLayout block_smem_layout(const Problem& problem, const RunConfig& config);
 int64_t block_smem_bytes(const Problem& problem, const RunConfig& config);
 
+// Why `config` cannot serve the batch `problem` in one launch (B problems of one K, each m a
+// multiple of the tile's rows, update global or sorted, ...), or nullopt.
+std::optional<std::string> batch_refusal(const Problem& problem, const RunConfig& config);
+
+// problem.batch > 1: one run serving the whole batch in one launch a kernel (batch_refusal
+// must be nullopt; data holds the B problems' rows one problem after another).
 std::unique_ptr<PreparedRun> make_run(const Problem& problem, const Dataset& data, const RunConfig& config,
                                       const DeviceInfo& device, const Translation& translation);
 

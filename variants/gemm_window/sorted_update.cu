@@ -26,7 +26,7 @@ __global__ void fill_iota(int32_t* __restrict__ out, int64_t m) {
 __global__ void __launch_bounds__(kWarps * 32)
     sum_label_runs(const int32_t* __restrict__ labels, const int32_t* __restrict__ order, const float* __restrict__ points,
                    const float* __restrict__ centroids, int64_t m, int n, int slices, int slot_offset, double* sums,
-                   unsigned long long* counts, double* inertia) {
+                   unsigned long long* counts, double* inertia, int inertia_span) {
   const unsigned full = 0xffffffffu;
   __shared__ double block_squares[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -41,10 +41,16 @@ __global__ void __launch_bounds__(kWarps * 32)
     int label = -1, run = 0;
     double sum = 0.0;
     float centre = 0.f;
-    const auto flush = [&] {
+    const auto flush = [&] {  // warp-uniform, as are label and run
       const int64_t slot = slot_offset + label;
       if (d < n) atomicAdd(sums + slot * n + d, sum);
       if (d0 == 0 && lane == 0) atomicAdd(counts + slot, static_cast<unsigned long long>(run));
+      if (inertia_span > 0) {  // a batch: each run's squares to its own problem's inertia
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1) squares += __shfl_xor_sync(full, squares, offset);
+        if (lane == 0) atomicAdd(inertia + slot / inertia_span, squares);
+        squares = 0.0;
+      }
     };
     for (int64_t j0 = begin; j0 < end; j0 += 32) {
       const int count = end - j0 < 32 ? int(end - j0) : 32;
@@ -143,7 +149,7 @@ double SortedUpdate::footprint_bytes(const Problem& problem) {
 }
 
 void SortedUpdate::accumulate(const gpu::PointsView& points, const float* centroids, const KRange& k,
-                              const gpu::AccumulatorView& acc, cudaStream_t stream) {
+                              const gpu::AccumulatorView& acc, cudaStream_t stream, int inertia_span) {
   const int64_t pieces = (m_ + kPiece - 1) / kPiece;
   const int slices = (points.n + 31) / 32;
   const int grid = int((pieces * slices + kWarps - 1) / kWarps);
@@ -156,7 +162,7 @@ void SortedUpdate::accumulate(const gpu::PointsView& points, const float* centro
                "gemm-window sorted update: radix sort");
     sum_label_runs<<<grid, kWarps * 32, 0, stream>>>(sorted_labels_.get(), order_.get(), points.data, centroids, m_,
                                                      points.n, slices, k.slot_offset(kk), acc.sums, acc.counts,
-                                                     acc.inertia + g);
+                                                     inertia_span > 0 ? acc.inertia : acc.inertia + g, inertia_span);
     gpu::check_launch("gemm-window sum_label_runs");
   }
 }

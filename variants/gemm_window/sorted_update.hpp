@@ -18,9 +18,11 @@ class SortedUpdate {
   ~SortedUpdate();
   // The labels buffer the kernel writes: [group][m].
   int32_t* labels() const { return labels_.get(); }
-  // Sums, counts and inertia of every group, from the labels the kernel wrote.
+  // Sums, counts and inertia of every group, from the labels the kernel wrote. inertia_span > 0:
+  // a batch in one launch (k is then one K of B·K slots, each problem's K of them in a row):
+  // a slot's squares go to acc.inertia[slot / inertia_span], its problem's.
   void accumulate(const gpu::PointsView& points, const float* centroids, const KRange& k,
-                  const gpu::AccumulatorView& acc, cudaStream_t stream);
+                  const gpu::AccumulatorView& acc, cudaStream_t stream, int inertia_span = 0);
   // Device bytes these buffers take (for the footprint), with the CUB scratch estimated.
   static double footprint_bytes(const Problem& problem);
 

@@ -25,9 +25,11 @@ __device__ __forceinline__ void update_rows_from(const KernelArgs& a, const Smem
   if (lane < rows) {
     const int label = s.label[r0 + lane];
     const int64_t p = base + r0 + lane;
-    if (a.labels) a.labels[int64_t(g) * a.m + p] = label;
+    // A batch (one group a point): labels one a point, and the sort's keys are slots.
+    const int64_t at = a.batch_tiles > 0 ? p : int64_t(g) * a.m + p;
+    if (a.labels) a.labels[at] = label;
     if (a.update == UpdateMode::Sorted)
-      a.sort_labels[int64_t(g) * a.m + p] = label;
+      a.sort_labels[at] = a.batch_tiles > 0 ? group.slot_offset + label : label;
     else
       atomicAdd(&s.counts[group.slot_offset + label], 1u);
   }

@@ -4,6 +4,7 @@
 // tiles of points × centroid tiles through shared memory, the argmin in the epilogue.
 // docs/gemm-window.md gives the design and what must be measured.
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -265,6 +266,28 @@ class GemmWindow : public Variant {
     if (block_smem_bytes(problem, config) > smem_limit(device))
       throw UnsupportedError("gemm-window: " + params_label(params) + " needs more shared memory than a block may use");
     const Translation translation = translation_for(data);  // refuses data beyond FP32 distances, before GPU work
+    return make_run(problem, data, config, device, translation);
+  }
+
+  // A batch in one launch where batch_refusal allows (one K, each m a multiple of the tile's
+  // rows, ...) and its blocks fit; else null, and each problem gets its own run.
+  std::unique_ptr<PreparedRun> prepare_batch(const Problem& problem, const Dataset& data, const Params& params,
+                                             const DeviceInfo& device) const override {
+    const Problem one = [&] { Problem p = problem; p.batch = 1; return p; }();
+    if (auto reason = can_implement(one, device)) throw UnsupportedError("gemm-window: " + *reason);
+    const RunConfig config = run_config(params);
+    if (auto refusal = tile_refusal(kTileConfigs[config.tile_index], device))
+      throw UnsupportedError("gemm-window: " + *refusal);
+    std::optional<std::string> refusal = batch_refusal(problem, config);
+    if (!refusal && block_smem_bytes(problem, config) > smem_limit(device))
+      refusal = "blocks with more shared memory than a block may use";
+    if (refusal) {
+      std::fprintf(stderr, "gemm-window: the batch runs a prepared run a problem: one launch cannot take %s\n",
+                   refusal->c_str());
+      return nullptr;
+    }
+    std::fprintf(stderr, "gemm-window: %d problems in one launch a kernel\n", problem.batch);
+    const Translation translation = translation_for(data);
     return make_run(problem, data, config, device, translation);
   }
 };
