@@ -16,12 +16,14 @@ constexpr int kWarpsPerBlock = 8;
 constexpr unsigned kAllLanes = 0xffffffffu;
 constexpr int kBatch = 4;
 
+// Batched (a batch in one launch): labels one a point, and the sort's keys slots (update.cuh).
+template <bool Batched>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     settle_deferred_rows(const DeferredRow* __restrict__ rows, const unsigned short* __restrict__ columns,
                          const unsigned long long* __restrict__ counters, unsigned long long row_capacity,
                          const float* __restrict__ points,
                          const float* __restrict__ centroids, const GroupInfo* __restrict__ groups, int n, int64_t m,
-                         bool batched, int32_t* labels_sorted, int32_t* labels) {
+                         int32_t* labels_sorted, int32_t* labels) {
   const int lane = threadIdx.x & 31;
   // Reservations past the capacity were refused (their warps arbitrated in the block), and the
   // records of one that straddled it were marked empty.
@@ -54,10 +56,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
       }
     }
     if (lane == 0 && best != ~0ull) {
-      // A batch: labels one a point, the sort's keys slots (update.cuh).
       const int32_t label = int32_t(best & 0xffffffffu);
-      const int64_t at = batched ? int64_t(row.point) : int64_t(row.group) * m + row.point;
-      labels_sorted[at] = batched ? group.slot_offset + label : label;
+      const int64_t at = Batched ? int64_t(row.point) : int64_t(row.group) * m + row.point;
+      labels_sorted[at] = Batched ? group.slot_offset + label : label;
       if (labels) labels[at] = label;
     }
   }
@@ -106,9 +107,9 @@ void DeferredArbitration::resolve(const float* points, const float* centroids, c
   // A persistent grid: the queue's length is only known on the device. 8 blocks of 8 warps an
   // SM keep enough loads in flight for one row at a time a warp.
   const int grid = std::max(1, sm_count) * 8;
-  settle_deferred_rows<<<grid, kWarpsPerBlock * 32, 0, stream>>>(rows_.get(), columns_.get(), counters_.get(),
+  (batched ? settle_deferred_rows<true> : settle_deferred_rows<false>)<<<grid, kWarpsPerBlock * 32, 0, stream>>>(rows_.get(), columns_.get(), counters_.get(),
                                                                  static_cast<unsigned long long>(rows_capacity_),
-                                                                 points, centroids, groups, n, m, batched, labels_sorted, labels);
+                                                                 points, centroids, groups, n, m, labels_sorted, labels);
   gpu::check_launch("gemm-window settle_deferred_rows");
 }
 

@@ -26,7 +26,11 @@ __device__ __forceinline__ void request_point_tile(const KernelArgs& a, const Sm
   if (threadIdx.x == 0) s.tile[slot] = int(atomicAdd(a.tile_counter, 1u));
 }
 
-template <int BM, int BN, int WM, int WN, int MinBlocks, bool Wgmma>
+// Batched: a batch in one launch (a.batch_tiles > 0). Its own instantiation: the batch's state
+// (the fetched group's end, the tile's group) held in the one-problem kernel cost it 4.4 % at
+// 128/1024/2M, 3.665 against 3.509 ms (H200, 51dec03 against 82a7a63, same call,
+// ab/gemm-window-batch-one-launch.txt), its wgmma form being at its 168-register cap.
+template <int BM, int BN, int WM, int WN, int MinBlocks, bool Wgmma, bool Batched>
 __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(KernelArgs a) {
 #if MK_GW_SM80
   using S = Shape<BM, BN, WM, WN, Wgmma>;
@@ -35,6 +39,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     if (!MK_GW_SM90A || (smem_address(gemm_window_smem) & 1023u) != 0) __trap();
   }
   const Smem s = carve(a.smem);
+  constexpr bool batched = Batched;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int wm = warp / WN, wn = warp - wm * WN;
   const int pieces = a.npad / 8;
@@ -47,8 +52,9 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   // table_scalars[0] is the largest unscaled ‖c − μ‖² rounded up; scale is a power of two.
   model.largest_cnorm = fp16_keys::largest_centroid_norm(__uint_as_float(a.table_scalars[0])) * scale;
 
-  // update=sorted counts in its own pass; a batch's layout gives it no shared counts.
-  if (a.update != UpdateMode::Sorted)
+  // A batch's update=sorted counts in its own pass, and its layout gives it no shared counts.
+  const bool shared_counts = !(batched && a.update == UpdateMode::Sorted);
+  if (shared_counts)
     for (int i = threadIdx.x; i < a.slots; i += S::kThreads) s.counts[i] = 0;
   if (a.update == UpdateMode::Shared)
     for (int i = threadIdx.x; i < a.slots * a.n; i += S::kThreads) s.sums[i] = 0.f;
@@ -67,7 +73,6 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   // of the point tile after the current one: with at least two stages a group (the host's
   // condition) that fetch is made while the current tile is swept, when the next tile's number
   // has landed (requested as the current tile starts, before its fill's barrier).
-  const bool batched = a.batch_tiles > 0;
   const auto group_of = [&](int point_tile) {
     return point_tile < a.point_tiles ? int(point_tile / a.batch_tiles) : 0;
   };
@@ -81,11 +86,13 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     next_chunk += sc;
     if (next_chunk == a.chunks) {
       next_chunk = 0;
-      ++next_tile;
-      if (!batched && next_tile == fetch_end) next_tile = 0;  // a batch's next group: at its first fetch
+      if constexpr (batched)
+        ++next_tile;  // the next group: at its first fetch
+      else
+        next_tile = next_tile + 1 == a.total_tiles ? 0 : next_tile + 1;
     }
   };
-  if (batched) {  // the first fetches are the first tile's group
+  if constexpr (batched) {  // the first fetches are the first tile's group
     request_point_tile(a, s, 0);
     __syncthreads();
     follow_group(s.tile[0]);
@@ -158,7 +165,8 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
         if constexpr (S::kWgmma) fence_shared_for_wgmma();
         __syncthreads();
         const int refill = stage_slot + 2 < S::kRingStages ? stage_slot + 2 : stage_slot + 2 - S::kRingStages;
-        if (batched && next_tile == fetch_end) follow_group(s.tile[tile_slot ^ 1]);
+        if constexpr (batched)
+          if (next_tile == fetch_end) follow_group(s.tile[tile_slot ^ 1]);
         copy_stage<S>(a, plan, s.b + refill * stage_elements, next_tile, next_chunk);
         cp_async_commit();
         advance();
@@ -170,11 +178,11 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       }
       return slot;
     };
-    const int group_begin = batched ? group_of(tile) : 0;
-    const int group_end = batched ? group_begin + 1 : a.group_count;
-    for (int gi = group_begin; gi < group_end; ++gi) {
+    // A batch's tile: its problem's group alone.
+    for (int gi = batched ? group_of(tile) : 0; gi < (batched ? group_of(tile) + 1 : a.group_count); ++gi) {
       const GroupInfo group = a.groups[gi];
-      if (batched && a.table_resident) q = group.first_tile * a.chunks;
+      if constexpr (batched)
+        if (a.table_resident) q = group.first_tile * a.chunks;
       if constexpr (S::kWgmma) {
         // A tile's wgmmas are issued back to back, one group a ring stage (a stage never
         // straddles a tile) or a resident tile, and waited for once before its keys fold. Two
@@ -216,7 +224,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       __syncthreads();
       arbitrate_rows<S>(a, s, group, gi, base);
       double inertia = 0.0;
-      update_rows<S>(a, s, group, gi, base, staged, inertia);
+      update_rows<S, Batched>(a, s, group, gi, base, staged, inertia);
       if (a.update != UpdateMode::Sorted) add_inertia<S>(s, gi, inertia);
       reset(top);
     }
@@ -230,23 +238,28 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     flush_shared_sums<S>(a, s);
     __syncthreads();
   }
-  if (a.update != UpdateMode::Sorted) flush_counts<S>(a, s);
+  if (shared_counts) flush_counts<S>(a, s);
   flush_inertia<S>(a, s);
 #else
   __trap();  // unreachable: can_implement refuses devices below sm_80
 #endif
 }
 
-// The instantiation of one tile config, for kernel_*.cu.
-#define MK_GEMM_WINDOW_KERNEL(BM, BN, WM, WN, MIN_BLOCKS)                                                         \
-  KernelHandle kernel_##BM##x##BN##_##WM##x##WN() {                                                                 \
-    return {reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, WM, WN, MIN_BLOCKS, false>), 32 * (WM) * (WN), \
-            MIN_BLOCKS};                                                                                            \
+// The instantiations of one tile config (one problem, and a batch in one launch), for
+// kernel_*.cu.
+#define MK_GEMM_WINDOW_KERNEL(BM, BN, WM, WN, MIN_BLOCKS)                                                   \
+  KernelHandle kernel_##BM##x##BN##_##WM##x##WN(bool batched) {                                              \
+    const void* function =                                                                                  \
+        batched ? reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, WM, WN, MIN_BLOCKS, false, true>) \
+                : reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, WM, WN, MIN_BLOCKS, false, false>); \
+    return {function, 32 * (WM) * (WN), MIN_BLOCKS};                                                        \
   }
 // A wgmma tile's (one warpgroup of 4 warp rows), for kernel_*_wgmma.cu, built for sm_90a.
-#define MK_GEMM_WINDOW_WGMMA_KERNEL(BM, BN, MIN_BLOCKS)                                                     \
-  KernelHandle kernel_##BM##x##BN##_wgmma() {                                                               \
-    return {reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, 4, 1, MIN_BLOCKS, true>), 128, MIN_BLOCKS}; \
+#define MK_GEMM_WINDOW_WGMMA_KERNEL(BM, BN, MIN_BLOCKS)                                                 \
+  KernelHandle kernel_##BM##x##BN##_wgmma(bool batched) {                                               \
+    const void* function = batched ? reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, 4, 1, MIN_BLOCKS, true, true>) \
+                                   : reinterpret_cast<const void*>(&gemm_window_kernel<BM, BN, 4, 1, MIN_BLOCKS, true, false>); \
+    return {function, 128, MIN_BLOCKS};                                                                 \
   }
 
 }  // namespace mk::gemm_window

@@ -47,21 +47,24 @@ struct KernelArgs {
   int32_t* sort_labels;    // update=sorted: [group][m] labels the sort reads
   unsigned* tile_counter;  // zero at launch; blocks take point tiles from it
   int64_t point_tiles;
-  // A batch in one launch (run.cu): 0, or the point tiles of each problem (its m a multiple of
-  // BM, so no tile straddles two). Group b is problem b's K: a tile sweeps only its problem's
-  // group, the update's slots are b·K + label, and labels are one a point ([M_total]).
-  int64_t batch_tiles;
   unsigned long long* stats;  // null, or {rows, ambiguous rows, scanned slices, exact distances, deferred rows}
   DeferredQueue deferred;     // arbitrate=deferred (update=sorted), else rows = null
+  // A batch in one launch (run.cu): 0, or the point tiles of each problem (its m a multiple of
+  // BM, so no tile straddles two). Group b is problem b's K: a tile sweeps only its problem's
+  // group, the update's slots are b·K + label, and labels are one a point ([M_total]). Last, so
+  // the one-problem kernel's parameter offsets stay as they were.
+  int64_t batch_tiles;
 };
 
-// Kernel attributes and launch for the tile config named by index into kTileConfigs.
+// Kernel attributes and launch for the tile config named by index into kTileConfigs: the
+// one-problem kernel, or (batched) the batch's instantiation; launch takes the one args'
+// batch_tiles ask for.
 struct KernelHandle {
   const void* function = nullptr;
   int threads = 0;
   int min_blocks = 0;
 };
-KernelHandle kernel_for(int tile_index);
+KernelHandle kernel_for(int tile_index, bool batched = false);
 void launch(int tile_index, int grid, int64_t smem_bytes, void* stream, const KernelArgs& args);
 
 }  // namespace mk::gemm_window

@@ -153,7 +153,7 @@ class GemmWindowRun : public gpu::GpuRun {
     if (reinterpret_cast<uintptr_t>(state_.points().data) % 16 != 0) config_.staged_points = false;
     smem_ = block_smem_bytes(problem, config_);
     smem_layout_ = block_smem_layout(problem, config_);
-    const KernelHandle kernel = kernel_for(config_.tile_index);
+    const KernelHandle kernel = kernel_for(config_.tile_index, batch_ > 1);
     gpu::check(cudaFuncSetAttribute(kernel.function, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_)),
                "gemm-window shared memory limit");
     int resident = 0;

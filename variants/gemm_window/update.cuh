@@ -15,7 +15,7 @@
 namespace mk::gemm_window {
 
 // staged: the tile's FP32 rows in shared memory (points=staged), else null: read from the data.
-template <class S, bool Staged>
+template <class S, bool Staged, bool Batched>
 __device__ __forceinline__ void update_rows_from(const KernelArgs& a, const Smem& s, const GroupInfo& group, int g,
                                                  int64_t base, const float* staged, double& inertia) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -25,13 +25,19 @@ __device__ __forceinline__ void update_rows_from(const KernelArgs& a, const Smem
   if (lane < rows) {
     const int label = s.label[r0 + lane];
     const int64_t p = base + r0 + lane;
-    // A batch (one group a point): labels one a point, and the sort's keys are slots.
-    const int64_t at = a.batch_tiles > 0 ? p : int64_t(g) * a.m + p;
-    if (a.labels) a.labels[at] = label;
-    if (a.update == UpdateMode::Sorted)
-      a.sort_labels[at] = a.batch_tiles > 0 ? group.slot_offset + label : label;
-    else
-      atomicAdd(&s.counts[group.slot_offset + label], 1u);
+    if constexpr (Batched) {  // one group a point: labels one a point, and the sort's keys are slots
+      if (a.labels) a.labels[p] = label;
+      if (a.update == UpdateMode::Sorted)
+        a.sort_labels[p] = group.slot_offset + label;
+      else
+        atomicAdd(&s.counts[group.slot_offset + label], 1u);
+    } else {
+      if (a.labels) a.labels[int64_t(g) * a.m + p] = label;
+      if (a.update == UpdateMode::Sorted)
+        a.sort_labels[int64_t(g) * a.m + p] = label;
+      else
+        atomicAdd(&s.counts[group.slot_offset + label], 1u);
+    }
   }
   if (a.update == UpdateMode::Sorted || rows == 0) return;
   const int n = a.n;
@@ -75,11 +81,11 @@ __device__ __forceinline__ void update_rows_from(const KernelArgs& a, const Smem
   }
 }
 
-template <class S>
+template <class S, bool Batched>
 __device__ __forceinline__ void update_rows(const KernelArgs& a, const Smem& s, const GroupInfo& group, int g,
                                             int64_t base, const float* staged, double& inertia) {
-  if (staged) update_rows_from<S, true>(a, s, group, g, base, staged, inertia);
-  else update_rows_from<S, false>(a, s, group, g, base, nullptr, inertia);
+  if (staged) update_rows_from<S, true, Batched>(a, s, group, g, base, staged, inertia);
+  else update_rows_from<S, false, Batched>(a, s, group, g, base, nullptr, inertia);
 }
 
 // The warp's inertia of one group into its own shared slot (no atomics: one writer).
