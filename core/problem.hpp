@@ -59,8 +59,9 @@ struct Problem {
   double data_bytes() const { return double(m) * n * sizeof(float) * batch; }
 };
 
-// The largest batch any command accepts: B problems are B prepared runs until a kernel serves
-// them in one launch, and each run holds a stream and its buffers.
+// The largest batch any command accepts: where no variant serves the batch in one launch
+// (Variant::prepare_batch; gemm-window does, within its batch_refusal) B problems are B prepared
+// runs, and each run holds a stream and its buffers.
 inline constexpr int kMaxBatch = 4096;
 
 // Throws InputError with a precise message for K<1, N<1, K>M, M<1.

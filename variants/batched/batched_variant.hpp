@@ -27,8 +27,10 @@ std::vector<float> problem_centroids(const std::vector<float>& packed, const Pro
 IterationResult problem_result(const IterationResult& batch, const Problem& problem, int b);
 
 // `variant` answering for batches: can_implement, its space, defaults and a tuned point are those
-// of one problem (problem_of_one); its footprint is B times one problem's; prepare() makes a
-// batched run. A problem with batch 1 passes through unchanged.
+// of one problem (problem_of_one); its footprint is B times one problem's; prepare() takes the
+// variant's own run for the whole batch where it serves one (Variant::prepare_batch: one launch a
+// kernel), else makes a run a problem, each on its own stream. A problem with batch 1 passes
+// through unchanged.
 std::unique_ptr<Variant> variant_for_batch(const Variant& variant);
 
 // The refusal of a batch streamed out of core: each problem's run holds its rows whole.

@@ -29,7 +29,8 @@ __device__ __forceinline__ void request_point_tile(const KernelArgs& a, const Sm
 // Batched: a batch in one launch (a.batch_tiles > 0). Its own instantiation: the batch's state
 // (the fetched group's end, the tile's group) held in the one-problem kernel cost it 4.4 % at
 // 128/1024/2M, 3.665 against 3.509 ms (H200, 51dec03 against 82a7a63, same call,
-// ab/gemm-window-batch-one-launch.txt), its wgmma form being at its 168-register cap.
+// ab/gemm-window-batch-one-problem-rows.txt), its wgmma form being at its 168-register cap;
+// with Batched false the kernel compiles to 82a7a63's machine code (scripts/cubin-text-compare.py).
 template <int BM, int BN, int WM, int WN, int MinBlocks, bool Wgmma, bool Batched>
 __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(KernelArgs a) {
 #if MK_GW_SM80
