@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "datasets/dataset.hpp"
 #include "harness/reference.hpp"
+#include "tests/synthetic_devices.hpp"
 #include "variants/batched/batched_variant.hpp"
 #include "variants/gemm_window/config.hpp"
 #include "variants/gemm_window/run.hpp"
@@ -30,10 +31,7 @@ using gemm_window::run_config;
 const Variant& window_variant() { return Registry::instance().get("gemm-window"); }
 
 Problem batch_of(int batch, int64_t m, int n, int k) {
-  Problem problem;
-  problem.m = m;
-  problem.n = n;
-  problem.k = KRange{k, k};
+  Problem problem = testing_support::make_problem(m, n, k, k);
   problem.batch = batch;
   return problem;
 }

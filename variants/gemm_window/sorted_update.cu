@@ -56,6 +56,13 @@ __global__ void __launch_bounds__(kWarps * 32)
         squares = 0.0;
       }
     };
+    const auto start_run = [&](int key) {  // warp-uniform
+      if (run > 0) flush();
+      label = key;
+      run = 0;
+      sum = 0.0;
+      centre = d < n ? __ldg(centroids + int64_t(slot_offset + key) * n + d) : 0.f;
+    };
     for (int64_t j0 = begin; j0 < end; j0 += 32) {
       const int count = end - j0 < 32 ? int(end - j0) : 32;
       const int my_label = lane < count ? labels[j0 + lane] : -1;
@@ -71,13 +78,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       // average) is added by four independent FP64 chains instead of walked entry by entry.
       const int first = __shfl_sync(full, my_label, 0), last = __shfl_sync(full, my_label, 31);
       if (count == 32 && first == last) {  // warp-uniform
-        if (first != label) {
-          if (run > 0) flush();
-          label = first;
-          run = 0;
-          sum = 0.0;
-          centre = d < n ? __ldg(centroids + int64_t(slot_offset + first) * n + d) : 0.f;
-        }
+        if (first != label) start_run(first);
         double part[4] = {0.0, 0.0, 0.0, 0.0}, square[4] = {0.0, 0.0, 0.0, 0.0};
 #pragma unroll
         for (int e = 0; e < 32; ++e) {
@@ -95,13 +96,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       for (int e = 0; e < 32; ++e) {
         const int key = __shfl_sync(full, my_label, e);
         if (e < count) {  // warp-uniform, as is key
-          if (key != label) {
-            if (run > 0) flush();
-            label = key;
-            run = 0;
-            sum = 0.0;
-            centre = d < n ? __ldg(centroids + int64_t(slot_offset + key) * n + d) : 0.f;
-          }
+          if (key != label) start_run(key);
           sum += double(values[e]);
           const double diff = double(values[e]) - centre;
           squares = fma(diff, diff, squares);
