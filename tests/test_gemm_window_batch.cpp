@@ -76,8 +76,12 @@ TEST(GemmWindowBatch, TakesIssue32sBatchAndRefusesWhatOneLaunchCannotServeNaming
             std::string::npos);
   EXPECT_NE(refusal(batch_of(16, 1024, 32, 1024), params_with("64x128/2x2", "global")).find("8192 slots"),
             std::string::npos);
-  // K=64 at 32 dims is one centroid tile of one chunk: one ring stage a problem.
+  // K=64 at 32 dims is one centroid tile of one chunk: one ring stage a problem. At 64 dims, two
+  // chunks: two stages at 32-dim stages (taken), one at 64-dim stages.
   EXPECT_NE(refusal(batch_of(4, 1024, 32, 64), params_with("64x128/2x2", "sorted")).find("one ring stage"),
+            std::string::npos);
+  EXPECT_EQ(refusal(batch_of(4, 1024, 64, 64), params_with("64x128/2x2", "sorted")), "none");
+  EXPECT_NE(refusal(batch_of(4, 1024, 64, 64), params_with("64x128/2x2", "sorted", 64)).find("one ring stage"),
             std::string::npos);
 }
 
@@ -142,6 +146,15 @@ TEST_P(GemmWindowBatchOnDevice, OneLaunchSolvesEveryProblemAsTheReferenceDoes) {
       if (std::string(update) == "sorted") {
         p["arbitrate"] = "block";
         points.push_back(p);
+        // One and two blocks: each takes tiles of every problem in turn, so its ring hands over
+        // from one problem's group to the next mid-sweep (with the full grid most blocks of these
+        // small cases take one tile).
+        for (int grid : {1, 2}) {
+          Params few = p;
+          few["arbitrate"] = "auto";
+          few["grid"] = grid;
+          points.push_back(few);
+        }
       }
     }
   }

@@ -48,11 +48,16 @@ TEST(GemmWindowCubins, EveryTileKernelIsSpillFreeWithinItsLaunchBounds) {
       // The one-problem kernels are spill-free. The batch's hold one more live value (the end of
       // the group its ring fetches from) and two of them keep an 8-byte frame, 128x128/4x1 at
       // sm_90 (255 registers) and 64x128/2x2 at sm_80 (H200 call at 9247f83,
-      // gemm-window-batch-gpu-tests.txt): allowed that much, and no more, until that value goes.
+      // gemm-window-batch-gpu-tests.txt): those two are allowed that much, and no more, until
+      // that value goes.
       ASSERT_EQ(window.size(), 2u) << "two gemm_window_kernel instantiations per tile translation unit";
+      int batches = 0;
       for (const gpu::CubinKernel& kernel : window) {
         const bool batched = kernel.name.find("Lb1EEEv") != std::string::npos;
-        EXPECT_LE(kernel.frame_bytes, batched ? 8 : 0)
+        batches += batched;
+        const std::string where = std::string(tile.name) + " sm_" + arch;
+        const bool known_frame = batched && (where == "128x128/4x1 sm_90" || where == "64x128/2x2 sm_80");
+        EXPECT_LE(kernel.frame_bytes, known_frame ? 8 : 0)
             << tile.name << " sm_" << arch << (batched ? " batch" : "") << ": " << kernel.registers << " registers";
         EXPECT_GT(kernel.registers, 32) << tile.name;
         EXPECT_LE(int64_t(kernel.registers) * tile.threads() * tile.min_blocks, 65536)
@@ -61,6 +66,7 @@ TEST(GemmWindowCubins, EveryTileKernelIsSpillFreeWithinItsLaunchBounds) {
         std::printf("gemm-window %-13s sm_%-3s %-11s: %3d registers, %lld bytes local\n", tile.name, arch.c_str(),
                     batched ? "batch" : "one problem", kernel.registers, (long long)kernel.frame_bytes);
       }
+      EXPECT_EQ(batches, 1) << "one instantiation for one problem and one for a batch";
       ++checked;
     }
   EXPECT_EQ(checked, expected);

@@ -1,7 +1,8 @@
 #pragma once
 // The gemm-window kernel: a persistent grid of blocks, each taking point tiles of BM points
 // from a counter (tile_scheduler), converting them into a resident FP16 A tile, and sweeping
-// the whole FP16 centroid table (every K of the range, one group after another) through
+// the whole FP16 centroid table (every K of the range, one group after another; in a batch's
+// instantiation, its problem's group alone) through
 // m16n8k16 MMAs whose accumulators start at ‖c̃‖² + xb, so they end as keys (the wgmma tile:
 // products from zero, ‖c̃‖² + xb added in the fold, epilogue.cuh). After a
 // group's last tile its labels are settled (epilogue.cuh: window and candidates;
@@ -62,8 +63,9 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   for (int i = threadIdx.x; i < a.group_count * S::kWarps; i += S::kThreads) s.inertia[i] = 0.0;
   for (int i = threadIdx.x; i < BM; i += S::kThreads) s.rowcount[i] = s.scan[i] = 0;
   // table=stream: the ring runs on across point tiles, since every tile sweeps the same table
-  // in the same order: the fetches cycle through the table, so the next tile's first stages
-  // are already in flight while this one finishes.
+  // in the same order (a batch's tiles: their own problem's group, below): the fetches cycle
+  // through the table, so the next tile's first stages are already in flight while this one
+  // finishes.
   const int sc = a.stage_chunks;
   const int stage_elements = sc * BN * kChunkDims;
   const CopyPlan plan = copy_plan<S>(a);

@@ -342,12 +342,12 @@ std::unique_ptr<PreparedRun> make_run(const Problem& problem, const Dataset& dat
     throw InputError("gemm-window: arbitrate=deferred needs update=sorted (the deferred labels must be settled "
                      "before the update reads them)");
   if (problem.batch > 1) {
-    if (auto refusal = batch_refusal(problem, config))
-      throw UnsupportedError("gemm-window: a batch in one launch cannot take " + *refusal);
     if (data.m != problem.total_points())
       throw InputError("a batch of " + std::to_string(problem.batch) + " problems of " + std::to_string(problem.m) +
                        " points needs " + std::to_string(problem.total_points()) + " rows; the data has " +
                        std::to_string(data.m));
+    if (auto refusal = batch_refusal(problem, config))
+      throw UnsupportedError("gemm-window: a batch in one launch cannot take " + *refusal);
   }
   return std::make_unique<GemmWindowRun>(problem, data, config, device, translation);
 }
