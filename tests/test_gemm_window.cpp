@@ -111,8 +111,11 @@ TEST(GemmWindowSpace, WgmmaTilesRunOnSm90AloneAndAreRefusedElsewhere) {
     // The default takes it on sm_90 where it won (128/1024/2M), never on CC 8.0.
     EXPECT_EQ(window_variant().default_params(problem, h100_like()).at("tile") == tile.name, gemm_window::wgmma_built());
     EXPECT_EQ(window_variant().default_params(problem, ampere).at("tile"), "64x128/2x2");
-    // Its four-slot ring at 64 dims a stage would cost it its third block an SM.
+    // Its ring's stage is a whole centroid tile, whatever stage says: the default keeps 32, and
+    // the space lists no other stage for it (each would run the same code).
     if (gemm_window::wgmma_built()) EXPECT_EQ(window_variant().default_params(problem, h100_like()).at("stage"), 32);
+    for (const Params& listed : window_variant().param_space(problem, h100_like()).enumerate())
+      if (listed.at("tile") == tile.name) EXPECT_EQ(listed.at("stage"), 32) << params_label(listed);
     try {
       GeneratorSpec spec;
       spec.m = 256;
@@ -180,6 +183,36 @@ TEST(GemmWindowGeometry, PadsDimensionsToChunksAndEachKToWholeTiles) {
   EXPECT_EQ(wide.chunks, 32);
   EXPECT_EQ(wide.total_tiles, 8);
   EXPECT_EQ(wide.index_bits, 10);
+}
+
+// The table is stored as a ring slot is laid out (config.hpp's table_offset), so a chunk, a
+// stage and a whole centroid tile are each one contiguous copy: every (column, dim) of a tile
+// lands inside its tile's range exactly once, each chunk's inside its own BN × 64 bytes, a
+// column's chunk row is 64 bytes, and its 16-byte pieces follow wgmma's (and ldmatrix's
+// conflict-free) 64-byte swizzle: byte-address bits 4-5 are the piece XOR bits 7-8.
+TEST(GemmWindowGeometry, TheTableIsStoredAsTheRingSlotsAreLaidOut) {
+  for (const int bn : {16, 64, 128, 256})
+    for (const int npad : {32, 96, 128}) {
+      SCOPED_TRACE("bn " + std::to_string(bn) + " npad " + std::to_string(npad));
+      const int chunks = npad / 32, tiles = 3;
+      std::vector<int> hits(size_t(tiles) * bn * npad, 0);
+      for (int column = 0; column < tiles * bn; ++column)
+        for (int d = 0; d < npad; ++d) {
+          const int64_t at = gemm_window::table_offset(column, d, bn, chunks);
+          ASSERT_GE(at, 0);
+          ASSERT_LT(at, int64_t(hits.size()));
+          ++hits[size_t(at)];
+          const int tile = column / bn, row = column % bn, chunk = d / 32;
+          const int64_t chunk_start = (int64_t(tile) * chunks + chunk) * bn * 32;
+          ASSERT_GE(at, chunk_start);
+          ASSERT_LT(at, chunk_start + int64_t(bn) * 32);
+          const int64_t byte = (at - chunk_start) * 2;
+          ASSERT_EQ(byte / 64, row);
+          ASSERT_EQ((byte >> 4) & 3, ((d % 32) / 8) ^ ((byte >> 7) & 3));
+          ASSERT_EQ(byte % 16, (d % 8) * 2);
+        }
+      EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), int64_t(hits.size()));
+    }
 }
 
 TEST(GemmWindowGeometry, SharedMemoryRegionsAreAlignedAndDisjoint) {

@@ -83,6 +83,11 @@ TEST(GemmWindowBatch, TakesIssue32sBatchAndRefusesWhatOneLaunchCannotServeNaming
   EXPECT_EQ(refusal(batch_of(4, 1024, 64, 64), params_with("64x128/2x2", "sorted")), "none");
   EXPECT_NE(refusal(batch_of(4, 1024, 64, 64), params_with("64x128/2x2", "sorted", 64)).find("one ring stage"),
             std::string::npos);
+  // A wgmma tile's stage is a whole centroid tile, whatever stage says: K=64 is one tile of 64
+  // columns, K=128 two.
+  EXPECT_NE(refusal(batch_of(4, 1024, 128, 64), params_with("128x64/wgmma", "sorted")).find("one ring stage"),
+            std::string::npos);
+  EXPECT_EQ(refusal(batch_of(4, 1024, 128, 128), params_with("128x64/wgmma", "sorted")), "none");
 }
 
 TEST(GemmWindowBatch, SortedBlocksCountNothingSoTheirSharedMemoryDoesNotGrowWithTheBatch) {

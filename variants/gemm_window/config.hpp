@@ -22,11 +22,11 @@ constexpr int kMaxDims = 1024;
 constexpr int kMaxIndexBits = 13;
 constexpr int kMaxSlots = 8192;      // ΣK: per-block counts live in shared memory
 constexpr int kMaxGroups = 64;       // Ks in one range
-// cp.async ring depth for table=stream: stages are fetched two ahead, so a stage's slot is
-// refilled once the stage before the previous one is done: three slots for mma.sync, whose
-// reads finish with the warp's instructions, four for wgmma, whose reads of the previous
-// stage may still be in flight.
-MK_GW_HD constexpr int ring_stages(bool wgmma) { return wgmma ? 4 : 3; }
+// Ring depth for table=stream. mma.sync: three cp.async stages of stage_chunks chunks, fetched
+// two ahead (a stage's slot is refilled once the stage before the previous one is done, and
+// mma.sync's reads finish with the warp's instructions). wgmma: two whole centroid tiles, one
+// bulk copy each, a slot refilled as soon as its tile's wgmmas have completed (kernel.cuh).
+MK_GW_HD constexpr int ring_stages(bool wgmma) { return wgmma ? 2 : 3; }
 // Candidates a row can list: per warp column, 4 lanes × 2 column parities × (first, second).
 constexpr int kItemsPerRowPerWarpColumn = 16;
 // Shared-memory FP32 sums (update=shared) are flushed into the FP64 sums after at most this
@@ -86,6 +86,17 @@ inline int bits_for(int64_t values) {
   return bits;
 }
 
+// The FP16 table is stored as the kernel's chunk slots are laid out (mainloop.cuh): centroid
+// tile by tile, k-chunk by k-chunk, a chunk being BN rows of 64 bytes whose 16-byte pieces sit
+// at piece XOR (row/2)%4. A chunk, a stage and a whole tile are then each one contiguous range:
+// a copy is a straight run of 16-byte pieces, and the wgmma tile's ring takes a whole tile in
+// one bulk copy (bulk_copy.cuh). The index of dimension d of table column `column`:
+MK_GW_HD inline int64_t table_offset(int column, int d, int bn, int chunks) {
+  const int tile = column / bn, row = column - tile * bn;
+  const int chunk = d / kChunkDims, piece = (d / 8) & 3;
+  return ((int64_t(tile) * chunks + chunk) * bn + row) * kChunkDims + (piece ^ ((row >> 1) & 3)) * 8 + (d & 7);
+}
+
 // One K of the range: its slots in the state's packed centroids and its columns (padded to
 // whole tiles) in the FP16 table.
 struct GroupInfo {
@@ -110,7 +121,7 @@ Geometry make_batch_geometry(int n, int k, int batch, const TileConfig& tile);
 
 // Byte offsets into a block's dynamic shared memory; the same numbers on host and device.
 struct SmemLayout {
-  int inertia, best, a, b, xn2, ex, rowbest, rowcount, scan, label, job_end, items, counts, sums, staged, tile;
+  int inertia, best, a, b, xn2, ex, rowbest, rowcount, scan, label, job_end, items, counts, sums, staged, tile, ring_full;
   int64_t total;
 };
 
@@ -121,7 +132,8 @@ MK_GW_HD inline int64_t align_up(int64_t value, int64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// table_chunks: the ring's chunk slots (ring_stages × stage_chunks) or every chunk of the table
+// table_chunks: the ring's chunk slots (ring_stages × stage_chunks; wgmma: ring_stages whole
+// tiles) or every chunk of the table
 // (table=resident).
 MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int table_chunks, int groups, int slots,
                                        int n, bool shared_sums, bool staged_points = false) {
@@ -166,6 +178,8 @@ MK_GW_HD inline SmemLayout smem_layout(const TileConfig& tile, int npad, int tab
   if (staged_points) at += staged_points_bytes(tile, n);
   s.tile = int(at);
   at += 16;
+  s.ring_full = int(at);  // the wgmma ring's mbarriers, 8 bytes a slot
+  at += int64_t(ring_stages(true)) * 8;
   s.total = at;
   return s;
 }

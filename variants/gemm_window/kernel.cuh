@@ -10,10 +10,12 @@
 //
 // Barriers: the end of a point tile (A is free again, the next tile number landed, and with
 // points=staged the next tile's rows), after the
-// fill (A visible), one per ring stage with table=stream (the ring slot is free), and two per
-// group (row minima, then candidate lists, are complete). Rows are owned by one warp for arbitration and update, so
+// fill (A visible), one per ring stage with table=stream (the ring slot is free; wgmma: one a
+// centroid tile, after its wgmmas), and two per group (row minima, then candidate lists, are
+// complete). Rows are owned by one warp for arbitration and update, so
 // those need only warp synchronisation.
 #include "variants/gemm_window/arbitration.cuh"
+#include "variants/gemm_window/bulk_copy.cuh"
 #include "variants/gemm_window/epilogue.cuh"
 #include "variants/gemm_window/mainloop.cuh"
 #include "variants/gemm_window/update.cuh"
@@ -54,8 +56,8 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   // table_scalars[0] is the largest unscaled ‖c − μ‖² rounded up; scale is a power of two.
   model.largest_cnorm = fp16_keys::largest_centroid_norm(__uint_as_float(a.table_scalars[0])) * scale;
 
-  // A batch's update=sorted counts in its own pass, and its layout gives it no shared counts.
-  const bool shared_counts = !(batched && a.update == UpdateMode::Sorted);
+  // update=sorted counts in its own pass (sum_label_runs), and its layout gives it no shared counts.
+  const bool shared_counts = a.update != UpdateMode::Sorted;
   if (shared_counts)
     for (int i = threadIdx.x; i < a.slots; i += S::kThreads) s.counts[i] = 0;
   if (a.update == UpdateMode::Shared)
@@ -65,10 +67,16 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
   // table=stream: the ring runs on across point tiles, since every tile sweeps the same table
   // in the same order (a batch's tiles: their own problem's group, below): the fetches cycle
   // through the table, so the next tile's first stages are already in flight while this one
-  // finishes.
+  // finishes. mma.sync: every thread's cp.async pieces, a barrier a stage. wgmma: a stage is a
+  // whole centroid tile (the host's stage_chunks = chunks), two slots, each one bulk copy by
+  // thread 0 counted by the slot's mbarrier; a tile's wgmmas wait for its slot's phase, and the
+  // slot is refilled once they have completed. The cp.async ring spent 141 instructions a warp
+  // per 32-dim chunk at 128/1024/2M, half the kernel's 1.27G (ncu source counters, H200, b20fd27).
   const int sc = a.stage_chunks;
   const int stage_elements = sc * BN * kChunkDims;
-  const CopyPlan plan = copy_plan<S>(a);
+  const auto ring_bar = [&](int slot) { return smem_address(gemm_window_smem + a.smem.ring_full) + 8u * unsigned(slot); };
+  int tile_slot = 0;  // s.tile[tile_slot]: the point tile being worked on; the other slot, the next
+  int consumed = 0;  // wgmma ring: tiles taken from it, so slot consumed % 2 with phase parity consumed / 2 % 2
   // The next stage to fetch: its centroid tile and first chunk.
   int next_tile = 0, next_chunk = 0, stage_slot = 0, in_stage = 0;
   // A batch: a point tile sweeps its own problem's group alone, and the fetches follow the
@@ -100,17 +108,30 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     __syncthreads();
     follow_group(s.tile[0]);
   }
+  // The wgmma ring's next fetch into `slot` (thread 0 alone).
+  const auto fetch_tile = [&](int slot) {
+    if constexpr (batched)
+      if (next_tile == fetch_end) follow_group(s.tile[tile_slot ^ 1]);
+    const __half* source = a.table + (int64_t(next_tile) * a.chunks + next_chunk) * BN * kChunkDims;
+    bulk_copy(smem_address(s.b + slot * stage_elements), source, unsigned(stage_elements) * 2u, ring_bar(slot));
+    advance();
+  };
   if (a.table_resident) {
     for (int tile = 0; tile < a.total_tiles; ++tile)
-      for (int c = 0; c < a.chunks; ++c)
-        copy_chunk<S>(a, plan, s.b + (tile * a.chunks + c) * BN * kChunkDims, tile, c);
+      for (int c = 0; c < a.chunks; ++c) copy_chunk<S>(a, s.b + (tile * a.chunks + c) * BN * kChunkDims, tile, c);
     cp_async_commit();
     cp_async_wait<0>();
     if constexpr (S::kWgmma) fence_shared_for_wgmma();
+  } else if constexpr (S::kWgmma) {
+    if (threadIdx.x == 0) {
+      for (int slot = 0; slot < ring_stages(true); ++slot) mbarrier_init(ring_bar(slot));
+      mbarrier_init_fence();
+      for (int slot = 0; slot < ring_stages(true); ++slot) fetch_tile(slot);
+    }
   } else {
 #pragma unroll
     for (int slot = 0; slot < 2; ++slot) {  // two stages ahead (take_slot)
-      copy_stage<S>(a, plan, s.b + slot * stage_elements, next_tile, next_chunk);
+      copy_stage<S>(a, s.b + slot * stage_elements, next_tile, next_chunk);
       cp_async_commit();
       advance();
     }
@@ -129,7 +150,7 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     __syncthreads();
   }
 
-  int tiles_since_flush = 0, tile_slot = 0, buffer = 0;
+  int tiles_since_flush = 0, buffer = 0;
   for (int tile = s.tile[0]; tile < a.point_tiles; tile = s.tile[tile_slot]) {
     request_point_tile(a, s, tile_slot ^ 1);
     if (a.update == UpdateMode::Shared && tiles_since_flush == a.flush_tiles) {
@@ -155,22 +176,19 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     Top2 top;
     reset(top);
     int q = 0;
-    // The next chunk's slot: the resident table's, or the ring's, whose stage boundary waits
-    // for the stage to land and, after the barrier, refills the slot two stages back (three
-    // slots: the previous stage's; four with wgmma, whose previous stage may still be read by
-    // the tensor cores: every stage but the last committed is waited for first).
+    // mma.sync: the next chunk's slot, the resident table's, or the ring's, whose stage
+    // boundary waits for the stage to land and, after the barrier, refills the slot two stages
+    // back (three slots: the previous stage's).
     const auto take_slot = [&]() -> const __half* {
       if (a.table_resident) return s.b + (q++) * BN * kChunkDims;
       ++q;
       if (in_stage == 0) {
-        if constexpr (S::kWgmma) wgmma_wait<1>();
         cp_async_wait<1>();
-        if constexpr (S::kWgmma) fence_shared_for_wgmma();
         __syncthreads();
         const int refill = stage_slot + 2 < S::kRingStages ? stage_slot + 2 : stage_slot + 2 - S::kRingStages;
         if constexpr (batched)
           if (next_tile == fetch_end) follow_group(s.tile[tile_slot ^ 1]);
-        copy_stage<S>(a, plan, s.b + refill * stage_elements, next_tile, next_chunk);
+        copy_stage<S>(a, s.b + refill * stage_elements, next_tile, next_chunk);
         cp_async_commit();
         advance();
       }
@@ -187,27 +205,29 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       if constexpr (batched)
         if (a.table_resident) q = group.first_tile * a.chunks;
       if constexpr (S::kWgmma) {
-        // A tile's wgmmas are issued back to back, one group a ring stage (a stage never
-        // straddles a tile) or a resident tile, and waited for once before its keys fold. Two
-        // accumulator sets, so one tile's keys fold under the next tile's wgmmas, took 251
-        // registers and two blocks an SM against this one's three, and ran 128/1024/2M in
-        // 4.427 ms against the mma.sync tile's 4.196 (H200, de38fad; ab/gemm-window-wgmma.txt).
+        // A tile's wgmmas are issued back to back from its ring slot (or the resident table)
+        // and waited for once before its keys fold. Two accumulator sets, so one tile's keys
+        // fold under the next tile's wgmmas, took 251 registers and two blocks an SM against
+        // this one's three, and ran 128/1024/2M in 4.427 ms against the mma.sync tile's 4.196
+        // (H200, de38fad; ab/gemm-window-wgmma.txt).
         float acc[2][S::kNTiles][4];
-        const int per_group = a.table_resident ? a.chunks : sc;
         const float* norms = a.norms + group.first_tile * BN;
         for (int lt = 0; lt < group.tiles; ++lt) {
+          const __half* tile_b = s.b + (group.first_tile + lt) * a.chunks * BN * kChunkDims;
+          const int slot = consumed & 1;
+          if (!a.table_resident) {
+            mbarrier_wait(ring_bar(slot), unsigned(consumed >> 1) & 1u);
+            tile_b = s.b + slot * stage_elements;
+          }
           wgmma_fence();  // the last fold's reads of acc come before the wgmmas that overwrite it
-          int kchunk = 0;
-          do {
-            int j = 0;
-            do {
-              const __half* slot = take_slot();
-              wgmma_chunk<S>(s, slot, kchunk, acc);
-              ++kchunk;
-            } while (++j < per_group);
-            wgmma_commit();
-          } while (kchunk < a.chunks);
+          wgmma_tile<S>(s, tile_b, a.chunks, acc);
+          wgmma_commit();
           wgmma_wait<0>();
+          if (!a.table_resident) {
+            __syncthreads();  // every warp's wgmmas have read the slot
+            if (threadIdx.x == 0) fetch_tile(slot);
+            ++consumed;
+          }
           fold_product_keys<S>(acc, norms + lt * BN, rows, unsigned(lt * BN + 2 * t), a.index_mask, top, t);
         }
       } else {
@@ -237,6 +257,10 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
     buffer ^= 1;
   }
   cp_async_wait<0>();
+  if constexpr (S::kWgmma)  // the ring's last two fetches land before the block's memory is released
+    if (!a.table_resident && threadIdx.x == 0)
+      for (int i = 0; i < ring_stages(true); ++i)
+        mbarrier_wait(ring_bar((consumed + i) & 1), unsigned((consumed + i) >> 1) & 1u);
   if (a.update == UpdateMode::Shared) {
     flush_shared_sums<S>(a, s);
     __syncthreads();

@@ -18,7 +18,8 @@ struct KernelArgs {
   int64_t m;
   int n, npad;
   // Centroids: the state's FP32 slots (exact arbitration, update), the FP16 table of −2·c̃
-  // (total_columns × npad, row-major) and the scaled norms ‖c̃‖² (1e30 for padding columns).
+  // (total_columns × npad, laid out as the chunk slots are: config.hpp's table_offset) and the
+  // scaled norms ‖c̃‖² (1e30 for padding columns).
   const float* centroids;
   const __half* table;
   const float* norms;

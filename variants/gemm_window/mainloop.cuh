@@ -2,8 +2,8 @@
 // gemm-window's mainloop pieces: the block's points converted once per point tile into a
 // resident FP16 A tile (with each point's ‖x̃‖² and FP16 residual ‖x_h − x̃‖²), the FP16
 // centroid table streamed in chunks of BN columns × 32 dims (cp.async, a ring of ring_stages
-// stages of stage_chunks chunks each, or the whole table resident), and one chunk's MMAs into
-// the warp's 32 × BN/WN keys.
+// stages of stage_chunks chunks each, or the whole table resident), one chunk's MMAs into the
+// warp's 32 × BN/WN keys, and the wgmma tile's whole centroid tile of wgmmas.
 //
 // Shared layouts: rows of 16-byte pieces (8 halves), piece c of row r stored at c XOR a
 // function of r, so the 8 rows one ldmatrix phase reads fall in 8 different bank groups:
@@ -166,45 +166,30 @@ __device__ __forceinline__ void stage_points(const KernelArgs& a, float* buffer,
   }
 }
 
-// A thread's part of every table copy, fixed for the kernel: its first row (threadIdx / 4)
-// and piece (threadIdx % 4) of a chunk slot. The block copies kThreads / 4 rows a pass, a
-// multiple of 8, so the swizzle c ^ ((r >> 1) & 3) of later passes equals the first's and
-// each pass is a fixed step in both spaces. (Working out row, piece and the chunk's tile by
-// divisions in every copy was ~100M of the kernel's 1.64G instructions on 128/1024/2M.)
-struct CopyPlan {
-  int smem;      // halves into a chunk slot
-  int64_t table; // halves into a centroid tile's first chunk
-};
-
+// Chunk kchunk (dims 32·kchunk ..) of centroid tile `tile` into a slot of BN rows × 4 pieces:
+// the table is stored as a slot is laid out (config.hpp's table_offset), so the chunk is one
+// run of BN·4 16-byte pieces, thread i taking pieces i, i + kThreads, ... Every thread of the
+// block takes part; completion is the caller's cp.async group. (Working out each piece's row
+// and swizzle in every copy, from a row-major table, was 20 of the 141 instructions a warp
+// spent a chunk at 128/1024/2M: ncu source counters, H200, b20fd27.)
 template <class S>
-__device__ __forceinline__ CopyPlan copy_plan(const KernelArgs& a) {
-  static_assert(S::kThreads % 32 == 0, "whole warps: a pass is a multiple of 8 rows");
-  const int row = threadIdx.x >> 2, piece = threadIdx.x & 3;
-  return {(row * 4 + swizzle(piece, row, 4)) * 8, int64_t(row) * a.npad + piece * 8};
-}
-
-// Chunk kchunk (dims 32·kchunk ..) of centroid tile `tile` into a slot of BN rows × 4 pieces.
-// Every thread of the block takes part; completion is the caller's cp.async group.
-template <class S>
-__device__ __forceinline__ void copy_chunk(const KernelArgs& a, const CopyPlan& plan, __half* slot, int tile,
-                                           int kchunk) {
-  constexpr int kRowsPerPass = S::kThreads / 4;
-  constexpr int kPasses = (S::BN + kRowsPerPass - 1) / kRowsPerPass;
-  const __half* source = a.table + int64_t(tile) * S::BN * a.npad + kchunk * kChunkDims + plan.table;
-  __half* target = slot + plan.smem;
+__device__ __forceinline__ void copy_chunk(const KernelArgs& a, __half* slot, int tile, int kchunk) {
+  constexpr int kPieces = S::BN * 4, kPasses = (kPieces + S::kThreads - 1) / S::kThreads;
+  const int64_t chunk = int64_t(tile) * a.chunks + kchunk;
+  const __half* source = a.table + chunk * S::BN * kChunkDims + threadIdx.x * 8;
+  __half* target = slot + threadIdx.x * 8;
 #pragma unroll
   for (int pass = 0; pass < kPasses; ++pass) {
-    if (S::BN % kRowsPerPass == 0 || int(threadIdx.x >> 2) + pass * kRowsPerPass < S::BN)
-      cp_async_16(smem_address(target + pass * kRowsPerPass * 32), source + int64_t(pass) * kRowsPerPass * a.npad);
+    if (kPieces % S::kThreads == 0 || int(threadIdx.x) + pass * S::kThreads < kPieces)
+      cp_async_16(smem_address(target + pass * S::kThreads * 8), source + pass * S::kThreads * 8);
   }
 }
 
 // The stage of stage_chunks chunks from chunk chunk0 of centroid tile `tile` (a stage never
 // straddles a tile, since stage_chunks divides chunks) into consecutive chunk slots.
 template <class S>
-__device__ __forceinline__ void copy_stage(const KernelArgs& a, const CopyPlan& plan, __half* slot, int tile,
-                                           int chunk0) {
-  for (int j = 0; j < a.stage_chunks; ++j) copy_chunk<S>(a, plan, slot + j * S::BN * kChunkDims, tile, chunk0 + j);
+__device__ __forceinline__ void copy_stage(const KernelArgs& a, __half* slot, int tile, int chunk0) {
+  for (int j = 0; j < a.stage_chunks; ++j) copy_chunk<S>(a, slot + j * S::BN * kChunkDims, tile, chunk0 + j);
 }
 
 // One chunk (two k16 steps) of the warp's keys: acc[m-tile][n-tile][4] += A·B.
@@ -238,20 +223,32 @@ __device__ __forceinline__ void mma_chunk(const Smem& s, const __half* slot, int
   }
 }
 
-// The same chunk with wgmma: for each k16 step and m64 half, one m64nBNk16 over the warpgroup,
-// A and B read by the tensor cores from shared memory; the tile's first chunk starts the sums
-// at zero. Asynchronous: the caller fences before the first, commits groups and waits before
-// reading the accumulators or refilling the slot.
+// A whole centroid tile with wgmma: for each chunk, k16 step and m64 half, one m64nBNk16 over
+// the warpgroup, A and B read by the tensor cores from shared memory (`tile_b`: the tile's
+// chunks, consecutive); the first step starts the sums at zero. Descriptors are the two bases'
+// plus each step's offset in 16-byte units (no carry: every address is below 2^18). The
+// per-chunk form spent ~40 uniform instructions a chunk rebuilding them (ncu source counters,
+// b20fd27). Asynchronous: the caller fences before, commits and waits before reading the
+// accumulators or letting the slot be refilled.
 template <class S>
-__device__ __forceinline__ void wgmma_chunk(const Smem& s, const __half* slot, int kchunk,
-                                            float (&acc)[2][S::kNTiles][4]) {
-  const uint32_t a = smem_address(s.a + kchunk * S::BM * kChunkDims), b = smem_address(slot);
+__device__ __forceinline__ void wgmma_tile(const Smem& s, const __half* tile_b, int chunks,
+                                           float (&acc)[2][S::kNTiles][4]) {
+  const uint32_t a0 = descriptor_low(smem_address(s.a)), b0 = descriptor_low(smem_address(tile_b));
+  constexpr uint32_t kAChunk = S::BM * kChunkDims * 2 / 16, kBChunk = S::BN * kChunkDims * 2 / 16;  // 16-byte units
+  constexpr uint32_t kHalf = 64 * kChunkDims * 2 / 16, kStep = 32 / 16;
 #pragma unroll
   for (int ks = 0; ks < 2; ++ks)
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
-      wgmma_f16<S::BN>(&acc[mt][0][0], chunk_descriptor(a + mt * 64 * 64 + ks * 32), chunk_descriptor(b + ks * 32),
-                       kchunk > 0 || ks > 0);
+      wgmma_f16<S::BN>(&acc[mt][0][0], descriptor(a0 + mt * kHalf + ks * kStep), descriptor(b0 + ks * kStep), ks);
+  for (int kchunk = 1; kchunk < chunks; ++kchunk) {
+    const uint32_t a = a0 + kchunk * kAChunk, b = b0 + kchunk * kBChunk;
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks)
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+        wgmma_f16<S::BN>(&acc[mt][0][0], descriptor(a + mt * kHalf + ks * kStep), descriptor(b + ks * kStep), 1);
+  }
 }
 
 }  // namespace mk::gemm_window

@@ -60,6 +60,10 @@ int stage_chunks(int stage_dims, int chunks) {
   return per_stage;
 }
 
+int ring_stage_chunks(const TileConfig& tile, int stage_dims, int chunks) {
+  return tile.wgmma ? chunks : stage_chunks(stage_dims, chunks);
+}
+
 namespace {
 
 // A batch in one launch (problem.batch > 1) sweeps its B groups (make_batch_geometry); with
@@ -74,9 +78,11 @@ Geometry run_geometry(const Problem& problem, const TileConfig& tile) {
 SmemLayout block_smem_layout(const Problem& problem, const RunConfig& config) {
   const TileConfig& tile = kTileConfigs[config.tile_index];
   const Geometry geometry = run_geometry(problem, tile);
-  const int table_chunks = config.table_resident ? geometry.total_tiles * geometry.chunks
-                                                 : ring_stages(tile.wgmma) * stage_chunks(config.stage_dims, geometry.chunks);
-  const int counted_slots = problem.batch > 1 && config.update == UpdateMode::Sorted ? 0 : geometry.slots;
+  const int table_chunks = config.table_resident
+                               ? geometry.total_tiles * geometry.chunks
+                               : ring_stages(tile.wgmma) * ring_stage_chunks(tile, config.stage_dims, geometry.chunks);
+  // update=sorted counts in sum_label_runs, so its blocks count nothing in shared memory.
+  const int counted_slots = config.update == UpdateMode::Sorted ? 0 : geometry.slots;
   return smem_layout(tile, geometry.npad, table_chunks, int(geometry.groups.size()), counted_slots, problem.n,
                      config.update == UpdateMode::Shared, config.staged_points);
 }
@@ -94,8 +100,11 @@ std::optional<std::string> batch_refusal(const Problem& problem, const RunConfig
     return "update=global with more than " + std::to_string(kMaxSlots) + " slots";
   if (problem.total_points() > INT32_MAX) return "2^31 points or more in all";
   const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmin, tile);
-  if (!config.table_resident && geometry.groups[0].tiles * geometry.chunks / stage_chunks(config.stage_dims, geometry.chunks) < 2)
-    return "a problem's table of one ring stage (the fetches would run two point tiles ahead)";
+  if (!config.table_resident &&
+      geometry.groups[0].tiles * geometry.chunks / ring_stage_chunks(tile, config.stage_dims, geometry.chunks) < 2)
+    return std::string("a problem's table of one ring stage (") +
+           (tile.wgmma ? "a wgmma tile's stage is a whole centroid tile; " : "") +
+           "the fetches would run two point tiles ahead)";
   return std::nullopt;
 }
 
@@ -279,7 +288,7 @@ class GemmWindowRun : public gpu::GpuRun {
     args.group_count = int(geometry_.groups.size());
     args.total_tiles = geometry_.total_tiles;
     args.chunks = geometry_.chunks;
-    args.stage_chunks = stage_chunks(config_.stage_dims, geometry_.chunks);
+    args.stage_chunks = ring_stage_chunks(tile_, config_.stage_dims, geometry_.chunks);
     args.slots = geometry_.slots;
     args.index_mask = (1u << geometry_.index_bits) - 1u;
     args.model = key_error_model(geometry_.npad, geometry_.index_bits);

@@ -28,6 +28,9 @@ RunConfig run_config(const Params& params);  // InputError for unknown values
 
 // Chunks of 32 dims per ring stage: stage_dims / 32, at most a tile's chunks and dividing them.
 int stage_chunks(int stage_dims, int chunks);
+// The ring's stage as the kernel runs it: a wgmma tile's is the whole centroid tile whatever
+// stage_dims says (one bulk copy, kernel.cuh), an mma.sync tile's stage_chunks.
+int ring_stage_chunks(const TileConfig& tile, int stage_dims, int chunks);
 
 // The shared-memory carve-up of one block of `config` for `problem` (a batch, problem.batch >
 // 1: the one launch serving it), and its size.

@@ -1,7 +1,7 @@
 // gemm-window's centroid table: one warp per centroid, lanes over dimensions.
 //  1. largest ‖c − μ‖² over the real centroids (with the data's, it sets the power-of-two
 //     scale that keeps every FP16 value finite);
-//  2. per table column: fp16(−2·c̃) in row-major padded rows, ‖c̃‖² (FP64 sum of the FP32
+//  2. per table column: fp16(−2·c̃) in the kernel's slot layout (config.hpp's table_offset), ‖c̃‖² (FP64 sum of the FP32
 //     values, rounded once), and the FP16 residual ratio ‖c_h/(−2) − c̃‖ / max(‖c̃‖, τ), whose
 //     maximum ρ bounds every centroid's rounding in the window (window_bound.hpp).
 #include "variants/gemm_window/table.hpp"
@@ -47,9 +47,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) convert_centroids(TableAr
       break;
     }
   }
-  __half* row = a.table + int64_t(column) * a.npad;
+  const int chunks = a.npad / kChunkDims;
   if (slot < 0) {
-    for (int d = lane; d < a.npad; d += 32) row[d] = __float2half_rn(0.f);
+    for (int d = lane; d < a.npad; d += 32) a.table[table_offset(column, d, a.bn, chunks)] = __float2half_rn(0.f);
     if (lane == 0) a.norms[column] = 1e30f;  // sorts above every real key, never in a window
     return;
   }
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) convert_centroids(TableAr
     float value = 0.f;
     if (d < a.n) value = (a.centroids[int64_t(slot) * a.n + d] - a.center[d]) * scale;
     const __half h = __float2half_rn(-2.f * value);
-    row[d] = h;
+    a.table[table_offset(column, d, a.bn, chunks)] = h;
     const float residual = __half2float(h) * -0.5f - value;  // exact: both sides within 2x
     norm2 += double(value) * value;
     residual2 += double(residual) * residual;

@@ -16,7 +16,7 @@ struct TableArgs {
   int group_count;
   int n, npad, bn, total_columns, slots;
   float largest_point_norm2;
-  __half* table;       // total_columns × npad: fp16(−2·(c − μ)·scale), zero padding
+  __half* table;       // total_columns × npad: fp16(−2·(c − μ)·scale), zero padding, laid out by table_offset
   float* norms;        // total_columns: ‖(c − μ)·scale‖², 1e30 for padding columns
   unsigned* scalars;   // {largest ‖c − μ‖², residual ratio ρ} as float bits; zeroed before
 };

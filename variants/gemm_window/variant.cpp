@@ -119,12 +119,12 @@ class GemmWindow : public Variant {
                           "every 4096 points; sorted: labels radix-sorted, one atomic per run of equal labels"});
     space.axes.push_back({"table",
                           {"stream", "resident"},
-                          "stream: centroid chunks through a cp.async ring of 3 stages (4 for wgmma); resident: the whole FP16 table "
-                          "in shared memory once per block"});
+                          "stream: centroid chunks through a cp.async ring of 3 stages (wgmma: two whole centroid tiles, "
+                          "a bulk copy each); resident: the whole FP16 table in shared memory once per block"});
     space.axes.push_back({"stage",
                           {32, 64, 128, 256},
-                          "table=stream: dims of a centroid tile per ring stage (one barrier a stage; capped at the "
-                          "padded N)"});
+                          "table=stream, mma.sync tiles: dims of a centroid tile per ring stage (one barrier a stage; "
+                          "capped at the padded N); a wgmma tile's stage is its whole centroid tile"});
     space.axes.push_back({"points",
                           {"global", "staged"},
                           "global: the fill and the update read each point tile from global memory; staged: the next "
@@ -159,6 +159,10 @@ class GemmWindow : public Variant {
                                   [](const Params& p) {
                                     return p.at("arbitrate") != "deferred" || p.at("update") == "sorted";
                                   }});
+    space.repeats.push_back({"wgmma tiles: a stage is the whole centroid tile, so stage=32 stands for every stage",
+                             [](const Params& p) {
+                               return !kTileConfigs[run_config(p).tile_index].wgmma || p.at("stage").get<int64_t>() == 32;
+                             }});
     space.repeats.push_back({"arbitrate=deferred with update=sorted, or block with another update: what auto runs",
                              [](const Params& p) {
                                const bool sorted = p.at("update") == "sorted";
@@ -226,20 +230,10 @@ class GemmWindow : public Variant {
     // against 5.56 with 32; 256/4096/1M 17.8 against 18.5; 64/256/4M 4.87 either way).
     const Geometry geometry = make_geometry(problem.n, problem.k.kmin, problem.k.kmax,
                                             kTileConfigs[run_config(params).tile_index]);
-    // For the wgmma tile, not where 32 dims keep its blocks an SM and 64 would not (the runtime
-    // keeps 1 KiB of an SM's shared memory per block): its four-slot ring at 64 dims took
-    // 128/1024/2M to two blocks and 4.325 ms against the mma.sync tile's 4.157 (H200, c6957b0),
-    // at 32 dims three blocks and 4.017 against 4.294 (e046de1). The mma.sync tiles keep the
-    // rule they were measured with.
+    // The wgmma tile's stage is always a whole centroid tile (kernel.cuh), so it keeps 32.
     const TileConfig& chosen = kTileConfigs[run_config(params).tile_index];
-    const auto keeps_blocks = [&](const Params& p) {
-      return device.smem_per_sm <= 0 ||
-             (block_smem_bytes(problem, run_config(p)) + 1024) * chosen.min_blocks <= device.smem_per_sm;
-    };
     const Params wider = with(params, "stage", 64);
-    if (geometry.chunks % 2 == 0 && fits(problem, device, wider) &&
-        (!chosen.wgmma || keeps_blocks(wider) || !keeps_blocks(params)))
-      params["stage"] = 64;
+    if (!chosen.wgmma && geometry.chunks % 2 == 0 && fits(problem, device, wider)) params["stage"] = 64;
     const int64_t table = int64_t(geometry.total_columns) * geometry.npad * 2;
     if (table <= 32 * 1024 && fits(problem, device, with(params, "table", "resident"))) params["table"] = "resident";
     // points: staged with a resident table up to 64 dims where both buffers fit without

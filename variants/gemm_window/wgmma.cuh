@@ -25,10 +25,12 @@ namespace mk::gemm_window {
 // Descriptor of a K-major, 64-byte-swizzled operand starting at shared address `address`:
 // start >> 4 (bits 0-13), leading offset unused by swizzled K-major layouts (1, bits 16-29),
 // 512 bytes between 8-row groups (bits 32-45), base offset 0 (every group starts on 512),
-// swizzle mode 2 = 64 bytes (bits 62-63).
-__device__ __forceinline__ uint64_t chunk_descriptor(uint32_t address) {
-  return uint64_t((address & 0x3ffff) >> 4) | (uint64_t(1) << 16) | (uint64_t(512 >> 4) << 32) | (uint64_t(2) << 62);
-}
+// swizzle mode 2 = 64 bytes (bits 62-63). Built from its two words, so that stepping through a
+// tile adds 16-byte units to the lower word alone (the start never carries out of its 14 bits:
+// shared addresses are below 2^18).
+constexpr uint32_t kDescriptorHigh = (512 >> 4) | (2u << 30);
+__device__ __forceinline__ uint32_t descriptor_low(uint32_t address) { return ((address & 0x3ffff) >> 4) | (1u << 16); }
+__device__ __forceinline__ uint64_t descriptor(uint32_t low) { return (uint64_t(kDescriptorHigh) << 32) | low; }
 
 // Orders this thread's earlier accesses of the accumulators (the previous tile's fold) before
 // the wgmmas that overwrite them.
