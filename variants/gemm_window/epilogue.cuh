@@ -40,12 +40,20 @@ __device__ __forceinline__ RowData load_rows(const KernelArgs& a, const Smem& s,
   return d;
 }
 
+// The lane's norms (columns 2t, 2t + 1 of each n-tile) from one pointer and immediate offsets:
+// indexing by nt·8 + 2t had ptxas rebuild a 64-bit address for each load, 5 instructions each,
+// 40 of the ~560 a warp spent a tile at 128/1024/2M (ncu source counters, H200, b20fd27).
+__device__ __forceinline__ const float2* lane_norms(const float* tile_norms, int t) {
+  return reinterpret_cast<const float2*>(tile_norms) + t;
+}
+
 template <class S>
 __device__ __forceinline__ void init_keys(float (&acc)[2][S::kNTiles][4], const float* tile_norms, const RowData& rows,
                                           int t) {
+  const float2* norms = lane_norms(tile_norms, t);
 #pragma unroll
   for (int nt = 0; nt < S::kNTiles; ++nt) {
-    const float2 cn = __ldg(reinterpret_cast<const float2*>(tile_norms + nt * 8 + 2 * t));
+    const float2 cn = __ldg(norms + 4 * nt);
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt) {
       acc[mt][nt][0] = cn.x + rows.xb[2 * mt];
@@ -103,9 +111,10 @@ template <class S>
 __device__ __forceinline__ void fold_product_keys(const float (&acc)[2][S::kNTiles][4], const float* tile_norms,
                                                   const RowData& rows, unsigned column_base, unsigned index_mask,
                                                   Top2& top, int t) {
+  const float2* norms = lane_norms(tile_norms, t);
 #pragma unroll
   for (int nt = 0; nt < S::kNTiles; ++nt) {
-    const float2 cn = __ldg(reinterpret_cast<const float2*>(tile_norms + nt * 8 + 2 * t));
+    const float2 cn = __ldg(norms + 4 * nt);
 #pragma unroll
     for (int p = 0; p < 2; ++p) {
       const unsigned column = column_base + nt * 8 + p;

@@ -128,7 +128,11 @@ __device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, in
             convert_piece<Staged>(a, point_row<Staged>(a, staged, base, row), piece, scale, norm2, residual2);
         reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] = value;
       }
-      for (int offset = seg >> 1; offset > 0; offset >>= 1) {
+      // Unrolled over every width with a warp-uniform guard: the loop's own instructions were
+      // 7 of its 11 a step (ncu source counters, 128/1024/2M, b20fd27).
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) {
+        if (offset >= seg) continue;
         norm2 += __shfl_xor_sync(kFullWarp, norm2, offset);
         residual2 += __shfl_xor_sync(kFullWarp, residual2, offset);
       }
@@ -193,12 +197,20 @@ __device__ __forceinline__ void copy_stage(const KernelArgs& a, __half* slot, in
 }
 
 // One chunk (two k16 steps) of the warp's keys: acc[m-tile][n-tile][4] += A·B.
+// B's ldmatrix addresses are the slot's plus a lane offset and the pair's 1024 bytes (an
+// immediate): the lane's row within a pair of n-tiles fixes its swizzle, (row/2)%4 of rows
+// that are 16·pair + 8·(matrix/2) + row8 being (row8/2)%4, and k16 step 1 is piece XOR 2.
+// Computing row and swizzle per load cost two integer instructions each, 16 of the 97 a warp
+// spent a chunk at 768/1000/1M (ncu source counters, H200, b20fd27).
 template <class S>
 __device__ __forceinline__ void mma_chunk(const Smem& s, const __half* slot, int kchunk, int pieces,
                                           float (&acc)[2][S::kNTiles][4]) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int wm = warp / S::WN, wn = warp - wm * S::WN;
   const int matrix = lane >> 3, row8 = lane & 7;
+  const uint32_t b_lane = uint32_t((wn * S::kWarpColumns + (matrix >> 1) * 8 + row8) * 64 +
+                                   (((matrix & 1) ^ ((row8 >> 1) & 3)) * 16));
+  const uint32_t b_slot = smem_address(slot);
 #pragma unroll
   for (int ks = 0; ks < 2; ++ks) {
     uint32_t afrag[2][4];
@@ -208,12 +220,11 @@ __device__ __forceinline__ void mma_chunk(const Smem& s, const __half* slot, int
       const int piece = kchunk * 4 + ks * 2 + (matrix >> 1);
       ldmatrix_x4(afrag[mt], smem_address(s.a + (row * pieces + swizzle(piece, row, pieces)) * 8));
     }
+    const uint32_t b_step = b_slot + (b_lane ^ uint32_t(ks << 5));
 #pragma unroll
     for (int pair = 0; pair < S::kNTiles / 2; ++pair) {
-      const int brow = wn * S::kWarpColumns + pair * 16 + (matrix >> 1) * 8 + row8;
-      const int bpiece = ks * 2 + (matrix & 1);
       uint32_t b[4];
-      ldmatrix_x4(b, smem_address(slot + (brow * 4 + swizzle(bpiece, brow, 4)) * 8));
+      ldmatrix_x4(b, b_step + pair * 1024);
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt) {
         mma_f16(acc[mt][2 * pair], afrag[mt], b[0], b[1]);
