@@ -40,9 +40,12 @@ __device__ __forceinline__ RowData load_rows(const KernelArgs& a, const Smem& s,
   return d;
 }
 
-// The lane's norms (columns 2t, 2t + 1 of each n-tile) from one pointer and immediate offsets:
-// indexing by nt·8 + 2t had ptxas rebuild a 64-bit address for each load, 5 instructions each,
-// 40 of the ~560 a warp spent a tile at 128/1024/2M (ncu source counters, H200, b20fd27).
+// The lane's norms (columns 2t, 2t + 1 of each n-tile) from one pointer and immediate offsets,
+// for the mma.sync tiles' keys: indexing by nt·8 + 2t had ptxas rebuild a 64-bit address for
+// each load (ncu source counters, H200, b20fd27). Measured with mma_chunk's B addresses, 768/1000/1M
+// 10.575 ms against 10.891 (same call, e2dd290 against d745b69). The same loads in the wgmma
+// tile's fold, with the fill's row reduction unrolled, measured no gain (128/1024/2M 3.098
+// against 3.079, the batch 3.304 against 3.263, one round): left as they were.
 __device__ __forceinline__ const float2* lane_norms(const float* tile_norms, int t) {
   return reinterpret_cast<const float2*>(tile_norms) + t;
 }
@@ -111,10 +114,9 @@ template <class S>
 __device__ __forceinline__ void fold_product_keys(const float (&acc)[2][S::kNTiles][4], const float* tile_norms,
                                                   const RowData& rows, unsigned column_base, unsigned index_mask,
                                                   Top2& top, int t) {
-  const float2* norms = lane_norms(tile_norms, t);
 #pragma unroll
   for (int nt = 0; nt < S::kNTiles; ++nt) {
-    const float2 cn = __ldg(norms + 4 * nt);
+    const float2 cn = __ldg(reinterpret_cast<const float2*>(tile_norms + nt * 8 + 2 * t));
 #pragma unroll
     for (int p = 0; p < 2; ++p) {
       const unsigned column = column_base + nt * 8 + p;

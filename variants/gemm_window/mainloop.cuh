@@ -128,11 +128,7 @@ __device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, in
             convert_piece<Staged>(a, point_row<Staged>(a, staged, base, row), piece, scale, norm2, residual2);
         reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] = value;
       }
-      // Unrolled over every width with a warp-uniform guard: the loop's own instructions were
-      // 7 of its 11 a step (ncu source counters, 128/1024/2M, b20fd27).
-#pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) {
-        if (offset >= seg) continue;
+      for (int offset = seg >> 1; offset > 0; offset >>= 1) {
         norm2 += __shfl_xor_sync(kFullWarp, norm2, offset);
         residual2 += __shfl_xor_sync(kFullWarp, residual2, offset);
       }
