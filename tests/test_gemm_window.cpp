@@ -114,8 +114,13 @@ TEST(GemmWindowSpace, WgmmaTilesRunOnSm90AloneAndAreRefusedElsewhere) {
     // Its ring's stage is a whole centroid tile, whatever stage says: the default keeps 32, and
     // the space lists no other stage for it (each would run the same code).
     if (gemm_window::wgmma_built()) EXPECT_EQ(window_variant().default_params(problem, h100_like()).at("stage"), 32);
+    int listed_wgmma = 0;
     for (const Params& listed : window_variant().param_space(problem, h100_like()).enumerate())
-      if (listed.at("tile") == tile.name) EXPECT_EQ(listed.at("stage"), 32) << params_label(listed);
+      if (listed.at("tile") == tile.name) {
+        EXPECT_EQ(listed.at("stage"), 32) << params_label(listed);
+        ++listed_wgmma;
+      }
+    EXPECT_EQ(listed_wgmma > 0, gemm_window::wgmma_built());
     try {
       GeneratorSpec spec;
       spec.m = 256;
@@ -215,6 +220,20 @@ TEST(GemmWindowGeometry, TheTableIsStoredAsTheRingSlotsAreLaidOut) {
     }
 }
 
+// A streamed table's ring as the kernel runs it: three stages of `stage` dims for the mma.sync
+// tiles, two whole centroid tiles for the wgmma tile whatever stage says.
+TEST(GemmWindowGeometry, TheRingHoldsThreeStagesOrTwoWholeWgmmaTiles) {
+  const Problem problem = make_problem(int64_t(1) << 20, 128, 1024, 1024);
+  for (const gemm_window::TileConfig& tile : gemm_window::kTileConfigs)
+    for (const int stage : {32, 64}) {
+      SCOPED_TRACE(std::string(tile.name) + " stage " + std::to_string(stage));
+      Params p{{"tile", tile.name}, {"update", "sorted"}, {"table", "stream"}, {"stage", stage}, {"grid", 0}};
+      const gemm_window::SmemLayout l = gemm_window::block_smem_layout(problem, gemm_window::run_config(p));
+      const int64_t chunk_bytes = int64_t(tile.bn) * 32 * 2, chunks = 128 / 32;
+      EXPECT_EQ(l.xn2 - l.b, tile.wgmma ? 2 * chunks * chunk_bytes : 3 * (stage / 32) * chunk_bytes);
+    }
+}
+
 TEST(GemmWindowGeometry, SharedMemoryRegionsAreAlignedAndDisjoint) {
   for (const gemm_window::TileConfig& tile : gemm_window::kTileConfigs) {
     const gemm_window::SmemLayout l = gemm_window::smem_layout(tile, 128, 3, 10, 300, 100, true);
@@ -229,8 +248,9 @@ TEST(GemmWindowGeometry, SharedMemoryRegionsAreAlignedAndDisjoint) {
     EXPECT_EQ(l.b % 16, 0);   // cp.async destinations
     EXPECT_EQ(l.inertia % 8, 0);
     EXPECT_EQ(l.counts % 16, 0);
-    const std::vector<int64_t> starts{l.inertia, l.a,     l.b,      l.xn2,  l.ex,     l.rowbest, l.rowcount, l.scan,
-                                      l.label,   l.items, l.counts, l.sums, l.staged, l.tile,    l.total};
+    EXPECT_EQ(l.ring_full % 8, 0);  // mbarriers
+    const std::vector<int64_t> starts{l.inertia, l.a,      l.b,      l.xn2,  l.ex,     l.rowbest, l.rowcount, l.scan,
+                                      l.label,   l.items,  l.counts, l.sums, l.staged, l.tile,    l.ring_full, l.total};
     EXPECT_TRUE(std::is_sorted(starts.begin(), starts.end()));
     EXPECT_EQ(l.b - l.a, int64_t(tile.bm) * 128 * 2);
     EXPECT_EQ(l.xn2 - l.b, int64_t(3) * tile.bn * 32 * 2);

@@ -90,12 +90,22 @@ TEST(GemmWindowBatch, TakesIssue32sBatchAndRefusesWhatOneLaunchCannotServeNaming
   EXPECT_EQ(refusal(batch_of(4, 1024, 128, 128), params_with("128x64/wgmma", "sorted")), "none");
 }
 
+// update=sorted counts in sum_label_runs, so its blocks keep no counts in shared memory, for
+// one problem or a batch; update=global keeps one a slot (B·K for a batch).
 TEST(GemmWindowBatch, SortedBlocksCountNothingSoTheirSharedMemoryDoesNotGrowWithTheBatch) {
-  const gemm_window::RunConfig config = run_config(params_with("128x64/wgmma", "sorted"));
-  const int64_t one = block_smem_bytes(batch_of(1, 65536, 128, 1024), config);
-  const int64_t all = block_smem_bytes(batch_of(32, 65536, 128, 1024), config);
-  // Only the per-group inertia (a double a warp a problem) grows; one problem's counts go.
-  EXPECT_LE(all, one + 32 * kTileConfigs[config.tile_index].warps() * 8);
+  const gemm_window::RunConfig sorted = run_config(params_with("128x64/wgmma", "sorted"));
+  const gemm_window::RunConfig global = run_config(params_with("128x64/wgmma", "global"));
+  for (const int batch : {1, 4}) {
+    const gemm_window::SmemLayout l = gemm_window::block_smem_layout(batch_of(batch, 65536, 128, 1024), sorted);
+    EXPECT_EQ(l.sums, l.counts) << batch << " problems: no counts";
+    const gemm_window::SmemLayout g = gemm_window::block_smem_layout(batch_of(batch, 65536, 128, 1024), global);
+    EXPECT_EQ(g.sums - g.counts, int64_t(batch) * 1024 * 4) << batch << " problems";
+  }
+  const int64_t one = block_smem_bytes(batch_of(1, 65536, 128, 1024), sorted);
+  const int64_t all = block_smem_bytes(batch_of(32, 65536, 128, 1024), sorted);
+  // Only the per-group inertia (a double a warp a problem) grows, and the wgmma tile's 1 KiB
+  // alignment of A may absorb it.
+  EXPECT_LE(all, one + 32 * kTileConfigs[sorted.tile_index].warps() * 8);
 }
 
 // `batch` problems of m rows; problem b's values uniform in [offset·b, offset·b + 1).
@@ -205,7 +215,10 @@ INSTANTIATE_TEST_SUITE_P(
     Batches, GemmWindowBatchOnDevice,
     ::testing::Values(BatchCase{"b6_m1024_n96_k40", 6, 1024, 96, 40, 0.f},
                       BatchCase{"b3_m512_n64_k300_far_apart", 3, 512, 64, 300, 100.f},
-                      BatchCase{"b4_m2048_n128_k512", 4, 2048, 128, 512, 0.f}),
+                      BatchCase{"b4_m2048_n128_k512", 4, 2048, 128, 512, 0.f},
+                      // Two centroid tiles a problem at the wgmma tile's 64 columns: its ring
+                      // fetches the next problem's group right after a tile's first wgmmas.
+                      BatchCase{"b4_m1024_n128_k100", 4, 1024, 128, 100, 0.f}),
     [](const ::testing::TestParamInfo<BatchCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

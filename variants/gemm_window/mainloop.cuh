@@ -2,8 +2,9 @@
 // gemm-window's mainloop pieces: the block's points converted once per point tile into a
 // resident FP16 A tile (with each point's ‖x̃‖² and FP16 residual ‖x_h − x̃‖²), the FP16
 // centroid table streamed in chunks of BN columns × 32 dims (cp.async, a ring of ring_stages
-// stages of stage_chunks chunks each, or the whole table resident), one chunk's MMAs into the
-// warp's 32 × BN/WN keys, and the wgmma tile's whole centroid tile of wgmmas.
+// stages of stage_chunks chunks each, or the whole table resident; the wgmma tile's ring of
+// whole centroid tiles by bulk copy is kernel.cuh's), one chunk's MMAs into the warp's
+// 32 × BN/WN keys, and the wgmma tile's whole centroid tile of wgmmas.
 //
 // Shared layouts: rows of 16-byte pieces (8 halves), piece c of row r stored at c XOR a
 // function of r, so the 8 rows one ldmatrix phase reads fall in 8 different bank groups:

@@ -7,8 +7,9 @@
 //     points: relative to the data's spread, not its offset, the FP32 partials stay near 1e-6;
 //   update=sorted: only the labels here; a radix sort by label and a pass over runs of equal
 //     labels add the sums later (sorted_update.cu).
-// Counts go to shared memory per slot (flushed with the sums or at the block's end); the
-// inertia is Σ(x − c)² in FP64 from the same loads, per warp and group.
+// Counts go to shared memory per slot (flushed with the sums or at the block's end; with
+// update=sorted, sum_label_runs counts the runs instead); the inertia is Σ(x − c)² in FP64 from
+// the same loads, per warp and group.
 #include "variants/gemm_window/block.cuh"
 #include "variants/gemm_window/mainloop.cuh"
 
