@@ -1,13 +1,16 @@
 // arbitrate=deferred's second kernel: one warp a queued row, four of its candidates a pass. Its
-// lanes share each candidate's distance (coalesced loads of the point and the centroids, FP64
-// sums as in the block), and the smallest packed exact distance is the row's label, written over the key winner the main
-// kernel left in the sort's labels (and the caller's).
+// lanes share each candidate's distance (coalesced loads of the point and the centroids): FP32
+// sums first, which settle the row where they prove the answer (fp32_screen.hpp), else FP64
+// sums as in the block, whose smallest packed exact distance is the row's label. The label is
+// written over the key winner the main kernel left in the sort's labels (and the caller's).
 #include "variants/gemm_window/deferred_arbitration.hpp"
 
 #include <algorithm>
+#include <cfloat>
 
 #include "core/errors.hpp"
 #include "variants/gemm_window/exact_distance.cuh"
+#include "variants/gemm_window/fp32_screen.hpp"
 
 namespace mk::gemm_window {
 namespace {
@@ -15,6 +18,19 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 constexpr unsigned kAllLanes = 0xffffffffu;
 constexpr int kBatch = 4;
+
+// Pass j's kBatch candidates of a row: their columns, and their centroids (x itself for padding
+// past the row's count or kNoColumn, measured and dropped).
+__device__ __forceinline__ void candidates(const DeferredRow& row, const GroupInfo& group, const float* x,
+                                           const unsigned short* __restrict__ columns, uint32_t j, int n,
+                                           const float* __restrict__ centroids, unsigned (&column)[kBatch],
+                                           const float* (&c)[kBatch]) {
+#pragma unroll
+  for (int q = 0; q < kBatch; ++q) {
+    column[q] = j + q < row.count ? columns[row.first + j + q] : kNoColumn;  // one address: a broadcast
+    c[q] = column[q] == kNoColumn ? x : centroids + int64_t(group.slot_offset + int(column[q])) * n;
+  }
+}
 
 // Batched (a batch in one launch): labels one a point, and the sort's keys slots (update.cuh).
 template <bool Batched>
@@ -34,25 +50,52 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     const DeferredRow row = rows[r];
     const GroupInfo group = groups[row.group];
     const float* x = points + int64_t(row.point) * n;
-    unsigned long long best = ~0ull;
-    // kBatch candidates a pass: one load of each piece of x serves them all, and their sums
-    // and reductions are independent chains. A pass's padding (past the row's count, or
-    // kNoColumn) measures x against itself and is dropped.
+    // Every candidate in FP32 first (fp32_screen.hpp); the FP64 distances only where the two
+    // smallest FP32 sums are too close to prove which the FP64 path would pick. Butterfly sums
+    // are the same in every lane (each step adds the same two values), so this is warp-uniform.
+    float smallest = INFINITY, runner_up = INFINITY;
+    unsigned smallest_column = 0;
+    bool finite = true;
     for (uint32_t j = 0; j < row.count; j += kBatch) {
       unsigned column[kBatch];
       const float* c[kBatch];
-#pragma unroll
-      for (int q = 0; q < kBatch; ++q) {
-        column[q] = j + q < row.count ? columns[row.first + j + q] : kNoColumn;  // one address: a broadcast
-        c[q] = column[q] == kNoColumn ? x : centroids + int64_t(group.slot_offset + int(column[q])) * n;
-      }
-      double distance[kBatch];
-      partial_distances<kBatch>(x, c, n, lane, 32, distance);
+      candidates(row, group, x, columns, j, n, centroids, column, c);
+      float distance[kBatch];
+      screen_partial_distances<kBatch>(x, c, n, lane, 32, distance);
 #pragma unroll
       for (int q = 0; q < kBatch; ++q) {
 #pragma unroll
         for (int offset = 16; offset > 0; offset >>= 1) distance[q] += __shfl_xor_sync(kAllLanes, distance[q], offset);
-        if (column[q] != kNoColumn) best = min(best, pack_exact(distance[q], column[q]));  // warp-uniform
+        if (column[q] == kNoColumn) continue;
+        finite = finite && distance[q] <= FLT_MAX;
+        if (distance[q] < smallest) {
+          runner_up = smallest;
+          smallest = distance[q];
+          smallest_column = column[q];
+        } else if (distance[q] < runner_up) {
+          runner_up = distance[q];
+        }
+      }
+    }
+    unsigned long long best = ~0ull;
+    if (finite && screen_decides(smallest, runner_up, n)) {
+      best = smallest_column;
+    } else {
+      // kBatch candidates a pass: one load of each piece of x serves them all, and their sums
+      // and reductions are independent chains. A pass's padding (past the row's count, or
+      // kNoColumn) measures x against itself and is dropped.
+      for (uint32_t j = 0; j < row.count; j += kBatch) {
+        unsigned column[kBatch];
+        const float* c[kBatch];
+        candidates(row, group, x, columns, j, n, centroids, column, c);
+        double distance[kBatch];
+        partial_distances<kBatch>(x, c, n, lane, 32, distance);
+#pragma unroll
+        for (int q = 0; q < kBatch; ++q) {
+#pragma unroll
+          for (int offset = 16; offset > 0; offset >>= 1) distance[q] += __shfl_xor_sync(kAllLanes, distance[q], offset);
+          if (column[q] != kNoColumn) best = min(best, pack_exact(distance[q], column[q]));  // warp-uniform
+        }
       }
     }
     if (lane == 0 && best != ~0ull) {

@@ -26,7 +26,11 @@ __global__ void fill_iota(int32_t* __restrict__ out, int64_t m) {
 // PerRunInertia (a batch in one launch): each run's squares go to inertia[slot / inertia_span],
 // its problem's, instead of the block's sum to inertia[0]. Its own instantiation: the branch in
 // every inlined flush doubled the one-problem kernel's code (63 KB to 136 KB, sm_90).
-template <bool PerRunInertia>
+// Offset: a point's first element as a 32-bit index where M·N < 2^32, so a gather's address is
+// one IMAD.WIDE from the lane's column; the 64-bit index (sign extension, a 64-bit multiply and
+// a LEA pair) was ~12 of the ~17.6 instructions an entry at 128/1024/2M (ncu source counters,
+// H200, dc9e545).
+template <bool PerRunInertia, typename Offset>
 __global__ void __launch_bounds__(kWarps * 32)
     sum_label_runs(const int32_t* __restrict__ labels, const int32_t* __restrict__ order, const float* __restrict__ points,
                    const float* __restrict__ centroids, int64_t m, int n, int slices, int slot_offset, double* sums,
@@ -42,12 +46,14 @@ __global__ void __launch_bounds__(kWarps * 32)
   if (begin < m) {  // whole warp; no return before the block's barrier
     const int64_t end = begin + kPiece < m ? begin + kPiece : m;
     const int d = d0 + lane;
+    const bool inside = d < n;
+    const float* column = points + (inside ? d : 0);
     int label = -1, run = 0;
     double sum = 0.0;
     float centre = 0.f;
     const auto flush = [&] {  // warp-uniform, as are label and run
       const int64_t slot = slot_offset + label;
-      if (d < n) atomicAdd(sums + slot * n + d, sum);
+      if (inside) atomicAdd(sums + slot * n + d, sum);
       if (d0 == 0 && lane == 0) atomicAdd(counts + slot, static_cast<unsigned long long>(run));
       if constexpr (PerRunInertia) {
 #pragma unroll
@@ -61,22 +67,33 @@ __global__ void __launch_bounds__(kWarps * 32)
       label = key;
       run = 0;
       sum = 0.0;
-      centre = d < n ? __ldg(centroids + int64_t(slot_offset + key) * n + d) : 0.f;
+      centre = inside ? __ldg(centroids + int64_t(slot_offset + key) * n + d) : 0.f;
     };
+    // A batch's 32 labels and points; lanes past the piece's end repeat its first point, so
+    // every gather is in bounds and needs no guard of its own. The next batch's are loaded
+    // before this one's gathers are consumed.
+    const auto fetch = [&](int64_t j0, int& my_label, Offset& my_point) {
+      const int64_t at = j0 + lane < end ? j0 + lane : begin;
+      my_label = j0 + lane < end ? labels[at] : -1;
+      my_point = Offset(order[at]) * Offset(n);
+    };
+    int my_label;
+    Offset my_point;
+    fetch(begin, my_label, my_point);
     for (int64_t j0 = begin; j0 < end; j0 += 32) {
       const int count = end - j0 < 32 ? int(end - j0) : 32;
-      const int my_label = lane < count ? labels[j0 + lane] : -1;
-      const int my_point = lane < count ? order[j0 + lane] : 0;
       // The 32 gathers are issued before the walk consumes them.
       float values[32];
 #pragma unroll
       for (int e = 0; e < 32; ++e) {
-        const int point = __shfl_sync(full, my_point, e);
-        values[e] = d < n && e < count ? __ldg(points + int64_t(point) * n + d) : 0.f;
+        const Offset point = __shfl_sync(full, my_point, e);
+        values[e] = inside ? __ldg(column + point) : 0.f;
       }
+      const int batch_label = my_label;
+      if (j0 + 32 < end) fetch(j0 + 32, my_label, my_point);
       // A batch inside one run (most of them where runs are long: M/K entries a run on
       // average) is added by four independent FP64 chains instead of walked entry by entry.
-      const int first = __shfl_sync(full, my_label, 0), last = __shfl_sync(full, my_label, 31);
+      const int first = __shfl_sync(full, batch_label, 0), last = __shfl_sync(full, batch_label, 31);
       if (count == 32 && first == last) {  // warp-uniform
         if (first != label) start_run(first);
         double part[4] = {0.0, 0.0, 0.0, 0.0}, square[4] = {0.0, 0.0, 0.0, 0.0};
@@ -94,7 +111,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       }
 #pragma unroll
       for (int e = 0; e < 32; ++e) {
-        const int key = __shfl_sync(full, my_label, e);
+        const int key = __shfl_sync(full, batch_label, e);
         if (e < count) {  // warp-uniform, as is key
           if (key != label) start_run(key);
           sum += double(values[e]);
@@ -159,9 +176,12 @@ void SortedUpdate::accumulate(const gpu::PointsView& points, const float* centro
                                                sorted_labels_.get(), iota_.get(), order_.get(), int(m_), 0,
                                                bits_for(kk), stream),
                "gemm-window sorted update: radix sort");
-    (inertia_span > 0 ? sum_label_runs<true> : sum_label_runs<false>)<<<grid, kWarps * 32, 0, stream>>>(sorted_labels_.get(), order_.get(), points.data, centroids, m_,
-                                                     points.n, slices, k.slot_offset(kk), acc.sums, acc.counts,
-                                                     inertia_span > 0 ? acc.inertia : acc.inertia + g, inertia_span);
+    const bool narrow = double(m_) * double(points.n) < 0x1p32;
+    const auto kernel = inertia_span > 0 ? (narrow ? sum_label_runs<true, uint32_t> : sum_label_runs<true, int64_t>)
+                                         : (narrow ? sum_label_runs<false, uint32_t> : sum_label_runs<false, int64_t>);
+    kernel<<<grid, kWarps * 32, 0, stream>>>(sorted_labels_.get(), order_.get(), points.data, centroids, m_, points.n,
+                                             slices, k.slot_offset(kk), acc.sums, acc.counts,
+                                             inertia_span > 0 ? acc.inertia : acc.inertia + g, inertia_span);
     gpu::check_launch("gemm-window sum_label_runs");
   }
 }

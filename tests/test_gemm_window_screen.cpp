@@ -1,0 +1,174 @@
+// The settle kernel's FP32 screen (variants/gemm_window/fp32_screen.hpp): where it decides a
+// row, its label is the FP64 path's. Both are emulated on the CPU as the kernel sums them (32
+// lanes, float4 pieces in two chains, the warp's butterfly) on candidates at controlled
+// relative gaps, from exact duplicates to well apart, at FP32's extremes of scale.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "variants/gemm_window/fp32_screen.hpp"
+
+namespace mk {
+namespace {
+
+constexpr int kLanes = 32;
+
+// One lane's share, in T, in the kernel's chains (exact_distance.cuh).
+template <typename T>
+T lane_share(const std::vector<float>& x, const std::vector<float>& c, int part) {
+  const int n = int(x.size());
+  T s0 = 0, s1 = 0;
+  const auto term = [&](int d, T& s) {
+    const T e = T(x[d]) - T(c[d]);
+    s = std::fma(e, e, s);
+  };
+  if (n % 4 == 0) {
+    for (int i = part; i < n / 4; i += kLanes) {
+      term(4 * i, s0);
+      term(4 * i + 1, s1);
+      term(4 * i + 2, s0);
+      term(4 * i + 3, s1);
+    }
+  } else {
+    for (int d = part; d < n; d += kLanes) term(d, s0);
+  }
+  return s0 + s1;
+}
+
+// The warp's xor butterfly: every lane ends with the same sum.
+template <typename T>
+T warp_distance(const std::vector<float>& x, const std::vector<float>& c) {
+  T v[kLanes];
+  for (int l = 0; l < kLanes; ++l) v[l] = lane_share<T>(x, c, l);
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    T next[kLanes];
+    for (int l = 0; l < kLanes; ++l) next[l] = v[l] + v[l ^ offset];
+    for (int l = 0; l < kLanes; ++l) v[l] = next[l];
+  }
+  return v[0];
+}
+
+struct Outcome {
+  bool decided;
+  bool agrees;
+};
+
+// The screen on a row's candidates, and the FP64 path's label (distances rounded to FP32,
+// the lower column on equal values).
+Outcome settle(const std::vector<float>& x, const std::vector<std::vector<float>>& candidates) {
+  float smallest = INFINITY, runner_up = INFINITY;
+  int smallest_column = -1, fp64_label = -1;
+  float fp64_best = INFINITY;
+  for (int j = 0; j < int(candidates.size()); ++j) {
+    const float d = warp_distance<float>(x, candidates[j]);
+    if (d < smallest) {
+      runner_up = smallest;
+      smallest = d;
+      smallest_column = j;
+    } else if (d < runner_up) {
+      runner_up = d;
+    }
+    const float exact = float(warp_distance<double>(x, candidates[j]));
+    if (exact < fp64_best) {
+      fp64_best = exact;
+      fp64_label = j;
+    }
+  }
+  const bool decided = gemm_window::screen_decides(smallest, runner_up, int(x.size()));
+  return {decided, !decided || smallest_column == fp64_label};
+}
+
+// x, and candidates at distance r·(1 + gap)^k from it along random directions (k = 0, 1, then
+// farther), in a random column order.
+std::vector<std::vector<float>> row_at_gap(std::mt19937& rng, const std::vector<float>& x, double scale, double gap) {
+  const int n = int(x.size());
+  std::normal_distribution<double> normal;
+  std::vector<std::vector<float>> out;
+  const double radius = scale * (0.5 + std::uniform_real_distribution<double>()(rng));
+  for (double factor : {1.0, 1.0 + gap, 1.5, 2.0}) {
+    std::vector<double> dir(n);
+    double norm = 0;
+    for (double& v : dir) norm += (v = normal(rng)) * v;
+    std::vector<float> c(n);
+    for (int d = 0; d < n; ++d) c[d] = float(x[d] + radius * factor * dir[d] / std::sqrt(norm));
+    out.push_back(std::move(c));
+  }
+  std::shuffle(out.begin(), out.end(), rng);
+  return out;
+}
+
+std::vector<float> random_point(std::mt19937& rng, int n, double scale, double offset) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<float> x(n);
+  for (float& v : x) v = float(offset + scale * uniform(rng));
+  return x;
+}
+
+TEST(GemmWindowScreen, DecidesOnlyWhereItsLabelIsTheFp64PathsAtEveryGapAndScale) {
+  std::mt19937 rng(32);
+  for (int n : {3, 5, 32, 100, 128, 256, 768, 1024}) {
+    for (double scale : {1e-18, 1.0, 1e12}) {
+      int decided_apart = 0, rows_apart = 0;
+      for (double gap : {0.0, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2}) {
+        for (int trial = 0; trial < 12; ++trial) {
+          const std::vector<float> x = random_point(rng, n, scale, trial % 2 ? 3.0 * scale : 0.0);
+          const Outcome o = settle(x, row_at_gap(rng, x, scale, gap));
+          EXPECT_TRUE(o.agrees) << "n=" << n << " scale=" << scale << " gap=" << gap;
+          if (gap >= 1e-3) {
+            ++rows_apart;
+            decided_apart += o.decided;
+          }
+        }
+      }
+      // Not vacuous: candidates 0.1 % apart are decided by the screen (the FP16 window's
+      // candidates at 768/1000/1M are mostly that far apart or more).
+      EXPECT_EQ(decided_apart, rows_apart) << "n=" << n << " scale=" << scale;
+    }
+  }
+}
+
+TEST(GemmWindowScreen, ADuplicateCentroidOrAnAbsentRunnerUpDecidesNothing) {
+  std::mt19937 rng(7);
+  for (int n : {4, 128, 768}) {
+    const std::vector<float> x = random_point(rng, n, 1.0, 0.0);
+    std::vector<std::vector<float>> row = row_at_gap(rng, x, 1.0, 0.5);
+    int nearest = 0;
+    for (int j = 1; j < int(row.size()); ++j)
+      if (warp_distance<double>(x, row[j]) < warp_distance<double>(x, row[nearest])) nearest = j;
+    row.push_back(row[nearest]);
+    const Outcome o = settle(x, row);
+    EXPECT_FALSE(o.decided) << "n=" << n;
+    EXPECT_TRUE(o.agrees) << "n=" << n;
+  }
+  EXPECT_FALSE(gemm_window::screen_decides(1.f, INFINITY, 128));
+  EXPECT_FALSE(gemm_window::screen_decides(1.f, NAN, 128));
+  EXPECT_FALSE(gemm_window::screen_decides(NAN, 2.f, 128));
+  EXPECT_FALSE(gemm_window::screen_decides(2.f, 2.f, 128));
+  EXPECT_TRUE(gemm_window::screen_decides(1.f, 1.001f, 1024));
+}
+
+TEST(GemmWindowScreen, SubnormalDistancesAreDecidedOnlyWhenTheirFp32RoundingsDiffer) {
+  std::mt19937 rng(11);
+  for (int n : {8, 128, 768}) {
+    for (double scale : {1e-21, 1e-23}) {  // squares of 1e-21 and 1e-23 fall below FP32's normal range
+      for (double gap : {0.0, 1e-6, 1e-2, 1.0}) {
+        for (int trial = 0; trial < 8; ++trial) {
+          const std::vector<float> x = random_point(rng, n, scale, 0.0);
+          const Outcome o = settle(x, row_at_gap(rng, x, scale, gap));
+          EXPECT_TRUE(o.agrees) << "n=" << n << " scale=" << scale << " gap=" << gap;
+        }
+      }
+    }
+  }
+  // A centroid on the point against one a subnormal distance away: the rule needs 2^-147 more.
+  EXPECT_FALSE(gemm_window::screen_decides(0.f, 0x1p-149f, 8));
+  EXPECT_TRUE(gemm_window::screen_decides(0.f, 0x1p-140f, 8));
+}
+
+}  // namespace
+}  // namespace mk
