@@ -58,29 +58,37 @@ struct Outcome {
   bool agrees;
 };
 
-// The screen on a row's candidates, and the FP64 path's label (distances rounded to FP32,
-// the lower column on equal values).
-Outcome settle(const std::vector<float>& x, const std::vector<std::vector<float>>& candidates) {
+// The screen on a row's listed columns of `centroids` (a column may be listed twice: a
+// scanned slice repeats its listed keys' columns), and the FP64 path's label (distances
+// rounded to FP32, the lower column on equal values).
+Outcome settle(const std::vector<float>& x, const std::vector<std::vector<float>>& centroids,
+               const std::vector<int>& listed) {
   float smallest = INFINITY, runner_up = INFINITY;
   int smallest_column = -1, fp64_label = -1;
   float fp64_best = INFINITY;
-  for (int j = 0; j < int(candidates.size()); ++j) {
-    const float d = warp_distance<float>(x, candidates[j]);
+  for (int j : listed) {
+    const float d = warp_distance<float>(x, centroids[j]);
     if (d < smallest) {
       runner_up = smallest;
       smallest = d;
       smallest_column = j;
-    } else if (d < runner_up) {
+    } else if (d < runner_up && j != smallest_column) {
       runner_up = d;
     }
-    const float exact = float(warp_distance<double>(x, candidates[j]));
-    if (exact < fp64_best) {
+    const float exact = float(warp_distance<double>(x, centroids[j]));
+    if (exact < fp64_best || (exact == fp64_best && j < fp64_label)) {
       fp64_best = exact;
       fp64_label = j;
     }
   }
   const bool decided = gemm_window::screen_decides(smallest, runner_up, int(x.size()));
   return {decided, !decided || smallest_column == fp64_label};
+}
+
+Outcome settle(const std::vector<float>& x, const std::vector<std::vector<float>>& centroids) {
+  std::vector<int> listed(centroids.size());
+  for (int j = 0; j < int(listed.size()); ++j) listed[j] = j;
+  return settle(x, centroids, listed);
 }
 
 // x, and candidates at distance r·(1 + gap)^k from it along random directions (k = 0, 1, then
@@ -150,6 +158,27 @@ TEST(GemmWindowScreen, ADuplicateCentroidOrAnAbsentRunnerUpDecidesNothing) {
   EXPECT_FALSE(gemm_window::screen_decides(NAN, 2.f, 128));
   EXPECT_FALSE(gemm_window::screen_decides(2.f, 2.f, 128));
   EXPECT_TRUE(gemm_window::screen_decides(1.f, 1.001f, 1024));
+}
+
+TEST(GemmWindowScreen, AColumnListedTwiceIsOneCandidate) {
+  // The main kernel lists a slice's first and second keys and then scans the whole slice, so
+  // the winner's column can come twice; the repeat must not read as a tie, or no scanned row
+  // would ever be settled by the screen.
+  std::mt19937 rng(5);
+  int decided = 0, rows = 0;
+  for (int n : {4, 128, 768}) {
+    for (int trial = 0; trial < 8; ++trial) {
+      const std::vector<float> x = random_point(rng, n, 1.0, 0.0);
+      const std::vector<std::vector<float>> row = row_at_gap(rng, x, 1.0, 0.01);
+      for (const std::vector<int>& listed : {std::vector<int>{0, 1, 2, 3, 0, 1, 2, 3}, std::vector<int>{3, 2, 3, 1, 0, 0, 1, 2}}) {
+        const Outcome o = settle(x, row, listed);
+        EXPECT_TRUE(o.agrees) << "n=" << n;
+        ++rows;
+        decided += o.decided;
+      }
+    }
+  }
+  EXPECT_EQ(decided, rows);
 }
 
 TEST(GemmWindowScreen, SubnormalDistancesAreDecidedOnlyWhenTheirFp32RoundingsDiffer) {

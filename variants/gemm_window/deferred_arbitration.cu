@@ -72,8 +72,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
           runner_up = smallest;
           smallest = distance[q];
           smallest_column = column[q];
-        } else if (distance[q] < runner_up) {
-          runner_up = distance[q];
+        } else if (distance[q] < runner_up && column[q] != smallest_column) {
+          runner_up = distance[q];  // a scanned slice lists its first and second keys' columns again
         }
       }
     }
