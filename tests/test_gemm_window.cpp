@@ -824,6 +824,24 @@ TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
   EXPECT_LE(stats[3].deferred, 2 * 37);
 }
 
+// update=sorted's 64-bit gathers, which only data of 2^32 elements or more takes by itself
+// (sorted_update.cu): forced on, the steps' labels, sums and counts are the reference's.
+TEST_P(GemmWindowOnDevice, SortedUpdateWideGathersMatchTheReference) {
+  const GpuCase c = GetParam();
+  const Dataset data = case_data(c);
+  const Problem problem = make_problem(data.m, data.n, c.kmin, c.kmax, data.sparsity);
+  const DeviceInfo device = query_device(0);
+  Params params = resolve_params(window_variant(), problem, device, Params::object());
+  params["update"] = "sorted";
+  if (gemm_window::block_smem_bytes(problem, gemm_window::run_config(params)) > device.smem_per_block_optin)
+    GTEST_SKIP() << "update=sorted does not fit a block here";
+  gemm_window::RunConfig config = gemm_window::run_config(params);
+  config.wide_gathers = true;
+  auto run = gemm_window::make_run(problem, data, config, device, gemm_window::translation_for(data));
+  testing_support::expect_steps_match_reference(
+      *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, true);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, GemmWindowOnDevice,
     ::testing::Values(GpuCase{"uniform_n128_k1024", spec_of("uniform", 12000, 128, 8, 0, 5), 1024, 1024},

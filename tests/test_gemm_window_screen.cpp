@@ -18,7 +18,8 @@ namespace {
 
 constexpr int kLanes = 32;
 
-// One lane's share, in T, in the kernel's chains (exact_distance.cuh).
+// One lane's share, in T, in the kernel's chains (screen_distance.cuh for FP32,
+// exact_distance.cuh for FP64).
 template <typename T>
 T lane_share(const std::vector<float>& x, const std::vector<float>& c, int part) {
   const int n = int(x.size());
@@ -133,8 +134,7 @@ TEST(GemmWindowScreen, DecidesOnlyWhereItsLabelIsTheFp64PathsAtEveryGapAndScale)
           }
         }
       }
-      // Not vacuous: candidates 0.1 % apart are decided by the screen (the FP16 window's
-      // candidates at 768/1000/1M are mostly that far apart or more).
+      // Not vacuous: candidates 0.1 % apart are decided by the screen.
       EXPECT_EQ(decided_apart, rows_apart) << "n=" << n << " scale=" << scale;
     }
   }
@@ -160,6 +160,56 @@ TEST(GemmWindowScreen, ADuplicateCentroidOrAnAbsentRunnerUpDecidesNothing) {
   EXPECT_TRUE(gemm_window::screen_decides(1.f, 1.001f, 1024));
 }
 
+// The bound itself: the FP32 sum of the kernel's order errs by at most γ_k·D + η against the
+// exact distance (long double: differences exact, 64-bit significands), on rows made to err
+// (each lane's chain led by a large term, then small ones that each lose bits to it) and on
+// random ones. Without γ (η alone) the adversarial rows break it.
+TEST(GemmWindowScreen, TheFp32SumErrsWithinItsForwardErrorBound) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  double worst = 0.0;  // the largest error seen, as a fraction of the bound
+  for (int n : {4, 5, 31, 128, 129, 256, 768, 1000, 1024}) {
+    const double k = double(gemm_window::screen_roundings(n)) * 0x1p-24;
+    const double gamma = k / (1.0 - k);
+    const double eta = (2.0 * n + 256.0) * 0x1p-150;
+    for (int trial = 0; trial < 40; ++trial) {
+      const bool adversarial = trial % 2 == 0;
+      std::vector<float> x(n), c(n);
+      for (int d = 0; d < n; ++d) {
+        const bool head = n % 4 == 0 ? d / 4 < 32 : d < 32;  // each lane's first piece or dim
+        const double magnitude = adversarial ? (head ? 1.0 : 0x1p-12 * (1.0 + uniform(rng))) : uniform(rng);
+        x[d] = float(uniform(rng));
+        c[d] = float(double(x[d]) + magnitude * (uniform(rng) < 0.5 ? -1.0 : 1.0) * (0.75 + 0.5 * uniform(rng)));
+      }
+      const double computed = double(warp_distance<float>(x, c));
+      long double exact = 0.0L;
+      for (int d = 0; d < n; ++d) {
+        const long double e = (long double)x[d] - (long double)c[d];
+        exact += e * e;
+      }
+      const double bound = gamma * double(exact) + eta;
+      const double error = std::fabs(computed - double(exact));
+      EXPECT_LE(error, bound) << "n=" << n << " trial=" << trial;
+      worst = std::max(worst, error / bound);
+      if (adversarial && n >= 128) EXPECT_GT(error, eta) << "n=" << n << ": a row made to err erred by less than η";
+    }
+  }
+  EXPECT_GT(worst, 0.0);
+}
+
+// The rule's width at 1.0 for 128 dims: k = 12 roundings, γ ≈ 7.2e-7, so the runner-up must be
+// about (1 + γ)²·(1 + 2^-21) ≈ 1 + 1.9e-6 of the smallest: 17 FP32 units at 1.0 decide, 15 not.
+TEST(GemmWindowScreen, TheRunnerUpMustClearTheBoundOnBothSides) {
+  const float one = 1.0f;
+  float above = one;
+  for (int ulp = 0; ulp < 15; ++ulp) above = std::nextafter(above, 2.0f);
+  EXPECT_FALSE(gemm_window::screen_decides(one, above, 128));
+  for (int ulp = 15; ulp < 17; ++ulp) above = std::nextafter(above, 2.0f);
+  EXPECT_TRUE(gemm_window::screen_decides(one, above, 128));
+  // Wider rows need more: 1024 dims (k = 40) leaves 17 units undecided.
+  EXPECT_FALSE(gemm_window::screen_decides(one, above, 1024));
+}
+
 TEST(GemmWindowScreen, AColumnListedTwiceIsOneCandidate) {
   // The main kernel lists a slice's first and second keys and then scans the whole slice, so
   // the winner's column can come twice; the repeat must not read as a tie, or no scanned row
@@ -183,6 +233,7 @@ TEST(GemmWindowScreen, AColumnListedTwiceIsOneCandidate) {
 
 TEST(GemmWindowScreen, SubnormalDistancesAreDecidedOnlyWhenTheirFp32RoundingsDiffer) {
   std::mt19937 rng(11);
+  int decided_subnormal = 0;
   for (int n : {8, 128, 768}) {
     for (double scale : {1e-21, 1e-23}) {  // squares of 1e-21 and 1e-23 fall below FP32's normal range
       for (double gap : {0.0, 1e-6, 1e-2, 1.0}) {
@@ -190,10 +241,14 @@ TEST(GemmWindowScreen, SubnormalDistancesAreDecidedOnlyWhenTheirFp32RoundingsDif
           const std::vector<float> x = random_point(rng, n, scale, 0.0);
           const Outcome o = settle(x, row_at_gap(rng, x, scale, gap));
           EXPECT_TRUE(o.agrees) << "n=" << n << " scale=" << scale << " gap=" << gap;
+          if (scale == 1e-21) decided_subnormal += o.decided;
         }
       }
     }
   }
+  // Not vacuous: rows of subnormal distances far enough apart are decided (at 1e-23 the
+  // squares mostly underflow to zero, ties the screen leaves to FP64).
+  EXPECT_GT(decided_subnormal, 0);
   // A centroid on the point against one a subnormal distance away: the rule needs 2^-147 more.
   EXPECT_FALSE(gemm_window::screen_decides(0.f, 0x1p-149f, 8));
   EXPECT_TRUE(gemm_window::screen_decides(0.f, 0x1p-140f, 8));

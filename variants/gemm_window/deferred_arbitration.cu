@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "variants/gemm_window/exact_distance.cuh"
 #include "variants/gemm_window/fp32_screen.hpp"
+#include "variants/gemm_window/screen_distance.cuh"
 
 namespace mk::gemm_window {
 namespace {

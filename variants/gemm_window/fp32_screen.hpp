@@ -18,6 +18,8 @@
 //   roundings differ, so the FP64 path's packed minimum (rounded to FP32, lower index on equal
 //   values) is the screen's smallest, whatever the indices.
 // - A NaN or infinite sum, a tie, or a single candidate decides nothing: the FP64 path runs.
+// - η assumes FP32 results below the normal range are kept, not flushed to zero: the build's
+//   CUDA flags (CMakeLists.txt) have neither -ftz=true nor --use_fast_math.
 // GemmWindowScreen.* checks the rule against FP64 distances on emulated near ties.
 #include <cfloat>
 

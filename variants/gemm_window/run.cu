@@ -152,7 +152,7 @@ class GemmWindowRun : public gpu::GpuRun {
                                cudaMemcpyHostToDevice, stream),
                "gemm-window groups upload");
     const Problem& flat = state_.problem();
-    if (config_.update == UpdateMode::Sorted) sorted_ = std::make_unique<SortedUpdate>(flat, stream);
+    if (config_.update == UpdateMode::Sorted) sorted_ = std::make_unique<SortedUpdate>(flat, stream, config_.wide_gathers);
     if (config_.deferred) deferred_ = std::make_unique<DeferredArbitration>(flat, config_.deferred_columns, config_.deferred_rows);
     sm_count_ = device.sm_count;
 

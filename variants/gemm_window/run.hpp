@@ -23,6 +23,7 @@ struct RunConfig {
   bool deferred = false;  // arbitrate=deferred: ambiguous rows settled by a second kernel (update=sorted)
   int64_t deferred_columns = -1;  // the queue's column capacity; < 0: deferred_arbitration.hpp's default
   int64_t deferred_rows = -1;     // its row capacity (at most half the columns'); < 0: the default
+  bool wide_gathers = false;      // update=sorted: 64-bit gather offsets whatever M·N (tests of that path)
 };
 RunConfig run_config(const Params& params);  // InputError for unknown values
 

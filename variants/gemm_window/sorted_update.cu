@@ -136,7 +136,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 
 }  // namespace
 
-SortedUpdate::SortedUpdate(const Problem& problem, cudaStream_t stream) : m_(problem.m) {
+SortedUpdate::SortedUpdate(const Problem& problem, cudaStream_t stream, bool wide_gathers)
+    : m_(problem.m), wide_gathers_(wide_gathers) {
   if (problem.m > INT32_MAX) throw UnsupportedError("gemm-window: update=sorted needs M < 2^31");
   const size_t m = size_t(problem.m);
   labels_.allocate(size_t(problem.k.count()) * m, "gemm-window sorted update: labels");
@@ -176,7 +177,7 @@ void SortedUpdate::accumulate(const gpu::PointsView& points, const float* centro
                                                sorted_labels_.get(), iota_.get(), order_.get(), int(m_), 0,
                                                bits_for(kk), stream),
                "gemm-window sorted update: radix sort");
-    const bool narrow = double(m_) * double(points.n) < 0x1p32;
+    const bool narrow = !wide_gathers_ && double(m_) * double(points.n) < 0x1p32;
     const auto kernel = inertia_span > 0 ? (narrow ? sum_label_runs<true, uint32_t> : sum_label_runs<true, int64_t>)
                                          : (narrow ? sum_label_runs<false, uint32_t> : sum_label_runs<false, int64_t>);
     kernel<<<grid, kWarps * 32, 0, stream>>>(sorted_labels_.get(), order_.get(), points.data, centroids, m_, points.n,

@@ -14,7 +14,9 @@ namespace mk::gemm_window {
 
 class SortedUpdate {
  public:
-  SortedUpdate(const Problem& problem, cudaStream_t stream);
+  // wide_gathers: 64-bit gather offsets even where M·N < 2^32 (tests of the path data of 2^32
+  // elements or more takes).
+  SortedUpdate(const Problem& problem, cudaStream_t stream, bool wide_gathers = false);
   ~SortedUpdate();
   // The labels buffer the kernel writes: [group][m].
   int32_t* labels() const { return labels_.get(); }
@@ -28,6 +30,7 @@ class SortedUpdate {
 
  private:
   int64_t m_;
+  bool wide_gathers_;
   gpu::DeviceBuffer<int32_t> labels_, iota_, sorted_labels_, order_;
   gpu::DeviceBuffer<unsigned char> scratch_;
   size_t scratch_bytes_ = 0;
