@@ -777,6 +777,25 @@ class ScopedEnv {
   const char* name_;
 };
 
+// A case's data and problem with its default parameters but update=sorted and
+// arbitrate=deferred, and whether that fits a block's shared memory on device 0.
+struct SortedCase {
+  explicit SortedCase(const GpuCase& c)
+      : data(case_data(c)),
+        problem(make_problem(data.m, data.n, c.kmin, c.kmax, data.sparsity)),
+        device(query_device(0)),
+        params(resolve_params(window_variant(), problem, device, Params::object())) {
+    params["update"] = "sorted";
+    params["arbitrate"] = "deferred";
+    fits = gemm_window::block_smem_bytes(problem, gemm_window::run_config(params)) <= device.smem_per_block_optin;
+  }
+  Dataset data;
+  Problem problem;
+  DeviceInfo device;
+  Params params;
+  bool fits = false;
+};
+
 // arbitrate=deferred with the default queue, none (0 columns), one too small for every warp's
 // columns (300, so at most 150 rows), and one whose rows run out first (37 rows, default
 // columns: the warp that straddles the capacity marks its records below it empty). The warps
@@ -784,15 +803,12 @@ class ScopedEnv {
 // kernel, and the labels are the reference's every time; the window stats say how many rows
 // were deferred (two iterations a run).
 TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
-  const GpuCase c = GetParam();
-  const Dataset data = case_data(c);
-  const Problem problem = make_problem(data.m, data.n, c.kmin, c.kmax, data.sparsity);
-  const DeviceInfo device = query_device(0);
-  Params params = resolve_params(window_variant(), problem, device, Params::object());
-  params["update"] = "sorted";
-  params["arbitrate"] = "deferred";
-  if (gemm_window::block_smem_bytes(problem, gemm_window::run_config(params)) > device.smem_per_block_optin)
-    GTEST_SKIP() << "update=sorted does not fit a block here";
+  const SortedCase sc(GetParam());
+  if (!sc.fits) GTEST_SKIP() << "update=sorted does not fit a block here";
+  const Dataset& data = sc.data;
+  const Problem& problem = sc.problem;
+  const DeviceInfo& device = sc.device;
+  const Params& params = sc.params;
   const ScopedEnv stats_on("MKBENCH_GEMM_WINDOW_STATS", "1");
   struct Queue {
     int64_t columns, rows;
@@ -827,19 +843,13 @@ TEST_P(GemmWindowOnDevice, DeferredQueueOverflowFallsBackToTheBlock) {
 // update=sorted's 64-bit gathers, which only data of 2^32 elements or more takes by itself
 // (sorted_update.cu): forced on, the steps' labels, sums and counts are the reference's.
 TEST_P(GemmWindowOnDevice, SortedUpdateWideGathersMatchTheReference) {
-  const GpuCase c = GetParam();
-  const Dataset data = case_data(c);
-  const Problem problem = make_problem(data.m, data.n, c.kmin, c.kmax, data.sparsity);
-  const DeviceInfo device = query_device(0);
-  Params params = resolve_params(window_variant(), problem, device, Params::object());
-  params["update"] = "sorted";
-  if (gemm_window::block_smem_bytes(problem, gemm_window::run_config(params)) > device.smem_per_block_optin)
-    GTEST_SKIP() << "update=sorted does not fit a block here";
-  gemm_window::RunConfig config = gemm_window::run_config(params);
+  const SortedCase sc(GetParam());
+  if (!sc.fits) GTEST_SKIP() << "update=sorted does not fit a block here";
+  gemm_window::RunConfig config = gemm_window::run_config(sc.params);
   config.wide_gathers = true;
-  auto run = gemm_window::make_run(problem, data, config, device, gemm_window::translation_for(data));
+  auto run = gemm_window::make_run(sc.problem, sc.data, config, sc.device, gemm_window::translation_for(sc.data));
   testing_support::expect_steps_match_reference(
-      *run, data, problem.k, initial_centroids(data, problem.k, InitMethod::RandomSample, 11), 2, true);
+      *run, sc.data, sc.problem.k, initial_centroids(sc.data, sc.problem.k, InitMethod::RandomSample, 11), 2, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -18,8 +18,8 @@ namespace {
 
 constexpr int kLanes = 32;
 
-// One lane's share, in T, in the kernel's chains (screen_distance.cuh for FP32,
-// exact_distance.cuh for FP64).
+// One lane's share, in T, in the kernel's chains (candidate_distances.cuh, in FP32 for the
+// screen, in FP64 for the exact distances).
 template <typename T>
 T lane_share(const std::vector<float>& x, const std::vector<float>& c, int part) {
   const int n = int(x.size());

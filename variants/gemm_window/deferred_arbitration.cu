@@ -9,9 +9,9 @@
 #include <cfloat>
 
 #include "core/errors.hpp"
+#include "variants/gemm_window/candidate_distances.cuh"
 #include "variants/gemm_window/exact_distance.cuh"
 #include "variants/gemm_window/fp32_screen.hpp"
-#include "variants/gemm_window/screen_distance.cuh"
 
 namespace mk::gemm_window {
 namespace {
@@ -20,16 +20,25 @@ constexpr int kWarpsPerBlock = 8;
 constexpr unsigned kAllLanes = 0xffffffffu;
 constexpr int kBatch = 4;
 
-// Pass j's kBatch candidates of a row: their columns, and their centroids (x itself for padding
-// past the row's count or kNoColumn, measured and dropped).
-__device__ __forceinline__ void candidates(const DeferredRow& row, const GroupInfo& group, const float* x,
-                                           const unsigned short* __restrict__ columns, uint32_t j, int n,
-                                           const float* __restrict__ centroids, unsigned (&column)[kBatch],
-                                           const float* (&c)[kBatch]) {
+// Pass j's kBatch candidates of a row: their columns (kNoColumn for padding past the row's
+// count, measured against x itself and dropped) and their distances in T, summed over the
+// warp. The butterfly leaves the same sum in every lane (each step adds the same two values).
+template <typename T>
+__device__ __forceinline__ void pass_distances(const DeferredRow& row, const GroupInfo& group, const float* x,
+                                               const unsigned short* __restrict__ columns, uint32_t j, int n,
+                                               const float* __restrict__ centroids, int lane,
+                                               unsigned (&column)[kBatch], T (&distance)[kBatch]) {
+  const float* c[kBatch];
 #pragma unroll
   for (int q = 0; q < kBatch; ++q) {
     column[q] = j + q < row.count ? columns[row.first + j + q] : kNoColumn;  // one address: a broadcast
     c[q] = column[q] == kNoColumn ? x : centroids + int64_t(group.slot_offset + int(column[q])) * n;
+  }
+  candidate_distances<T, kBatch>(x, c, n, lane, 32, distance);
+#pragma unroll
+  for (int q = 0; q < kBatch; ++q) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) distance[q] += __shfl_xor_sync(kAllLanes, distance[q], offset);
   }
 }
 
@@ -52,21 +61,17 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     const GroupInfo group = groups[row.group];
     const float* x = points + int64_t(row.point) * n;
     // Every candidate in FP32 first (fp32_screen.hpp); the FP64 distances only where the two
-    // smallest FP32 sums are too close to prove which the FP64 path would pick. Butterfly sums
-    // are the same in every lane (each step adds the same two values), so this is warp-uniform.
+    // smallest FP32 sums are too close to prove which the FP64 path would pick. Every lane holds
+    // the same sums, so this is warp-uniform.
     float smallest = INFINITY, runner_up = INFINITY;
     unsigned smallest_column = 0;
     bool finite = true;
     for (uint32_t j = 0; j < row.count; j += kBatch) {
       unsigned column[kBatch];
-      const float* c[kBatch];
-      candidates(row, group, x, columns, j, n, centroids, column, c);
       float distance[kBatch];
-      screen_partial_distances<kBatch>(x, c, n, lane, 32, distance);
+      pass_distances(row, group, x, columns, j, n, centroids, lane, column, distance);
 #pragma unroll
       for (int q = 0; q < kBatch; ++q) {
-#pragma unroll
-        for (int offset = 16; offset > 0; offset >>= 1) distance[q] += __shfl_xor_sync(kAllLanes, distance[q], offset);
         if (column[q] == kNoColumn) continue;
         finite = finite && distance[q] <= FLT_MAX;
         if (distance[q] < smallest) {
@@ -87,16 +92,11 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
       // kNoColumn) measures x against itself and is dropped.
       for (uint32_t j = 0; j < row.count; j += kBatch) {
         unsigned column[kBatch];
-        const float* c[kBatch];
-        candidates(row, group, x, columns, j, n, centroids, column, c);
         double distance[kBatch];
-        partial_distances<kBatch>(x, c, n, lane, 32, distance);
+        pass_distances(row, group, x, columns, j, n, centroids, lane, column, distance);
 #pragma unroll
-        for (int q = 0; q < kBatch; ++q) {
-#pragma unroll
-          for (int offset = 16; offset > 0; offset >>= 1) distance[q] += __shfl_xor_sync(kAllLanes, distance[q], offset);
+        for (int q = 0; q < kBatch; ++q)
           if (column[q] != kNoColumn) best = min(best, pack_exact(distance[q], column[q]));  // warp-uniform
-        }
       }
     }
     if (lane == 0 && best != ~0ull) {

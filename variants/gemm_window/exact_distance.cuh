@@ -3,7 +3,7 @@
 // squares, one rounding per addition), split over L lanes, and its packing above a column
 // index: rounded once to FP32, so the smallest wins and equal distances fall to the lower
 // index, as in the FP64 reference. Used in the block (arbitration.cuh) and by the deferred
-// kernel (deferred_arbitration.cu).
+// kernel (deferred_arbitration.cu, whose C candidates a pass are candidate_distances.cuh's).
 #include <cuda_runtime.h>
 
 namespace mk::gemm_window {
@@ -38,43 +38,6 @@ __device__ __forceinline__ double partial_distance(const float* __restrict__ x, 
     }
   }
   return s0 + s1;
-}
-
-// partial_distance for C centroids at once: each one's share is summed in exactly the order
-// partial_distance sums it (so the same bits), while x's pieces are loaded once for all C.
-template <int C>
-__device__ __forceinline__ void partial_distances(const float* __restrict__ x, const float* const (&c)[C], int n,
-                                                  int part, int lanes, double (&out)[C]) {
-  double s0[C], s1[C];
-#pragma unroll
-  for (int j = 0; j < C; ++j) s0[j] = s1[j] = 0.0;
-  if ((n & 3) == 0) {
-    const int pieces = n >> 2;
-    for (int i = part; i < pieces; i += lanes) {
-      const float4 xv = __ldg(reinterpret_cast<const float4*>(x) + i);
-#pragma unroll
-      for (int j = 0; j < C; ++j) {
-        const float4 cv = __ldg(reinterpret_cast<const float4*>(c[j]) + i);
-        const double e0 = double(xv.x) - cv.x, e1 = double(xv.y) - cv.y, e2 = double(xv.z) - cv.z,
-                     e3 = double(xv.w) - cv.w;
-        s0[j] = fma(e0, e0, s0[j]);
-        s1[j] = fma(e1, e1, s1[j]);
-        s0[j] = fma(e2, e2, s0[j]);
-        s1[j] = fma(e3, e3, s1[j]);
-      }
-    }
-  } else {
-    for (int d = part; d < n; d += lanes) {
-      const float xd = __ldg(x + d);
-#pragma unroll
-      for (int j = 0; j < C; ++j) {
-        const double e = double(xd) - __ldg(c[j] + d);
-        s0[j] = fma(e, e, s0[j]);
-      }
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < C; ++j) out[j] = s0[j] + s1[j];
 }
 
 }  // namespace mk::gemm_window
