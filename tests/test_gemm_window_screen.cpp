@@ -160,24 +160,24 @@ TEST(GemmWindowScreen, ADuplicateCentroidOrAnAbsentRunnerUpDecidesNothing) {
   EXPECT_TRUE(gemm_window::screen_decides(1.f, 1.001f, 1024));
 }
 
-// The bound itself: the FP32 sum of the kernel's order errs by at most γ_k·D + η against the
-// exact distance (long double: differences exact, 64-bit significands), on rows made to err
-// (each lane's chain led by a large term, then small ones that each lose bits to it) and on
-// random ones. Without γ (η alone) the adversarial rows break it.
+// The bound itself: the FP32 sum in the kernel's order errs by at most γ_k·D + η against the
+// exact distance (long double: differences exact, 64-bit significands), on random rows and on
+// rows where each lane's first piece dominates. The errors seen are 4-19 % of the bound
+// (g++ 12, x86-64): at least 1 % is required, so the bound is not vacuously loose, and they
+// are far above η, so a bound without γ fails.
 TEST(GemmWindowScreen, TheFp32SumErrsWithinItsForwardErrorBound) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  double worst = 0.0;  // the largest error seen, as a fraction of the bound
   for (int n : {4, 5, 31, 128, 129, 256, 768, 1000, 1024}) {
     const double k = double(gemm_window::screen_roundings(n)) * 0x1p-24;
-    const double gamma = k / (1.0 - k);
-    const double eta = (2.0 * n + 256.0) * 0x1p-150;
+    const double gamma = k / (1.0 - k), eta = (2.0 * n + 256.0) * 0x1p-150;
+    double worst = 0.0;  // the largest error seen, as a fraction of the bound
     for (int trial = 0; trial < 40; ++trial) {
-      const bool adversarial = trial % 2 == 0;
+      const bool dominant_heads = trial % 2 == 0;
       std::vector<float> x(n), c(n);
       for (int d = 0; d < n; ++d) {
         const bool head = n % 4 == 0 ? d / 4 < 32 : d < 32;  // each lane's first piece or dim
-        const double magnitude = adversarial ? (head ? 1.0 : 0x1p-12 * (1.0 + uniform(rng))) : uniform(rng);
+        const double magnitude = dominant_heads ? (head ? 1.0 : 0x1p-12 * (1.0 + uniform(rng))) : uniform(rng);
         x[d] = float(uniform(rng));
         c[d] = float(double(x[d]) + magnitude * (uniform(rng) < 0.5 ? -1.0 : 1.0) * (0.75 + 0.5 * uniform(rng)));
       }
@@ -187,24 +187,24 @@ TEST(GemmWindowScreen, TheFp32SumErrsWithinItsForwardErrorBound) {
         const long double e = (long double)x[d] - (long double)c[d];
         exact += e * e;
       }
-      const double bound = gamma * double(exact) + eta;
       const double error = std::fabs(computed - double(exact));
-      EXPECT_LE(error, bound) << "n=" << n << " trial=" << trial;
-      worst = std::max(worst, error / bound);
-      if (adversarial && n >= 128) EXPECT_GT(error, eta) << "n=" << n << ": a row made to err erred by less than η";
+      const double limit = gamma * double(exact) + eta;
+      EXPECT_LE(error, limit) << "n=" << n << " trial=" << trial;
+      worst = std::max(worst, error / limit);
     }
+    EXPECT_GT(worst, 0.01) << "n=" << n << ": the bound is over 100 times the largest error seen";
   }
-  EXPECT_GT(worst, 0.0);
 }
 
 // The rule's width at 1.0 for 128 dims: k = 12 roundings, γ ≈ 7.2e-7, so the runner-up must be
-// about (1 + γ)²·(1 + 2^-21) ≈ 1 + 1.9e-6 of the smallest: 17 FP32 units at 1.0 decide, 15 not.
+// about (1 + γ)²·(1 + 2^-21) ≈ 1 + 1.9e-6 of the smallest, 16.00001 FP32 units at 1.0: 17 units
+// decide, 16 do not.
 TEST(GemmWindowScreen, TheRunnerUpMustClearTheBoundOnBothSides) {
   const float one = 1.0f;
   float above = one;
-  for (int ulp = 0; ulp < 15; ++ulp) above = std::nextafter(above, 2.0f);
+  for (int ulp = 0; ulp < 16; ++ulp) above = std::nextafter(above, 2.0f);
   EXPECT_FALSE(gemm_window::screen_decides(one, above, 128));
-  for (int ulp = 15; ulp < 17; ++ulp) above = std::nextafter(above, 2.0f);
+  above = std::nextafter(above, 2.0f);
   EXPECT_TRUE(gemm_window::screen_decides(one, above, 128));
   // Wider rows need more: 1024 dims (k = 40) leaves 17 units undecided.
   EXPECT_FALSE(gemm_window::screen_decides(one, above, 1024));
