@@ -111,6 +111,10 @@ TEST(GemmWindowSpace, WgmmaTilesRunOnSm90AloneAndAreRefusedElsewhere) {
     // The default takes it on sm_90 where it won (128/1024/2M), never on CC 8.0.
     EXPECT_EQ(window_variant().default_params(problem, h100_like()).at("tile") == tile.name, gemm_window::wgmma_built());
     EXPECT_EQ(window_variant().default_params(problem, ampere).at("tile"), "64x128/2x2");
+    // Also at 256 dims (256/4096/1M), not above (768/1000/1M keeps 64x256/2x4).
+    EXPECT_EQ(window_variant().default_params(make_problem(1 << 20, 256, 4096, 4096), h100_like()).at("tile") == tile.name,
+              gemm_window::wgmma_built());
+    EXPECT_EQ(window_variant().default_params(make_problem(1 << 20, 768, 1000, 1000), h100_like()).at("tile"), "64x256/2x4");
     // Its ring's stage is a whole centroid tile, whatever stage says: the default keeps 32, and
     // the space lists no other stage for it (each would run the same code).
     if (gemm_window::wgmma_built()) EXPECT_EQ(window_variant().default_params(problem, h100_like()).at("stage"), 32);

@@ -12,12 +12,13 @@
 
 namespace mk::gemm_window {
 
-// The queue's default size: 16 columns and one row a point (whatever the number of Ks), at most
+// The queue's default size: 32 columns and one row a point (whatever the number of Ks), at most
 // 2^28 columns and 2^26 rows (512 MiB and 1 GiB); a warp whose jobs no longer fit arbitrates in
-// the block. Measured need on uniform data (MKBENCH_GEMM_WINDOW_STATS, H200, 8aa6045 and
-// 7d2187f): 7.2 exact distances a point at 768/1000/1M (29 % of rows ambiguous), 6.9 at
-// 256/4096/1M, 0.44 at 128/1024/2M.
-constexpr int kDeferredColumnsPerPoint = 16;
+// the block. Measured need on uniform data (MKBENCH_GEMM_WINDOW_STATS, H200, cda2be8): 1.4
+// exact distances a point at 128/1024/2M, 2.9 at 768/1000/1M, 7.5 at 256/4096/1M with
+// 64x128/2x2 and 26.7 with 128x64/wgmma, whose scanned slices are twice as long (K/8 columns
+// against K/16): with 16 a point, 301K of its 700K arbitrated rows did not fit.
+constexpr int kDeferredColumnsPerPoint = 32;
 constexpr int64_t kDeferredMaxColumns = int64_t(1) << 28;
 constexpr int64_t kDeferredMaxRows = int64_t(1) << 26;
 

@@ -202,12 +202,14 @@ class GemmWindow : public Variant {
     if (widest <= 16) order = {"128x16/4x1", "128x64/4x1", "128x128/4x2", "64x128/2x2"};
     else if (widest <= 64) order = {"128x64/4x1", "128x128/4x2", "64x128/2x2"};
     else if (padded_dims(problem.n) > 512) order = {"64x256/2x4", "64x128/2x2", "128x128/4x2"};
-    else if (widest >= 512 && padded_dims(problem.n) <= 128)
+    else if (widest >= 512 && padded_dims(problem.n) <= 256)
       // wgmma where it runs: 128/1024/2M 4.017 ms against 64x128/2x2's 4.294 at the same 32-dim
       // stages (H200, e046de1, one call; 4.16-4.20 in three other calls at its default 64), the
       // batch of 32 × 64K × 128 4.970 against 5.153 (5.07-5.41 elsewhere);
-      // ab/gemm-window-wgmma.txt. At 256 dims its 128 rows of A leave fewer blocks an SM:
-      // 256/4096/1M 13.7-16.3 against 11.8-11.9 in every form measured.
+      // ab/gemm-window-wgmma.txt. At 256 dims, with the bulk-copy ring (d745b69), 256/4096/1M
+      // 9.38-9.50 ms against 64x128/2x2's 9.98-10.04, three runs each, alternating (H200,
+      // cda2be8, ab/gemm-window-wgmma-256.txt; its 13.7-16.3 against 11.8-11.9 at e046de1 was
+      // with the cp.async ring of 32-dim stages). Between 128 and 256 dims only 256 is measured.
       order = {"128x64/wgmma", "64x128/2x2", "128x128/4x2"};
     else if (widest >= 512) order = {"64x128/2x2", "128x128/4x2"};
     else order = {"128x128/4x2", "64x128/2x2"};
