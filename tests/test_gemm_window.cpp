@@ -93,6 +93,17 @@ TEST(GemmWindowSpace, RefusesWhatItCannotDoNamingWhy) {
   EXPECT_TRUE(window_variant().can_implement(make_problem(1 << 20, 8, 2, 8), testing_support::cpu_only()).has_value());
 }
 
+// The kernel's compile-time Shape finds each tile's fill_ahead in the table (config.hpp's
+// tile_fills_ahead), and only the wgmma tile, where it was measured faster, fills ahead.
+TEST(GemmWindowSpace, TheKernelShapeFindsEachTilesFillAhead) {
+  for (const gemm_window::TileConfig& tile : gemm_window::kTileConfigs) {
+    SCOPED_TRACE(tile.name);
+    EXPECT_EQ(gemm_window::tile_fills_ahead(tile.bm, tile.bn, tile.wm, tile.wn, tile.wgmma), tile.fill_ahead);
+    EXPECT_EQ(tile.fill_ahead, tile.wgmma);
+  }
+  EXPECT_FALSE(gemm_window::tile_fills_ahead(32, 32, 1, 1, false));  // no such tile
+}
+
 // wgmma tiles are sm_90a code: the space admits them on an sm_90 device of a build that has
 // them, and a direct request elsewhere is refused naming the device.
 TEST(GemmWindowSpace, WgmmaTilesRunOnSm90AloneAndAreRefusedElsewhere) {

@@ -43,6 +43,14 @@ struct TileConfig {
   // wgmma (sm_90a): one warpgroup issues m64nBNk16 from shared-memory descriptors for both
   // operands, instead of each warp's ldmatrix + mma.sync m16n8k16 (docs/gemm-window.md).
   bool wgmma = false;
+  // The fill issues a batch of loads before it converts and prefetches the next point tile into
+  // L2 (mainloop.cuh's fill_rows, prefetch_point_tile). Measured with every tile filling ahead
+  // (H200, f1a3a05 against cda2be8, one call, ab/gemm-window-fill-ahead.txt): the main kernel
+  // 1.949 ms against 1.852 at 128/1024/2M and the row 9.63 against 9.10 at 256/4096/1M
+  // (128x64/wgmma); 9.031 against 8.939 at 256/4096/1M (64x128/2x2, which then spills at
+  // sm_80); 7.943 against 8.186 at 768/1000/1M (64x256/2x4). The wgmma tile alone keeps it;
+  // the others, unmeasured or slower, fill a piece at a time.
+  bool fill_ahead = false;
   MK_GW_HD int threads() const { return 32 * wm * wn; }
   MK_GW_HD int warps() const { return wm * wn; }
   MK_GW_HD int warp_columns() const { return bn / wn; }
@@ -65,9 +73,16 @@ inline constexpr TileConfig kTileConfigs[] = {
     {"64x256/2x4", 64, 256, 2, 4, 1},
     // One warpgroup: 128 points in two m64 halves × 64 columns, both operands read by the
     // tensor cores from shared memory (H100/H200 only, an sm_90a build).
-    {"128x64/wgmma", 128, 64, 4, 1, 3, true},
+    {"128x64/wgmma", 128, 64, 4, 1, 3, true, true},
 };
 inline constexpr int kTileConfigCount = int(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));
+
+// The fill_ahead of the tile (bm, bn, wm, wn, wgmma), for the kernel's compile-time Shape.
+MK_GW_HD constexpr bool tile_fills_ahead(int bm, int bn, int wm, int wn, bool wgmma) {
+  for (const TileConfig& tile : kTileConfigs)
+    if (tile.bm == bm && tile.bn == bn && tile.wm == wm && tile.wn == wn && tile.wgmma == wgmma) return tile.fill_ahead;
+  return false;
+}
 
 const TileConfig* find_tile(const std::string& name);  // null when unknown
 // Whether this build has the wgmma tiles' kernels (sm_90a code, built where sm_90 is targeted;

@@ -170,6 +170,8 @@ __global__ void __launch_bounds__(32 * WM * WN, MinBlocks) gemm_window_kernel(Ke
       const int next = s.tile[tile_slot ^ 1];
       if (next < a.point_tiles) stage_points<S>(a, s.staged + (buffer ^ 1) * staged_floats, next);
       cp_async_commit();
+    } else if (S::kFillAhead && s.tile[tile_slot ^ 1] < a.point_tiles) {
+      prefetch_point_tile<S>(a, s.tile[tile_slot ^ 1]);
     }
     const RowData rows = load_rows<S>(a, s, wm, g);
 

@@ -43,25 +43,36 @@ __device__ __forceinline__ float load_point(const float* p) {
   else return __ldg(p);
 }
 
-// Dims 8·piece .. +7 of the point whose FP32 row is `row` (null past the data): (x − μ)·scale
-// rounded to FP16, and the two squared norms.
+// Dims 8·piece .. +7 of the point whose FP32 row is `row` as read (zeros past the data or
+// the row's end, and for a null row). Loading apart from converting lets the fill issue
+// several pieces' loads before it waits for any (fill_rows).
 template <bool Staged>
-__device__ __forceinline__ uint4 convert_piece(const KernelArgs& a, const float* row, int piece, float scale,
+__device__ __forceinline__ void load_piece(const KernelArgs& a, const float* row, int piece, float (&v)[8]) {
+  const int d0 = piece * 8;
+  if (row && (a.n & 3) == 0 && d0 + 8 <= a.n) {
+    const float4* x = reinterpret_cast<const float4*>(row + d0);
+    const float4 x0 = load_point4<Staged>(x), x1 = load_point4<Staged>(x + 1);
+    v[0] = x0.x, v[1] = x0.y, v[2] = x0.z, v[3] = x0.w, v[4] = x1.x, v[5] = x1.y, v[6] = x1.z, v[7] = x1.w;
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = row && d0 + e < a.n ? load_point<Staged>(row + d0 + e) : 0.f;
+  }
+}
+
+// The loaded piece (load_piece) of a point row (null past the data) as (x − μ)·scale rounded
+// to FP16, and the two squared norms; zeros past the row's end.
+__device__ __forceinline__ uint4 convert_piece(const KernelArgs& a, bool row, int piece, const float (&x)[8], float scale,
                                                float& norm2, float& residual2) {
   const int d0 = piece * 8;
   float v[8];
   if (row && (a.n & 3) == 0 && d0 + 8 <= a.n) {
-    const float4* x = reinterpret_cast<const float4*>(row + d0);
     const float4* mu = reinterpret_cast<const float4*>(a.center + d0);
-    const float4 x0 = load_point4<Staged>(x), x1 = load_point4<Staged>(x + 1), m0 = __ldg(mu), m1 = __ldg(mu + 1);
-    v[0] = x0.x - m0.x, v[1] = x0.y - m0.y, v[2] = x0.z - m0.z, v[3] = x0.w - m0.w;
-    v[4] = x1.x - m1.x, v[5] = x1.y - m1.y, v[6] = x1.z - m1.z, v[7] = x1.w - m1.w;
+    const float4 m0 = __ldg(mu), m1 = __ldg(mu + 1);
+    v[0] = x[0] - m0.x, v[1] = x[1] - m0.y, v[2] = x[2] - m0.z, v[3] = x[3] - m0.w;
+    v[4] = x[4] - m1.x, v[5] = x[5] - m1.y, v[6] = x[6] - m1.z, v[7] = x[7] - m1.w;
   } else {
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const int d = d0 + e;
-      v[e] = row && d < a.n ? load_point<Staged>(row + d) - __ldg(a.center + d) : 0.f;
-    }
+    for (int e = 0; e < 8; ++e) v[e] = row && d0 + e < a.n ? x[e] - __ldg(a.center + d0 + e) : 0.f;
   }
   uint32_t packed[4];
 #pragma unroll
@@ -89,9 +100,105 @@ __device__ __forceinline__ const float* point_row(const KernelArgs& a, const flo
 
 // Fills the A tile with the block's BM points from base (rows past m are zeros) and writes
 // xn2/ex per row. Every warp takes whole rows; no barrier inside (the caller syncs after).
+// Where the tile fills ahead (config.hpp's fill_ahead, with the measurements), each thread
+// issues a batch's loads (kFillItems pieces, or kFillPasses passes) before it converts any:
+// one wait a batch instead of one a row or pass. The fill's first subtraction waiting on its
+// point loads was 16 % of the main kernel's stall samples at 128/1024/2M (128x64/wgmma) and
+// 15 % at 768/1000/1M (64x256/2x4; ncu source counters, H200, cda2be8). Larger batches spill
+// on some tiles (ptxas: 4 pieces and 4 passes cost 128x128/4x1 16 bytes at sm_90).
+constexpr int kFillItems = 2, kFillPasses = 4;
 template <class S, bool Staged>
-__device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, int64_t base, float scale,
+__device__ __forceinline__ void fill_rows_ahead(const KernelArgs& a, const Smem& s, int64_t base, float scale,
                                           const float* staged) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int pieces = a.npad / 8;
+  if (pieces >= 32) {
+    // Items are (row, piece a lane) in order, the warp's rows one after another, each with its
+    // pieces_per_lane pieces; a batch is kItems consecutive items, so a row's norms may run
+    // across batches.
+    const int pieces_per_lane = (pieces + 31) / 32;
+    int row = warp, p = 0;  // the next item
+    float norm2 = 0.f, residual2 = 0.f;
+    while (row < S::BM) {  // warp-uniform
+      constexpr int kItems = kFillItems;
+      float v[kItems][8];
+      int item_row[kItems], item_piece[kItems];
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        item_row[i] = row, item_piece[i] = p;
+        if (row < S::BM && lane + 32 * p < pieces)
+          load_piece<Staged>(a, point_row<Staged>(a, staged, base, row), lane + 32 * p, v[i]);
+        if (++p == pieces_per_lane) p = 0, row += S::kWarps;
+      }
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        const int r = item_row[i], piece = lane + 32 * item_piece[i];
+        if (r >= S::BM) break;  // warp-uniform
+        if (piece < pieces)
+          reinterpret_cast<uint4*>(s.a)[a_piece<S>(r, piece, pieces)] =
+              convert_piece(a, base + r < a.m, piece, v[i], scale, norm2, residual2);
+        if (item_piece[i] == pieces_per_lane - 1) {  // the row is done
+#pragma unroll
+          for (int offset = 16; offset > 0; offset >>= 1) {
+            norm2 += __shfl_xor_sync(kFullWarp, norm2, offset);
+            residual2 += __shfl_xor_sync(kFullWarp, residual2, offset);
+          }
+          if (lane == 0) {
+            s.xn2[r] = norm2;
+            s.ex[r] = residual2;
+          }
+          norm2 = residual2 = 0.f;
+        }
+      }
+    }
+  } else {
+    // Several rows per warp pass: lane → (row lane / seg, piece lane % seg), seg the pieces
+    // rounded up to a power of two, so a row's lanes meet in a shuffle reduction (shared FP32
+    // atomics compile to a CAS loop on sm_90: 9 % of the stall samples on 128/1024/2M, ncu).
+    int seg = 1;
+    while (seg < pieces) seg <<= 1;
+    const int rows_per_pass = 32 / seg, stride = S::kWarps * rows_per_pass;
+    const int local_row = lane / seg, piece = lane - local_row * seg;
+    constexpr int kPasses = kFillPasses;
+    for (int row0 = warp * rows_per_pass; row0 < S::BM; row0 += kPasses * stride) {
+      float v[kPasses][8];
+#pragma unroll
+      for (int b = 0; b < kPasses; ++b) {
+        const int row = row0 + b * stride + local_row;
+        const bool mine = row < S::BM && piece < pieces;
+        load_piece<Staged>(a, mine ? point_row<Staged>(a, staged, base, row) : nullptr, piece, v[b]);
+      }
+#pragma unroll
+      for (int b = 0; b < kPasses; ++b) {
+        if (row0 + b * stride >= S::BM) break;  // warp-uniform
+        const int row = row0 + b * stride + local_row;
+        const bool mine = row < S::BM && piece < pieces;
+        float norm2 = 0.f, residual2 = 0.f;
+        if (mine)
+          reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] =
+              convert_piece(a, base + row < a.m, piece, v[b], scale, norm2, residual2);
+        // seg is a power of two up to 32: the steps below it, unrolled (a loop on seg
+        // branched once a step).
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1) {
+          if (offset < seg) {
+            norm2 += __shfl_xor_sync(kFullWarp, norm2, offset);
+            residual2 += __shfl_xor_sync(kFullWarp, residual2, offset);
+          }
+        }
+        if (piece == 0 && row < S::BM) {
+          s.xn2[row] = norm2;
+          s.ex[row] = residual2;
+        }
+      }
+    }
+  }
+}
+
+// A piece at a time: the fill of the tiles that do not fill ahead (config.hpp's fill_ahead).
+template <class S, bool Staged>
+__device__ __forceinline__ void fill_rows_one_at_a_time(const KernelArgs& a, const Smem& s, int64_t base, float scale,
+                                                        const float* staged) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int pieces = a.npad / 8;
   if (pieces >= 32) {
@@ -99,8 +206,10 @@ __device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, in
       const float* x = point_row<Staged>(a, staged, base, row);
       float norm2 = 0.f, residual2 = 0.f;
       for (int piece = lane; piece < pieces; piece += 32) {
-        const uint4 value = convert_piece<Staged>(a, x, piece, scale, norm2, residual2);
-        reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] = value;
+        float v[8];
+        load_piece<Staged>(a, x, piece, v);
+        reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] =
+            convert_piece(a, x != nullptr, piece, v, scale, norm2, residual2);
       }
 #pragma unroll
       for (int offset = 16; offset > 0; offset >>= 1) {
@@ -113,9 +222,6 @@ __device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, in
       }
     }
   } else {
-    // Several rows per warp pass: lane → (row lane / seg, piece lane % seg), seg the pieces
-    // rounded up to a power of two, so a row's lanes meet in a shuffle reduction (shared FP32
-    // atomics compile to a CAS loop on sm_90: 9 % of the stall samples on 128/1024/2M, ncu).
     int seg = 1;
     while (seg < pieces) seg <<= 1;
     const int rows_per_pass = 32 / seg;
@@ -125,9 +231,11 @@ __device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, in
       const bool mine = row < S::BM && piece < pieces;
       float norm2 = 0.f, residual2 = 0.f;
       if (mine) {
-        const uint4 value =
-            convert_piece<Staged>(a, point_row<Staged>(a, staged, base, row), piece, scale, norm2, residual2);
-        reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] = value;
+        const float* x = point_row<Staged>(a, staged, base, row);
+        float v[8];
+        load_piece<Staged>(a, x, piece, v);
+        reinterpret_cast<uint4*>(s.a)[a_piece<S>(row, piece, pieces)] =
+            convert_piece(a, x != nullptr, piece, v, scale, norm2, residual2);
       }
       for (int offset = seg >> 1; offset > 0; offset >>= 1) {
         norm2 += __shfl_xor_sync(kFullWarp, norm2, offset);
@@ -139,6 +247,26 @@ __device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, in
       }
     }
   }
+}
+
+template <class S, bool Staged>
+__device__ __forceinline__ void fill_rows(const KernelArgs& a, const Smem& s, int64_t base, float scale,
+                                          const float* staged) {
+  if constexpr (S::kFillAhead) fill_rows_ahead<S, Staged>(a, s, base, scale, staged);
+  else fill_rows_one_at_a_time<S, Staged>(a, s, base, scale, staged);
+}
+
+// The next point tile's rows into L2 while this one is worked on, so its fill's loads wait on
+// L2 rather than on device memory (the fill issues its loads a batch at a time; fill_rows):
+// a line a thread at a time, each thread's lines 128·kThreads bytes apart.
+template <class S>
+__device__ __forceinline__ void prefetch_point_tile(const KernelArgs& a, int64_t tile) {
+  const int64_t base = tile * S::BM;
+  const int64_t rows = a.m - base < S::BM ? a.m - base : S::BM;
+  const char* start = reinterpret_cast<const char*>(a.points + base * a.n);
+  const int64_t bytes = rows * a.n * int64_t(sizeof(float));
+  for (int64_t at = int64_t(threadIdx.x) * 128; at < bytes + 127; at += int64_t(S::kThreads) * 128)
+    prefetch_l2(start + (at < bytes ? at : bytes - 1));
 }
 
 // staged: the tile's rows in shared memory (points=staged), or null to read the data.

@@ -34,6 +34,12 @@ __device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], u
 #endif
 }
 
+// Brings the 128-byte line holding `address` into L2 without waiting for it (no register is
+// written, so the thread does not stall on it).
+__device__ __forceinline__ void prefetch_l2(const void* address) {
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(address));
+}
+
 // Four 8×8 matrices of 16-bit values; lane i names row i%8 of matrix i/8.
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
 #if MK_GW_SM80
