@@ -373,15 +373,18 @@ TEST(GemmWindowSpace, TheSearchVisitsEachArbitrationOnce) {
   }
 }
 
-// The deferred queue is sized by points, not points × Ks: one 16-byte row and 16 two-byte
-// columns a point (48 bytes), so a K range costs no more than one K (sized by points × Ks it
-// was 16 GiB at N=128 K=64..127 M=8M), and it is capped at 2^26 rows and 2^28 columns.
+// The deferred queue is sized by points, not points × Ks: one 16-byte row and
+// kDeferredColumnsPerPoint (32) two-byte columns a point (80 bytes), so a K range costs no more
+// than one K (sized by points × Ks it was 16 GiB at N=128 K=64..127 M=8M), and it is capped at
+// 2^26 rows and 2^28 columns.
 TEST(GemmWindowSpace, TheDeferredQueueIsSizedByPointsNotByKs) {
   const Problem one_k = make_problem(8 << 20, 128, 64, 64);
   const Problem range = make_problem(8 << 20, 128, 64, 127);
   EXPECT_EQ(gemm_window::DeferredArbitration::footprint_bytes(one_k),
             gemm_window::DeferredArbitration::footprint_bytes(range));
-  EXPECT_LE(gemm_window::DeferredArbitration::footprint_bytes(range), 48.0 * (8 << 20) + 16.0);
+  EXPECT_LE(gemm_window::DeferredArbitration::footprint_bytes(range),
+            (16.0 + 2.0 * gemm_window::kDeferredColumnsPerPoint) * (8 << 20) + 16.0);
+  EXPECT_EQ(gemm_window::kDeferredColumnsPerPoint, 32);
   const Problem huge = make_problem(int64_t(1) << 30, 8, 1000, 1000);
   EXPECT_LE(gemm_window::DeferredArbitration::footprint_bytes(huge),
             double(int64_t(1) << 26) * 16.0 + double(int64_t(1) << 28) * 2.0 + 16.0);
