@@ -98,6 +98,23 @@ __device__ __forceinline__ const float* point_row(const KernelArgs& a, const flo
   return Staged ? staged + row * a.n : a.points + (base + row) * a.n;
 }
 
+// Where a row has fewer than 32 pieces, several rows share a warp pass: lane → (row lane / seg,
+// piece lane % seg), seg the pieces rounded up to a power of two, so a row's lanes meet in a
+// shuffle reduction (shared FP32 atomics compile to a CAS loop on sm_90: 9 % of the stall
+// samples on 128/1024/2M, ncu).
+struct PassLanes {
+  int seg, rows_per_pass, local_row, piece;
+};
+__device__ __forceinline__ PassLanes pass_lanes(int pieces, int lane) {
+  PassLanes p;
+  p.seg = 1;
+  while (p.seg < pieces) p.seg <<= 1;
+  p.rows_per_pass = 32 / p.seg;
+  p.local_row = lane / p.seg;
+  p.piece = lane - p.local_row * p.seg;
+  return p;
+}
+
 // Fills the A tile with the block's BM points from base (rows past m are zeros) and writes
 // xn2/ex per row. Every warp takes whole rows; no barrier inside (the caller syncs after).
 // Where the tile fills ahead (config.hpp's fill_ahead, with the measurements), each thread
@@ -152,13 +169,9 @@ __device__ __forceinline__ void fill_rows_ahead(const KernelArgs& a, const Smem&
       }
     }
   } else {
-    // Several rows per warp pass: lane → (row lane / seg, piece lane % seg), seg the pieces
-    // rounded up to a power of two, so a row's lanes meet in a shuffle reduction (shared FP32
-    // atomics compile to a CAS loop on sm_90: 9 % of the stall samples on 128/1024/2M, ncu).
-    int seg = 1;
-    while (seg < pieces) seg <<= 1;
-    const int rows_per_pass = 32 / seg, stride = S::kWarps * rows_per_pass;
-    const int local_row = lane / seg, piece = lane - local_row * seg;
+    const PassLanes lanes = pass_lanes(pieces, lane);
+    const int seg = lanes.seg, rows_per_pass = lanes.rows_per_pass, stride = S::kWarps * rows_per_pass;
+    const int local_row = lanes.local_row, piece = lanes.piece;
     constexpr int kPasses = kFillPasses;
     for (int row0 = warp * rows_per_pass; row0 < S::BM; row0 += kPasses * stride) {
       float v[kPasses][8];
@@ -195,7 +208,9 @@ __device__ __forceinline__ void fill_rows_ahead(const KernelArgs& a, const Smem&
   }
 }
 
-// A piece at a time: the fill of the tiles that do not fill ahead (config.hpp's fill_ahead).
+// A piece at a time: the fill of the tiles that do not fill ahead (config.hpp's fill_ahead). Not
+// fill_rows_ahead with batches of one: that compiled to more registers, and spilled at
+// 128x128/4x1 (sm_90) and 64x128/2x2 (sm_80).
 template <class S, bool Staged>
 __device__ __forceinline__ void fill_rows_one_at_a_time(const KernelArgs& a, const Smem& s, int64_t base, float scale,
                                                         const float* staged) {
@@ -222,10 +237,9 @@ __device__ __forceinline__ void fill_rows_one_at_a_time(const KernelArgs& a, con
       }
     }
   } else {
-    int seg = 1;
-    while (seg < pieces) seg <<= 1;
-    const int rows_per_pass = 32 / seg;
-    const int local_row = lane / seg, piece = lane - local_row * seg;
+    const PassLanes lanes = pass_lanes(pieces, lane);
+    const int seg = lanes.seg, rows_per_pass = lanes.rows_per_pass;
+    const int local_row = lanes.local_row, piece = lanes.piece;
     for (int row0 = warp * rows_per_pass; row0 < S::BM; row0 += S::kWarps * rows_per_pass) {
       const int row = row0 + local_row;
       const bool mine = row < S::BM && piece < pieces;
