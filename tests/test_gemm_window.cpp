@@ -889,6 +889,9 @@ INSTANTIATE_TEST_SUITE_P(
                       GpuCase{"uniform_n100_k1000_partial_tile", spec_of("uniform", 10017, 100, 8, 0, 17), 1000, 1000},
                       GpuCase{"uniform_n16_k64_m100", spec_of("uniform", 100, 16, 8, 0, 18), 64, 64},
                       GpuCase{"uniform_n256_k2048", spec_of("uniform", 6000, 256, 8, 0, 19), 2048, 2048},
+                      // 320 padded dims: the wgmma tile's fill ahead with two pieces a lane (the
+                      // second one on 8 lanes) and a partial point tile.
+                      GpuCase{"uniform_n300_k200_two_pieces_a_lane", spec_of("uniform", 5003, 300, 8, 0, 21), 200, 200},
                       // 20001 = 156 tiles of 128 and 33 rows: the staged copy's last piece
                       // is partial (33 × 13 floats is not a multiple of 4).
                       GpuCase{"uniform_n13_k64_odd_partial_tile", spec_of("uniform", 20001, 13, 8, 0, 20), 64, 64}),

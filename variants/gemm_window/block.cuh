@@ -16,6 +16,7 @@ template <int BM_, int BN_, int WM_, int WN_, bool Wgmma_ = false>
 struct Shape {
   static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_;
   static constexpr bool kWgmma = Wgmma_;
+  static_assert(tile_listed(BM_, BN_, WM_, WN_, Wgmma_), "a kernel's shape is a row of kTileConfigs (config.hpp)");
   static constexpr bool kFillAhead = tile_fills_ahead(BM_, BN_, WM_, WN_, Wgmma_);
   static constexpr int kRingStages = ring_stages(Wgmma_);
   static constexpr int kWarps = WM * WN;

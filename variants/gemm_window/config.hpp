@@ -49,7 +49,8 @@ struct TileConfig {
   // 1.949 ms against 1.852 at 128/1024/2M and the row 9.63 against 9.10 at 256/4096/1M
   // (128x64/wgmma); 9.031 against 8.939 at 256/4096/1M (64x128/2x2, which then spills at
   // sm_80); 7.943 against 8.186 at 768/1000/1M (64x256/2x4). The wgmma tile alone keeps it;
-  // the others, unmeasured or slower, fill a piece at a time.
+  // the others, slower (64x256/2x4), spilling (64x128/2x2 at sm_80, 128x128/4x1 at sm_90) or
+  // unmeasured, fill a piece at a time.
   bool fill_ahead = false;
   MK_GW_HD int threads() const { return 32 * wm * wn; }
   MK_GW_HD int warps() const { return wm * wn; }
@@ -77,6 +78,12 @@ inline constexpr TileConfig kTileConfigs[] = {
 };
 inline constexpr int kTileConfigCount = int(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));
 
+// Whether (bm, bn, wm, wn, wgmma) is a row of kTileConfigs: every kernel's Shape must be one.
+MK_GW_HD constexpr bool tile_listed(int bm, int bn, int wm, int wn, bool wgmma) {
+  for (const TileConfig& tile : kTileConfigs)
+    if (tile.bm == bm && tile.bn == bn && tile.wm == wm && tile.wn == wn && tile.wgmma == wgmma) return true;
+  return false;
+}
 // The fill_ahead of the tile (bm, bn, wm, wn, wgmma), for the kernel's compile-time Shape.
 MK_GW_HD constexpr bool tile_fills_ahead(int bm, int bn, int wm, int wn, bool wgmma) {
   for (const TileConfig& tile : kTileConfigs)

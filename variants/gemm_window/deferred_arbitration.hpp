@@ -17,7 +17,9 @@ namespace mk::gemm_window {
 // the block. Measured need on uniform data (MKBENCH_GEMM_WINDOW_STATS, H200, cda2be8): 1.4
 // exact distances a point at 128/1024/2M, 2.9 at 768/1000/1M, 7.5 at 256/4096/1M with
 // 64x128/2x2 and 26.7 with 128x64/wgmma, whose scanned slices are twice as long (K/8 columns
-// against K/16): with 16 a point, 301K of its 700K arbitrated rows did not fit.
+// against K/16): with 16 a point about 300K of its 700K arbitrated rows did not fit, with 32
+// about 85K; 64 deferred every row but was no faster (9.08-9.21 ms against 9.08-9.20, H200,
+// fc57f3a against 2d402ed, ab/gemm-window-wgmma-256.txt).
 constexpr int kDeferredColumnsPerPoint = 32;
 constexpr int64_t kDeferredMaxColumns = int64_t(1) << 28;
 constexpr int64_t kDeferredMaxRows = int64_t(1) << 26;

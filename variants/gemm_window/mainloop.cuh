@@ -132,7 +132,8 @@ __device__ __forceinline__ void fill_rows_ahead(const KernelArgs& a, const Smem&
   if (pieces >= 32) {
     // Items are (row, piece a lane) in order, the warp's rows one after another, each with its
     // pieces_per_lane pieces; a batch is kItems consecutive items, so a row's norms may run
-    // across batches.
+    // across batches (not with the wgmma tile, the one that fills ahead: its at most 416 dims
+    // are at most two pieces a lane).
     const int pieces_per_lane = (pieces + 31) / 32;
     int row = warp, p = 0;  // the next item
     float norm2 = 0.f, residual2 = 0.f;
@@ -209,8 +210,8 @@ __device__ __forceinline__ void fill_rows_ahead(const KernelArgs& a, const Smem&
 }
 
 // A piece at a time: the fill of the tiles that do not fill ahead (config.hpp's fill_ahead). Not
-// fill_rows_ahead with batches of one: that compiled to more registers, and spilled at
-// 128x128/4x1 (sm_90) and 64x128/2x2 (sm_80).
+// fill_rows_ahead with batches of one: that compiled to more registers and spilled (ptxas -v,
+// CUDA 13.0, on the CPU machine: 4 bytes at 128x128/4x1 sm_90, 8 at 64x128/2x2 sm_80).
 template <class S, bool Staged>
 __device__ __forceinline__ void fill_rows_one_at_a_time(const KernelArgs& a, const Smem& s, int64_t base, float scale,
                                                         const float* staged) {
